@@ -1,0 +1,21 @@
+/**
+ * Every SQL-backed port of the domain, over whichever `SqlClient` is provided.
+ */
+import { Layer } from "effect"
+import * as SqlApiKeyRepository from "./repositories/SqlApiKeyRepository.js"
+import * as SqlCreditStore from "./repositories/SqlCreditStore.js"
+import * as SqlMembershipRepository from "./repositories/SqlMembershipRepository.js"
+import * as SqlPreferenceRepository from "./repositories/SqlPreferenceRepository.js"
+import * as SqlTransactor from "./repositories/SqlTransactor.js"
+import * as SqlUserRepository from "./repositories/SqlUserRepository.js"
+import * as SqlWebSessionRepository from "./repositories/SqlWebSessionRepository.js"
+
+export const layer = Layer.mergeAll(
+  SqlUserRepository.layer,
+  SqlWebSessionRepository.layer,
+  SqlApiKeyRepository.layer,
+  SqlMembershipRepository.layer,
+  SqlPreferenceRepository.layer,
+  SqlCreditStore.layer,
+  SqlTransactor.layer
+)

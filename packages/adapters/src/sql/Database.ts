@@ -1,0 +1,25 @@
+/**
+ * Picks the storage engine: PostgreSQL when a URL is given, otherwise embedded PGlite
+ * (persisted under a data directory, or in memory). Migrations are applied on start.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Effect, Layer, type Redacted } from "effect"
+import * as Migrations from "./Migrations.js"
+import * as PgliteClient from "./PgliteClient.js"
+import * as PostgresClient from "./PostgresClient.js"
+
+export type Engine =
+  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted; readonly maxConnections?: number | undefined }
+  | { readonly _tag: "Pglite"; readonly dataDir?: string | undefined; readonly loadDataDir?: Blob | undefined }
+
+const migrated = Layer.effectDiscard(Effect.orDie(Migrations.run))
+
+export const layer = (engine: Engine): Layer.Layer<SqlClient> => {
+  const client = engine._tag === "Postgres"
+    ? PostgresClient.layer(engine)
+    : PgliteClient.layer(engine)
+  return Layer.provideMerge(migrated, client).pipe(Layer.orDie)
+}
+
+export const describe = (engine: Engine): string =>
+  engine._tag === "Postgres" ? "postgresql" : engine.dataDir ? `pglite (${engine.dataDir})` : "pglite (in memory)"

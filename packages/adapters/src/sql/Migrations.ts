@@ -1,0 +1,20 @@
+/**
+ * The forward-only migrations, shared by PGlite and PostgreSQL. A new migration is a new
+ * numbered file added to the record below; applied ones are never edited.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import { Effect } from "effect"
+import accounts from "../migrations/0001_accounts.js"
+
+export const loader = Migrator.fromRecord({
+  "0001_accounts": accounts
+})
+
+/** Applies what is pending; safe to run from several instances at once (a table lock serialises them). */
+export const run = Migrator.make({})({ loader }).pipe(
+  Effect.tap((applied) =>
+    applied.length > 0
+      ? Effect.logInfo("migrations applied").pipe(Effect.annotateLogs("migrations", applied.map(([id, name]) => `${id}_${name}`).join(",")))
+      : Effect.void
+  )
+)

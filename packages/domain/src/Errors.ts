@@ -1,0 +1,47 @@
+/**
+ * The domain's typed errors: the ones a caller can act on. Each carries a human-readable
+ * `message`; HTTP statuses and wire codes are attached at the server edge, never here.
+ */
+import { Schema } from "effect"
+
+/** Input that is well-formed but not acceptable (beyond what schema decoding already rejects). */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  message: Schema.String
+}) {}
+
+/** Missing, unknown, expired or revoked credentials; wrong email or password. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  message: Schema.String
+}) {}
+
+/** Authenticated, but the caller's role does not allow the operation. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
+  message: Schema.String
+}) {}
+
+/** The operation needs a web-app session; an API key is not enough. */
+export class SessionRequired extends Schema.TaggedError<SessionRequired>()("SessionRequired", {
+  message: Schema.String
+}) {}
+
+/** The resource does not exist, or the caller may not know that it exists. */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  message: Schema.String
+}) {}
+
+/** The request conflicts with existing state (an email already registered, a member already invited). */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
+  message: Schema.String
+}) {}
+
+/** No credit source the caller may use can cover the request's worst-case cost. */
+export class InsufficientCredits extends Schema.TaggedError<InsufficientCredits>()("InsufficientCredits", {
+  message: Schema.String
+}) {}
+
+/** The request names something (a model, a tier) that an enforced organization policy forbids. */
+export class PolicyViolation extends Schema.TaggedError<PolicyViolation>()("PolicyViolation", {
+  message: Schema.String
+}) {}
+
+export const notFound = (what: string) => new NotFound({ message: `${what} not found` })

@@ -1,0 +1,25 @@
+/**
+ * @huddle/domain: the pure core of Huddle: schemas, typed errors, ports and services.
+ * It performs no I/O; adapters provide the ports.
+ */
+export * as ApiKey from "./ApiKey.js"
+export * as Errors from "./Errors.js"
+export * as Ids from "./Ids.js"
+export * as Membership from "./Membership.js"
+export * as Page from "./Page.js"
+export * as Preferences from "./Preferences.js"
+export * as Principal from "./Principal.js"
+export * as User from "./User.js"
+export * as ApiKeyRepository from "./ports/ApiKeyRepository.js"
+export * as CreditStore from "./ports/CreditStore.js"
+export * as MembershipRepository from "./ports/MembershipRepository.js"
+export * as PasswordHasher from "./ports/PasswordHasher.js"
+export * as PreferenceRepository from "./ports/PreferenceRepository.js"
+export * as SecretTokens from "./ports/SecretTokens.js"
+export * as Transactor from "./ports/Transactor.js"
+export * as UserRepository from "./ports/UserRepository.js"
+export * as WebSessionRepository from "./ports/WebSessionRepository.js"
+export * as AccountSettings from "./services/AccountSettings.js"
+export * as Accounts from "./services/Accounts.js"
+export * as ApiKeys from "./services/ApiKeys.js"
+export * as Authentication from "./services/Authentication.js"

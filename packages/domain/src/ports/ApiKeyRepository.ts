@@ -1,0 +1,30 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { ApiKey } from "../ApiKey.js"
+import type { PageRequest } from "../Page.js"
+import type { User } from "../User.js"
+
+export interface NewApiKey {
+  readonly key: ApiKey
+  readonly userId: string
+  readonly tokenHash: string
+}
+
+export interface ActiveApiKey {
+  readonly id: string
+  readonly user: User
+  readonly orgId: string | null
+  readonly tokenHash: string
+}
+
+export interface Service {
+  readonly create: (key: NewApiKey) => Effect.Effect<void>
+  /** The owner's keys that are not revoked, newest first, up to `limit + 1` of them. */
+  readonly listForUser: (userId: string, page: PageRequest) => Effect.Effect<ReadonlyArray<ApiKey>>
+  readonly findActive: (prefix: string) => Effect.Effect<Option.Option<ActiveApiKey>>
+  /** Whether an unrevoked key of this owner was revoked now. */
+  readonly revoke: (userId: string, id: string, at: DateTime.Utc) => Effect.Effect<boolean>
+  /** Records use; implementations may coarsen it to spare writes on the hot path. */
+  readonly touch: (id: string, at: DateTime.Utc) => Effect.Effect<void>
+}
+
+export class ApiKeyRepository extends Context.Tag("@huddle/domain/ApiKeyRepository")<ApiKeyRepository, Service>() {}

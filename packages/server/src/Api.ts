@@ -1,0 +1,27 @@
+/**
+ * The HTTP contract of Huddle: every endpoint, its schemas and its errors. Clients (and the
+ * OpenAPI document) derive from this; handlers live in `http/`.
+ */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { ApiKeysApi } from "./api/ApiKeysApi.js"
+import { AuthApi } from "./api/AuthApi.js"
+import * as Envelope from "./api/Envelope.js"
+import { HealthApi } from "./api/HealthApi.js"
+import { MeApi } from "./api/MeApi.js"
+
+export class Api extends HttpApi.make("huddle")
+  .add(HealthApi)
+  .add(AuthApi.prefix("/v1"))
+  .add(MeApi.prefix("/v1"))
+  .add(ApiKeysApi.prefix("/v1"))
+  // Errors any endpoint can answer with, raised at the edge.
+  .addError(Envelope.InvalidRequest)
+  .addError(Envelope.Unauthorized)
+  .addError(Envelope.NotFound)
+  .addError(Envelope.PayloadTooLarge)
+  .addError(Envelope.Internal)
+  .addError(Envelope.ServiceUnavailable)
+  .annotate(OpenApi.Title, "Huddle API")
+  .annotate(OpenApi.Version, "1.0.0")
+  .annotate(OpenApi.Description, "Team AI workspace: organizations, credits, memories, huddles and an OpenAI-compatible endpoint.")
+{}

@@ -1,0 +1,78 @@
+/**
+ * The composition root: which layers make the running system. `main.ts` runs it from the
+ * environment; the testkit runs it in-process with its own configuration.
+ */
+import { createServer, type Server as NodeServer } from "node:http"
+import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Database, NodeSecretTokens, ScryptPasswordHasher, Storage, UlidIds } from "@huddle/adapters"
+import * as Accounts from "@huddle/domain/services/Accounts"
+import { AccountSettings } from "@huddle/domain/services/AccountSettings"
+import * as ApiKeys from "@huddle/domain/services/ApiKeys"
+import * as Authentication from "@huddle/domain/services/Authentication"
+import { Duration, Effect, Layer, Logger } from "effect"
+import { Api } from "./Api.js"
+import * as ErrorTranslation from "./edge/ErrorTranslation.js"
+import * as RequestEdge from "./edge/RequestEdge.js"
+import { ApiKeysHttp } from "./http/ApiKeysHttp.js"
+import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
+import { AuthHttp } from "./http/AuthHttp.js"
+import { HealthHttp } from "./http/HealthHttp.js"
+import { MeHttp } from "./http/MeHttp.js"
+import type { ServerConfig } from "./ServerConfig.js"
+
+/** The domain services over storage and the node adapters. */
+export const domainLayer = (config: ServerConfig) => {
+  const infrastructure = Layer.mergeAll(Storage.layer, ScryptPasswordHasher.layer, NodeSecretTokens.layer).pipe(
+    Layer.provideMerge(UlidIds.layer),
+    Layer.provideMerge(Database.layer(config.engine))
+  )
+  const settings = Layer.succeed(AccountSettings, {
+    starterCredits: config.starterCredits,
+    sessionTtl: config.sessionTtl
+  })
+  return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer).pipe(
+    Layer.provideMerge(infrastructure),
+    Layer.provide(settings)
+  )
+}
+
+const apiLayer = HttpApiBuilder.api(Api).pipe(
+  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp]),
+  Layer.provide(AuthenticatedLive)
+)
+
+const docsLayer = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
+  HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern" } as never })
+)
+
+/**
+ * On shutdown the node server stops accepting and waits for open requests; connections still
+ * busy after the grace period are closed so that shutdown always ends.
+ */
+const forceCloseAfter = (server: NodeServer, grace: Duration.Duration) =>
+  Layer.scopedDiscard(
+    Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        server.closeIdleConnections()
+        setTimeout(() => server.closeAllConnections(), Duration.toMillis(grace)).unref()
+      })
+    )
+  )
+
+/** The HTTP server with everything behind it; it listens for as long as the layer is alive. */
+export const layer = (config: ServerConfig) => {
+  const node = createServer()
+  return HttpApiBuilder.serve(RequestEdge.middleware).pipe(
+    Layer.provide(docsLayer),
+    Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
+    Layer.provide(apiLayer),
+    Layer.provide(domainLayer(config)),
+    Layer.provideMerge(forceCloseAfter(node, config.shutdownGrace)),
+    Layer.provideMerge(NodeHttpServer.layer(() => node, { host: config.host, port: config.port })),
+    Layer.orDie
+  )
+}
+
+export const loggerLayer = Logger.json

@@ -1,0 +1,39 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { ApiKey, ApiKeyName, CreatedApiKey } from "@huddle/domain/ApiKey"
+import { Schema } from "effect"
+import * as Envelope from "./Envelope.js"
+import { ListParams, page } from "./Lists.js"
+import { Authenticated } from "./Security.js"
+
+export const CreateApiKeyRequest = Schema.Struct({
+  name: ApiKeyName,
+  org_id: Schema.optionalWith(Schema.NullOr(Schema.String.pipe(Schema.maxLength(64))), { default: () => null })
+})
+
+export const ApiKeyPage = page(ApiKey)
+
+export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
+  .add(
+    HttpApiEndpoint.post("create", "/api-keys")
+      .setPayload(CreateApiKeyRequest)
+      .addSuccess(CreatedApiKey, { status: 201 })
+      .addError(Envelope.NotFound)
+      .annotate(OpenApi.Description, "Create an API key (web session only). The secret `key` is shown only in this response.")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/api-keys")
+      .setUrlParams(ListParams)
+      .addSuccess(ApiKeyPage)
+      .annotate(OpenApi.Description, "The caller's active API keys, newest first, without their secrets (web session only).")
+  )
+  .add(
+    HttpApiEndpoint.del("revoke", "/api-keys/:id")
+      .setPath(Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)) }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(Envelope.NotFound)
+      .annotate(OpenApi.Description, "Revoke an API key; it is refused from the next request on (web session only).")
+  )
+  .addError(Envelope.SessionRequired)
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "API keys")
+{}

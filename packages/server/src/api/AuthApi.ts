@@ -1,0 +1,37 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { LoginResult } from "@huddle/domain/services/Accounts"
+import { EmailInput, Password, User } from "@huddle/domain/User"
+import { Schema } from "effect"
+import * as Envelope from "./Envelope.js"
+import { Authenticated } from "./Security.js"
+
+export const SignupRequest = Schema.Struct({ email: EmailInput, password: Password })
+export const LoginRequest = Schema.Struct({
+  email: EmailInput,
+  password: Schema.String.pipe(Schema.maxLength(256))
+})
+export class SignupResponse extends Schema.Class<SignupResponse>("SignupResponse")({ user: User }) {}
+
+export class AuthApi extends HttpApiGroup.make("auth")
+  .add(
+    HttpApiEndpoint.post("signup", "/auth/signup")
+      .setPayload(SignupRequest)
+      .addSuccess(SignupResponse, { status: 201 })
+      .addError(Envelope.Conflict)
+      .annotate(OpenApi.Description, "Create an account. New accounts receive a starter grant of personal credits.")
+  )
+  .add(
+    HttpApiEndpoint.post("login", "/auth/login")
+      .setPayload(LoginRequest)
+      .addSuccess(LoginResult)
+      .annotate(OpenApi.Description, "Start a web session. The token is shown once; send it as `Authorization: Bearer`.")
+  )
+  .add(
+    HttpApiEndpoint.post("logout", "/auth/logout")
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(Envelope.SessionRequired)
+      .middleware(Authenticated)
+      .annotate(OpenApi.Description, "End the web session that authenticates this request.")
+  )
+  .annotate(OpenApi.Title, "Authentication")
+{}

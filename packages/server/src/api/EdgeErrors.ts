@@ -1,0 +1,17 @@
+/**
+ * Errors that only the HTTP edge raises: they describe the transport, not the domain.
+ */
+import { Schema } from "effect"
+
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
+  message: Schema.String
+}) {}
+
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
+  message: Schema.String
+}) {}
+
+/** A defect: the client is told only that it happened and the request id to quote. */
+export class Internal extends Schema.TaggedError<Internal>()("Internal", {
+  message: Schema.String
+}) {}

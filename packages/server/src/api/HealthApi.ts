@@ -1,0 +1,24 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import * as Envelope from "./Envelope.js"
+
+export class Health extends Schema.Class<Health>("Health")({
+  status: Schema.Literal("ok", "ready")
+}) {}
+
+/** Probes for orchestrators, outside `/v1` and without authentication. */
+export class HealthApi extends HttpApiGroup.make("health")
+  .add(
+    HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Health).annotate(
+      OpenApi.Description,
+      "The process is up."
+    )
+  )
+  .add(
+    HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Health).addError(Envelope.ServiceUnavailable).annotate(
+      OpenApi.Description,
+      "The process is up and its database answers."
+    )
+  )
+  .annotate(OpenApi.Title, "Health")
+{}

@@ -1,0 +1,20 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Preferences } from "@huddle/domain/Preferences"
+import { Profile } from "@huddle/domain/services/Accounts"
+import { Authenticated } from "./Security.js"
+
+export class MeApi extends HttpApiGroup.make("me")
+  .add(
+    HttpApiEndpoint.get("me", "/me")
+      .addSuccess(Profile)
+      .annotate(OpenApi.Description, "The caller: user, personal credit balance, preferences and organizations.")
+  )
+  .add(
+    HttpApiEndpoint.put("setPreferences", "/me/preferences")
+      .setPayload(Preferences)
+      .addSuccess(Preferences)
+      .annotate(OpenApi.Description, "Replace the caller's personal preferences; an omitted field is unset (inherited).")
+  )
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "Me")
+{}

@@ -1,0 +1,110 @@
+/**
+ * Gives every failure that reaches the edge a place in the error envelope: the platform's own
+ * failures (schema decoding, malformed bodies, unknown routes) become our typed errors, and
+ * defects become `INTERNAL` without internals. Typed errors pass through unchanged and are
+ * encoded by the contract's error schemas (api/Envelope.ts).
+ */
+import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
+import { InvalidRequest, NotFound } from "@huddle/domain/Errors"
+import { Cause, Effect, Option, Predicate } from "effect"
+import { Api } from "../Api.js"
+import { Internal, PayloadTooLarge, ServiceUnavailable } from "../api/EdgeErrors.js"
+
+interface Issue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+const describeIssue = (issue: Issue): string =>
+  issue.path.length > 0
+    ? `${issue.path.map(String).join(".")}: ${issue.message}`
+    // A failure at the root is a body of the wrong kind; the schema's own text would dump its AST.
+    : issue.message.startsWith("Expected {")
+    ? "The request body must be a JSON object"
+    : issue.message
+
+const describeIssues = (issues: ReadonlyArray<Issue>): string =>
+  issues.length === 0 ? "The request is invalid" : issues.slice(0, 5).map(describeIssue).join("; ")
+
+const pathOf = (url: string) => url.split("?")[0] ?? url
+
+/** Whether a defect comes from storage being unreachable rather than from a bug. */
+const isStorageOutage = (defect: unknown): boolean =>
+  Predicate.isTagged(defect, "SqlError") || Predicate.isTagged(defect, "MigrationError")
+
+export const translate = (error: unknown): unknown => {
+  if (Predicate.isTagged(error, "HttpApiDecodeError")) {
+    return new InvalidRequest({ message: describeIssues((error as unknown as { issues: ReadonlyArray<Issue> }).issues) })
+  }
+  if (Predicate.isTagged(error, "RouteNotFound")) {
+    const request = (error as unknown as { request: { method: string; url: string } }).request
+    return new NotFound({ message: `No route for ${request.method} ${pathOf(request.url)}` })
+  }
+  if (Predicate.isTagged(error, "RequestError")) {
+    const { cause, reason } = error as unknown as { reason: string; cause: unknown }
+    if (String(cause).includes("maxBytes exceeded")) {
+      return new PayloadTooLarge({ message: "The request body is too large" })
+    }
+    return new InvalidRequest({
+      message: reason === "Decode" ? "The request body is not valid JSON" : "The request could not be read"
+    })
+  }
+  return error
+}
+
+export const defectToError = (defect: unknown) =>
+  isStorageOutage(defect)
+    ? new ServiceUnavailable({ message: "The service is temporarily unavailable; retry shortly" })
+    : new Internal({ message: "An unexpected error occurred" })
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
+  Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined
+
+const jsonContentType = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i
+
+/** Rejects, before anything is read, a body that is declared too large or is not JSON. */
+const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number) => {
+  if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) {
+    return new PayloadTooLarge({ message: `The request body exceeds ${maxBodyBytes} bytes` })
+  }
+  if (hasBody(request) && !jsonContentType.test(request.headers["content-type"] ?? "")) {
+    return new InvalidRequest({ message: "The request body must be JSON, sent with Content-Type: application/json" })
+  }
+  return undefined
+}
+
+const translatable = (defect: unknown) =>
+  Predicate.isTagged(defect, "RequestError") || Predicate.isTagged(defect, "HttpApiDecodeError") ||
+  Predicate.isTagged(defect, "RouteNotFound")
+
+/**
+ * Wraps the API's router, inside the contract's error encoding: so whatever it fails with here
+ * is answered with the envelope and the right status.
+ */
+export const make = (options: { readonly maxBodyBytes: number }) =>
+  HttpApiBuilder.middleware(
+    Api,
+    (app) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const rejected = checkBody(request, options.maxBodyBytes)
+        return rejected
+          ? Effect.fail(rejected)
+          : app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes)))
+      }).pipe(
+          Effect.catchAllCause((cause) => {
+            if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+            const failure = Cause.failureOption(cause)
+            if (failure._tag === "Some") return Effect.fail(translate(failure.value) as never)
+            const defect = Cause.squash(cause)
+            if (translatable(defect)) return Effect.fail(translate(defect) as never)
+            return Effect.logError("unexpected failure").pipe(
+              Effect.annotateLogs({ defect: describeDefect(defect) }),
+              Effect.zipRight(Effect.fail(defectToError(defect) as never))
+            )
+          })
+        )
+  )
+
+/** A defect's kind and message, never its stack: logs must not carry internals either. */
+export const describeDefect = (defect: unknown): string =>
+  defect instanceof Error ? `${defect.name}: ${defect.message}` : typeof defect === "string" ? defect : "unknown defect"

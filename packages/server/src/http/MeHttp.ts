@@ -1,0 +1,14 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { CurrentPrincipal } from "@huddle/domain/Principal"
+import { Accounts } from "@huddle/domain/services/Accounts"
+import { Effect } from "effect"
+import { Api } from "../Api.js"
+
+export const MeHttp = HttpApiBuilder.group(Api, "me", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    return handlers
+      .handle("me", () => Effect.flatMap(CurrentPrincipal, accounts.profile))
+      .handle("setPreferences", ({ payload }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) => accounts.setPreferences(principal, payload)))
+  }))

@@ -1,0 +1,127 @@
+import { Accounts, TestServer } from "@huddle/testkit"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+describe("accounts over HTTP", () => {
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start({ starterCredits: 250 })
+  })
+  afterAll(() => server.stop())
+
+  it("signs up with a normalised email and grants starter credits", async () => {
+    const email = Accounts.uniqueEmail("Ann").replace("ann", "ANN")
+    const res = await server.request("POST", "/v1/auth/signup", { body: { email: `  ${email} `, password: "a long password" } })
+    expect(res.status).toBe(201)
+    expect(res.body.user.email).toBe(email.toLowerCase())
+    expect(res.body.user.id).toMatch(/^usr_/)
+    expect(Number.isNaN(Date.parse(res.body.user.created_at))).toBe(false)
+    expect(res.body.user).not.toHaveProperty("password_hash")
+
+    const login = await server.request("POST", "/v1/auth/login", { body: { email, password: "a long password" } })
+    expect(login.status).toBe(200)
+    expect(login.body.token).toMatch(/^hs_/)
+    expect(Date.parse(login.body.expires_at)).toBeGreaterThan(Date.now())
+    const me = await server.request("GET", "/v1/me", { token: login.body.token })
+    expect(me.status).toBe(200)
+    expect(me.body).toEqual({
+      user: res.body.user,
+      credits: { balance: 250 },
+      preferences: {},
+      orgs: []
+    })
+  })
+
+  it("refuses a second account for the same email, whatever its casing", async () => {
+    const email = Accounts.uniqueEmail()
+    expect((await server.request("POST", "/v1/auth/signup", { body: { email, password: "password-1" } })).status).toBe(201)
+    const again = await server.request("POST", "/v1/auth/signup", { body: { email: email.toUpperCase(), password: "password-2" } })
+    expect(again.status).toBe(409)
+    expect(again.body).toEqual({ error: "CONFLICT", message: expect.any(String) })
+  })
+
+  it("names the offending field when sign-up input is invalid, and creates nothing", async () => {
+    const badEmail = await server.request("POST", "/v1/auth/signup", { body: { email: "not-an-email", password: "long enough" } })
+    expect(badEmail.status).toBe(400)
+    expect(badEmail.body.error).toBe("INVALID_REQUEST")
+    expect(badEmail.body.message).toContain("email")
+
+    const email = Accounts.uniqueEmail()
+    const shortPassword = await server.request("POST", "/v1/auth/signup", { body: { email, password: "short" } })
+    expect(shortPassword.status).toBe(400)
+    expect(shortPassword.body.message).toContain("password")
+    // Nothing was created: the same email can still sign up.
+    expect((await server.request("POST", "/v1/auth/signup", { body: { email, password: "long enough" } })).status).toBe(201)
+  })
+
+  it("answers a wrong password and an unknown email identically", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const wrongPassword = await server.request("POST", "/v1/auth/login", { body: { email: user.email, password: "wrong password" } })
+    const unknownEmail = await server.request("POST", "/v1/auth/login", { body: { email: Accounts.uniqueEmail(), password: "wrong password" } })
+    expect(wrongPassword.status).toBe(401)
+    expect(unknownEmail.status).toBe(401)
+    expect(wrongPassword.body).toEqual(unknownEmail.body)
+    expect(wrongPassword.body.error).toBe("UNAUTHORIZED")
+  })
+
+  it("logs out: the session token is refused at once, other sessions keep working", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const second = await server.request("POST", "/v1/auth/login", { body: { email: user.email, password: user.password } })
+    expect((await server.request("POST", "/v1/auth/logout", { token: user.session })).status).toBe(204)
+    const after = await server.request("GET", "/v1/me", { token: user.session })
+    expect(after.status).toBe(401)
+    expect(after.body.error).toBe("UNAUTHORIZED")
+    expect((await server.request("GET", "/v1/me", { token: second.body.token })).status).toBe(200)
+  })
+
+  it("refuses logout with an API key: that needs a web session", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const { key } = await Accounts.createApiKey(server, user)
+    const res = await server.request("POST", "/v1/auth/logout", { token: key })
+    expect(res.status).toBe(403)
+    expect(res.body.error).toBe("SESSION_REQUIRED")
+  })
+
+  it("serves /v1/me to an API key too, and keeps personal preferences", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const { key } = await Accounts.createApiKey(server, user)
+    const put = await server.request("PUT", "/v1/me/preferences", {
+      token: key,
+      body: { model_tier: "economy", risk_tolerance: "low", auto_execute: false }
+    })
+    expect(put.status).toBe(200)
+    expect(put.body).toEqual({ model_tier: "economy", risk_tolerance: "low", auto_execute: false })
+    const me = await server.request("GET", "/v1/me", { token: key })
+    expect(me.status).toBe(200)
+    expect(me.body.user.email).toBe(user.email)
+    expect(me.body.preferences).toEqual({ model_tier: "economy", risk_tolerance: "low", auto_execute: false })
+
+    const invalid = await server.request("PUT", "/v1/me/preferences", { token: key, body: { model_tier: "platinum" } })
+    expect(invalid.status).toBe(400)
+    expect(invalid.body.message).toContain("model_tier")
+    expect((await server.request("GET", "/v1/me", { token: key })).body.preferences.model_tier).toBe("economy")
+  })
+
+  it("refuses missing, malformed and unknown credentials with 401 and the envelope", async () => {
+    const cases: Array<Record<string, string>> = [
+      {},
+      { authorization: "Bearer" },
+      { authorization: "Basic dXNlcjpwYXNz" },
+      { authorization: "Bearer hk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
+      { authorization: "Bearer hs_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
+      { authorization: "Bearer ' OR 1=1 --" }
+    ]
+    for (const headers of cases) {
+      const res = await server.request("GET", "/v1/me", { headers })
+      expect(res.status, JSON.stringify(headers)).toBe(401)
+      expect(res.body).toEqual({ error: "UNAUTHORIZED", message: expect.any(String) })
+    }
+  })
+
+  it("refuses a session token whose secret part was altered", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const last = user.session.at(-1) === "A" ? "B" : "A"
+    const tampered = user.session.slice(0, -1) + last
+    expect((await server.request("GET", "/v1/me", { token: tampered })).status).toBe(401)
+    expect((await server.request("GET", "/v1/me", { token: user.session })).status).toBe(200)
+  })
+})

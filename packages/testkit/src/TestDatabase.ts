@@ -1,0 +1,86 @@
+/**
+ * Fresh databases for tests. PGlite starts from a migrated template (migrations run once per
+ * test run, see `globalSetup`); PostgreSQL (when `TEST_DATABASE_URL` is set) gets a new,
+ * uniquely named database per call, dropped again by `drop`.
+ */
+import { readFileSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import { Database, Migrations, PgliteClient } from "@huddle/adapters"
+import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import pg from "pg"
+
+export type EngineName = "pglite" | "postgres"
+
+/** The engines a storage contract suite runs on here: PGlite always, PostgreSQL when configured. */
+export const availableEngines = (): ReadonlyArray<EngineName> =>
+  process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]
+
+export const templateEnvVar = "HUDDLE_TEST_TEMPLATE"
+
+/** Builds a migrated PGlite and returns its data directory as a tarball. */
+export const buildTemplate = (): Promise<Blob> =>
+  Effect.gen(function*() {
+    const db = yield* PgliteClient.Pglite
+    yield* Migrations.run
+    return yield* Effect.promise(() => db.dumpDataDir("none"))
+  }).pipe(
+    Effect.provide(PgliteClient.layer({})),
+    Effect.scoped,
+    Effect.orDie,
+    Logger.withMinimumLogLevel(LogLevel.Warning),
+    Effect.runPromise
+  )
+
+let template: Promise<Blob> | undefined
+
+const loadTemplate = (): Promise<Blob> => {
+  if (!template) {
+    const path = process.env[templateEnvVar]
+    template = path ? Promise.resolve(new Blob([readFileSync(path)])) : buildTemplate()
+  }
+  return template
+}
+
+export interface FreshDatabase {
+  readonly engine: Database.Engine
+  /** Removes what `fresh` created (a PostgreSQL database); nothing for PGlite. */
+  readonly drop: () => Promise<void>
+}
+
+const adminUrl = () => {
+  const url = process.env.TEST_DATABASE_URL
+  if (!url) throw new Error("TEST_DATABASE_URL is not set")
+  return url
+}
+
+const withAdmin = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: adminUrl() })
+  await client.connect()
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+
+export const fresh = async (engine: EngineName = "pglite"): Promise<FreshDatabase> => {
+  if (engine === "pglite") {
+    return { engine: { _tag: "Pglite", loadDataDir: await loadTemplate() }, drop: async () => {} }
+  }
+  const name = `huddle_test_${randomBytes(6).toString("hex")}`
+  await withAdmin((client) => client.query(`CREATE DATABASE ${name}`))
+  const url = new URL(adminUrl())
+  url.pathname = `/${name}`
+  return {
+    engine: { _tag: "Postgres", url: Redacted.make(url.toString()) },
+    drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
+  }
+}
+
+/** A database layer over a fresh database, for tests below the HTTP level. */
+export const layer = (engine: EngineName = "pglite") =>
+  Layer.unwrapScoped(
+    Effect.acquireRelease(Effect.promise(() => fresh(engine)), (db) => Effect.promise(() => db.drop())).pipe(
+      Effect.map((db) => Database.layer(db.engine))
+    )
+  )

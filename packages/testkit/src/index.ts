@@ -1,0 +1,7 @@
+/**
+ * @huddle/testkit: the real Huddle server and fresh databases for tests, ours and those of
+ * services that embed or call Huddle.
+ */
+export * as Accounts from "./Accounts.js"
+export * as TestDatabase from "./TestDatabase.js"
+export * as TestServer from "./TestServer.js"
