@@ -11,9 +11,16 @@ import pg from "pg"
 
 export type EngineName = "pglite" | "postgres"
 
-/** The engines a storage contract suite runs on here: PGlite always, PostgreSQL when configured. */
-export const availableEngines = (): ReadonlyArray<EngineName> =>
-  process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]
+/**
+ * The engines a contract suite (`*.contract.test.ts`) runs on: `HUDDLE_TEST_ENGINES` when set
+ * (`npm run test:postgres` sets `postgres`), otherwise PGlite, plus PostgreSQL when
+ * `TEST_DATABASE_URL` is set.
+ */
+export const availableEngines = (): ReadonlyArray<EngineName> => {
+  const named = process.env.HUDDLE_TEST_ENGINES
+  if (named) return named.split(",").map((name) => name.trim()).filter((name): name is EngineName => name === "pglite" || name === "postgres")
+  return process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]
+}
 
 export const templateEnvVar = "HUDDLE_TEST_TEMPLATE"
 
