@@ -4,7 +4,8 @@ import { Schema } from "effect"
 export const Email = Schema.Trim.pipe(
   Schema.lowercased({ message: () => "email must be lower-case" }),
   Schema.maxLength(254, { message: () => "email must be at most 254 characters" }),
-  Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "email must be a valid address" }),
+  // No white space, control or format characters, nor lone surrogates (\p{C}), in any part.
+  Schema.pattern(/^[^\s@\p{C}]+@[^\s@\p{C}]+\.[^\s@\p{C}]+$/u, { message: () => "email must be a valid address" }),
   Schema.brand("Email")
 )
 export type Email = typeof Email.Type

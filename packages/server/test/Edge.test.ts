@@ -1,0 +1,116 @@
+import { Accounts, TestServer } from "@huddle/testkit"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const envelope = { error: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) }
+
+describe("the HTTP edge", () => {
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start({ maxBodyBytes: 4096 })
+  })
+  afterAll(() => server.stop())
+
+  it("answers health and readiness outside /v1", async () => {
+    expect(await server.request("GET", "/healthz")).toMatchObject({ status: 200, body: { status: "ok" } })
+    expect(await server.request("GET", "/readyz")).toMatchObject({ status: 200, body: { status: "ready" } })
+  })
+
+  it("answers malformed JSON with 400 and the envelope", async () => {
+    const res = await server.request("POST", "/v1/auth/signup", { body: "{\"email\": " })
+    expect(res.status).toBe(400)
+    expect(res.body).toEqual({ error: "INVALID_REQUEST", message: "The request body is not valid JSON" })
+  })
+
+  it("answers a body that is not a JSON object, or not JSON at all, with 400", async () => {
+    for (const body of ["[1,2]", "\"text\"", "null", "42"]) {
+      const res = await server.request("POST", "/v1/auth/login", { body })
+      expect(res.status, body).toBe(400)
+      expect(res.body, body).toEqual(envelope)
+    }
+    const plain = await server.request("POST", "/v1/auth/login", {
+      body: "email=a@b.co",
+      headers: { "content-type": "text/plain" }
+    })
+    expect(plain.status).toBe(400)
+    expect(plain.body.message).toContain("Content-Type")
+  })
+
+  it("names the missing field in a schema failure", async () => {
+    const res = await server.request("POST", "/v1/auth/login", { body: { password: "whatever" } })
+    expect(res.status).toBe(400)
+    expect(res.body).toEqual({ error: "INVALID_REQUEST", message: "email: is missing" })
+  })
+
+  it("answers unknown routes and methods with 404 and the envelope", async () => {
+    for (const [method, path] of [["GET", "/v1/nothing-here"], ["GET", "/"], ["DELETE", "/v1/me"], ["GET", "/v1/../etc/passwd"]] as const) {
+      const res = await server.request(method, path)
+      expect(res.status, `${method} ${path}`).toBe(404)
+      expect(res.body).toEqual({ error: "NOT_FOUND", message: expect.any(String) })
+    }
+  })
+
+  it("refuses a body over the limit with 413, before reading it", async () => {
+    const res = await server.request("POST", "/v1/auth/signup", {
+      body: { email: Accounts.uniqueEmail(), password: "x".repeat(5000) }
+    })
+    expect(res.status).toBe(413)
+    expect(res.body).toEqual({ error: "PAYLOAD_TOO_LARGE", message: expect.any(String) })
+  })
+
+  it("echoes a well-formed X-Request-Id and makes one otherwise", async () => {
+    const echoed = await server.request("GET", "/healthz", { headers: { "x-request-id": "trace-abc.123" } })
+    expect(echoed.headers.get("x-request-id")).toBe("trace-abc.123")
+    const made = await server.request("GET", "/v1/nope")
+    expect(made.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
+    const hostile = await server.request("GET", "/healthz", { headers: { "x-request-id": "a b<script>" } })
+    expect(hostile.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
+    const onError = await server.request("GET", "/v1/me", { headers: { "x-request-id": "req-401" } })
+    expect(onError.status).toBe(401)
+    expect(onError.headers.get("x-request-id")).toBe("req-401")
+  })
+
+  it("serves the OpenAPI document and a self-contained API reference", async () => {
+    const doc = await server.request("GET", "/v1/openapi.json")
+    expect(doc.status).toBe(200)
+    expect(doc.body.openapi).toMatch(/^3\./)
+    expect(Object.keys(doc.body.paths)).toEqual(
+      expect.arrayContaining(["/v1/auth/signup", "/v1/auth/login", "/v1/me", "/v1/api-keys", "/v1/api-keys/{id}", "/healthz", "/readyz"])
+    )
+    const page = await server.request("GET", "/docs")
+    expect(page.status).toBe(200)
+    expect(page.headers.get("content-type")).toContain("text/html")
+    expect(page.text).toContain("Huddle API")
+    // No script or stylesheet from another host: the page works offline.
+    expect(page.text).not.toMatch(/<script[^>]+src=["']https?:/i)
+    expect(page.text).not.toMatch(/<link[^>]+href=["']https?:/i)
+  })
+
+  it("never puts secrets in logs, and writes one structured line per request", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const { key } = await Accounts.createApiKey(server, user)
+    await server.request("GET", "/v1/me", { token: key, headers: { "x-request-id": "log-check-1" } })
+    const lines = server.logs.map((line) => JSON.parse(line))
+    const line = lines.find((entry) => entry.annotations?.request_id === "log-check-1")
+    expect(line).toMatchObject({ message: "request", annotations: { method: "GET", path: "/v1/me", status: 200 } })
+    const all = server.logs.join("\n")
+    expect(all).not.toContain(key)
+    expect(all).not.toContain(user.session)
+    expect(all).not.toContain(user.password)
+  })
+
+  it("never answers with a stack trace or SQL", async () => {
+    const probes = [
+      await server.request("POST", "/v1/auth/signup", { body: { email: "a@b.co'; DROP TABLE users; --", password: "password1" } }),
+      await server.request("POST", "/v1/auth/login", { body: { email: "x@y.zz", password: { nested: true } } }),
+      await server.request("GET", "/v1/api-keys?limit=%00"),
+      await server.request("POST", "/v1/auth/signup", { body: "{\"email\":\"\\ud800@x.io\",\"password\":\"12345678\"}" })
+    ]
+    for (const res of probes) {
+      expect(res.status).toBeGreaterThanOrEqual(400)
+      expect(res.status).toBeLessThan(500)
+      expect(res.body).toEqual(envelope)
+      expect(res.text).not.toMatch(/\bat .+\.(ts|js):\d+/)
+      expect(res.text).not.toMatch(/SELECT|INSERT|relation|syntax error/i)
+    }
+  })
+})
