@@ -3,6 +3,9 @@
  */
 import { Layer } from "effect"
 import * as SqlApiKeyRepository from "./repositories/SqlApiKeyRepository.js"
+import * as SqlAuditLog from "./repositories/SqlAuditLog.js"
+import * as SqlOrganizationRepository from "./repositories/SqlOrganizationRepository.js"
+import * as SqlOrgSettingsRepository from "./repositories/SqlOrgSettingsRepository.js"
 import * as SqlCreditStore from "./repositories/SqlCreditStore.js"
 import * as SqlMembershipRepository from "./repositories/SqlMembershipRepository.js"
 import * as SqlPreferenceRepository from "./repositories/SqlPreferenceRepository.js"
@@ -17,5 +20,8 @@ export const layer = Layer.mergeAll(
   SqlMembershipRepository.layer,
   SqlPreferenceRepository.layer,
   SqlCreditStore.layer,
-  SqlTransactor.layer
+  SqlTransactor.layer,
+  SqlOrganizationRepository.layer,
+  SqlOrgSettingsRepository.layer,
+  SqlAuditLog.layer
 )

@@ -8,12 +8,16 @@ import { AuthApi } from "./api/AuthApi.js"
 import * as Envelope from "./api/Envelope.js"
 import { HealthApi } from "./api/HealthApi.js"
 import { MeApi } from "./api/MeApi.js"
+import { OrgAdminApi } from "./api/OrgAdminApi.js"
+import { OrgsApi } from "./api/OrgsApi.js"
 
 export class Api extends HttpApi.make("huddle")
   .add(HealthApi)
   .add(AuthApi.prefix("/v1"))
   .add(MeApi.prefix("/v1"))
   .add(ApiKeysApi.prefix("/v1"))
+  .add(OrgsApi.prefix("/v1"))
+  .add(OrgAdminApi.prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.
   .addError(Envelope.InvalidRequest)
   .addError(Envelope.Unauthorized)

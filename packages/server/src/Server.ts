@@ -10,6 +10,11 @@ import * as Accounts from "@huddle/domain/services/Accounts"
 import { AccountSettings } from "@huddle/domain/services/AccountSettings"
 import * as ApiKeys from "@huddle/domain/services/ApiKeys"
 import * as Authentication from "@huddle/domain/services/Authentication"
+import * as Credits from "@huddle/domain/services/Credits"
+import * as OrgAccess from "@huddle/domain/services/OrgAccess"
+import * as Organizations from "@huddle/domain/services/Organizations"
+import * as OrgCredits from "@huddle/domain/services/OrgCredits"
+import * as OrgSettings from "@huddle/domain/services/OrgSettings"
 import { Duration, Effect, Layer, Logger } from "effect"
 import { Api } from "./Api.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
@@ -19,6 +24,8 @@ import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
 import { AuthHttp } from "./http/AuthHttp.js"
 import { HealthHttp } from "./http/HealthHttp.js"
 import { MeHttp } from "./http/MeHttp.js"
+import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
+import { OrgsHttp } from "./http/OrgsHttp.js"
 import type { ServerConfig } from "./ServerConfig.js"
 
 /** The domain services over storage and the node adapters. */
@@ -31,14 +38,18 @@ export const domainLayer = (config: ServerConfig) => {
     starterCredits: config.starterCredits,
     sessionTtl: config.sessionTtl
   })
+  const organizations = Layer.mergeAll(Organizations.layer, OrgSettings.layer, OrgCredits.layer, Credits.layer).pipe(
+    Layer.provideMerge(OrgAccess.layer)
+  )
   return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer).pipe(
+    Layer.provideMerge(organizations),
     Layer.provideMerge(infrastructure),
     Layer.provide(settings)
   )
 }
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp]),
+  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp]),
   Layer.provide(AuthenticatedLive)
 )
 

@@ -60,9 +60,10 @@ export const make = Effect.gen(function*() {
         Effect.orDie
       ),
     revoke: (userId, id, at) =>
-      sql<{ id: string }>`UPDATE api_keys SET revoked_at = ${toDate(at)}
-          WHERE id = ${id} AND user_id = ${userId} AND revoked_at IS NULL RETURNING id`.pipe(
-        Effect.map((rows) => rows.length > 0),
+      sql<KeyRow>`UPDATE api_keys SET revoked_at = ${toDate(at)}
+          WHERE id = ${id} AND user_id = ${userId} AND revoked_at IS NULL
+          RETURNING id, name, prefix, last_four, org_id, created_at, last_used_at`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), keyFromRow)),
         Effect.orDie
       ),
     touch: (id, at) =>

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Ids } from "@huddle/domain/Ids"
 import { type CreditAccountRef, CreditStore } from "@huddle/domain/ports/CreditStore"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { toDate } from "./Rows.js"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -36,6 +37,73 @@ export const make = Effect.gen(function*() {
         FROM credit_ledger l JOIN credit_accounts a ON a.id = l.account_id
         WHERE ${accountWhere(account)}`.pipe(
         Effect.map((rows) => rows[0]?.total ?? 0),
+        Effect.orDie
+      ),
+    // One statement each: the conditional debit, the reservation and its ledger row land together
+    // or not at all, and the row lock on the account serialises concurrent reservations.
+    reserve: ({ account, amount, orgId, purpose, userId }) =>
+      Effect.gen(function*() {
+        const reservationId = yield* ids.next("res")
+        const ledgerId = yield* ids.next("led")
+        const rows = yield* sql<{ id: string }>`
+          WITH debited AS (
+            UPDATE credit_accounts SET balance = balance - ${amount}
+            WHERE ${accountWhere(account)} AND balance >= ${amount}
+            RETURNING id
+          ), held AS (
+            INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at)
+            SELECT ${reservationId}, id, ${userId}, ${orgId}, ${amount}, 'held', ${purpose}, now() FROM debited
+            RETURNING id, account_id
+          ), logged AS (
+            INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+            SELECT ${ledgerId}, account_id, ${-amount}, 'reserve', id, ${purpose}, ${userId}, now() FROM held
+          )
+          SELECT id FROM held`
+        return Option.map(Option.fromNullable(rows[0]), (row) => row.id)
+      }).pipe(Effect.orDie),
+    settle: (reservationId, actual) =>
+      Effect.gen(function*() {
+        const ledgerId = yield* ids.next("led")
+        const rows = yield* sql<{ charged: number }>`
+          WITH closed AS (
+            UPDATE credit_reservations SET status = 'settled', actual = LEAST(${actual}, amount), closed_at = now()
+            WHERE id = ${reservationId} AND status = 'held'
+            RETURNING id, account_id, amount, actual, user_id, purpose
+          ), refunded AS (
+            UPDATE credit_accounts a SET balance = a.balance + (c.amount - c.actual)
+            FROM closed c WHERE a.id = c.account_id
+          ), logged AS (
+            INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+            SELECT ${ledgerId}, account_id, amount - actual, 'settle', id, purpose, user_id, now() FROM closed
+          )
+          SELECT actual AS charged FROM closed`
+        return Option.fromNullable(rows[0])
+      }).pipe(Effect.orDie),
+    release: (reservationId) =>
+      Effect.gen(function*() {
+        const ledgerId = yield* ids.next("led")
+        const rows = yield* sql<{ id: string }>`
+          WITH closed AS (
+            UPDATE credit_reservations SET status = 'released', actual = 0, closed_at = now()
+            WHERE id = ${reservationId} AND status = 'held'
+            RETURNING id, account_id, amount, user_id, purpose
+          ), refunded AS (
+            UPDATE credit_accounts a SET balance = a.balance + c.amount
+            FROM closed c WHERE a.id = c.account_id
+          ), logged AS (
+            INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+            SELECT ${ledgerId}, account_id, amount, 'release', id, purpose, user_id, now() FROM closed
+          )
+          SELECT id FROM closed`
+        return rows.length > 0
+      }).pipe(Effect.orDie),
+    orgUsageSince: (orgId, since) =>
+      sql<{ used: number }>`
+        SELECT COALESCE(SUM(r.actual), 0)::bigint AS used
+        FROM credit_reservations r JOIN credit_accounts a ON a.id = r.account_id
+        WHERE a.owner_type = 'org' AND a.owner_id = ${orgId} AND r.status = 'settled'
+          AND r.closed_at >= ${toDate(since)}`.pipe(
+        Effect.map((rows) => rows[0]?.used ?? 0),
         Effect.orDie
       )
   })

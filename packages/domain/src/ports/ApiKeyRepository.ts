@@ -21,8 +21,8 @@ export interface Service {
   /** The owner's keys that are not revoked, newest first, up to `limit + 1` of them. */
   readonly listForUser: (userId: string, page: PageRequest) => Effect.Effect<ReadonlyArray<ApiKey>>
   readonly findActive: (prefix: string) => Effect.Effect<Option.Option<ActiveApiKey>>
-  /** Whether an unrevoked key of this owner was revoked now. */
-  readonly revoke: (userId: string, id: string, at: DateTime.Utc) => Effect.Effect<boolean>
+  /** Revokes an unrevoked key of this owner; none when there is no such key. */
+  readonly revoke: (userId: string, id: string, at: DateTime.Utc) => Effect.Effect<Option.Option<ApiKey>>
   /** Records use; implementations may coarsen it to spare writes on the hot path. */
   readonly touch: (id: string, at: DateTime.Utc) => Effect.Effect<void>
 }

@@ -2,7 +2,7 @@
  * Credit balances and their append-only ledger. Amounts are integers; a balance is the sum of
  * its ledger rows and can never go below zero.
  */
-import { Context, type Effect } from "effect"
+import { Context, type DateTime, type Effect, type Option } from "effect"
 
 export type CreditPool = "personal" | "subscription" | "addon"
 
@@ -19,6 +19,14 @@ export interface Grant {
   readonly actorId: string | null
 }
 
+export interface NewReservation {
+  readonly account: CreditAccountRef
+  readonly amount: number
+  readonly userId: string
+  readonly orgId: string | null
+  readonly purpose: string
+}
+
 export interface Service {
   /** Adds credits (creating the account when needed); returns the new balance. */
   readonly grant: (grant: Grant) => Effect.Effect<number>
@@ -26,6 +34,17 @@ export interface Service {
   readonly balance: (account: CreditAccountRef) => Effect.Effect<number>
   /** The sum of the account's ledger rows, to reconcile against `balance`. */
   readonly ledgerTotal: (account: CreditAccountRef) => Effect.Effect<number>
+  /**
+   * Takes `amount` from the account if, and only if, its balance covers it, atomically with
+   * respect to every other reservation; returns the reservation id, or none.
+   */
+  readonly reserve: (reservation: NewReservation) => Effect.Effect<Option.Option<string>>
+  /** Charges `actual` (at most the amount held) and returns the rest; none if not held. */
+  readonly settle: (reservationId: string, actual: number) => Effect.Effect<Option.Option<{ readonly charged: number }>>
+  /** Returns everything held; false if the reservation was not held. */
+  readonly release: (reservationId: string) => Effect.Effect<boolean>
+  /** Credits charged to an org's pool (settled reservations) since a time. */
+  readonly orgUsageSince: (orgId: string, since: DateTime.Utc) => Effect.Effect<number>
 }
 
 export class CreditStore extends Context.Tag("@huddle/domain/CreditStore")<CreditStore, Service>() {}

@@ -17,6 +17,8 @@ import { UserRepository } from "../ports/UserRepository.js"
 import { WebSessionRepository } from "../ports/WebSessionRepository.js"
 import { type Email, User, type UserId } from "../User.js"
 import { AccountSettings } from "./AccountSettings.js"
+import { Organizations } from "./Organizations.js"
+import { AuditLog } from "../ports/AuditLog.js"
 
 export class LoginResult extends Schema.Class<LoginResult>("LoginResult")({
   token: Schema.String,
@@ -60,6 +62,8 @@ export const make = Effect.gen(function*() {
   const preferences = yield* PreferenceRepository
   const tx = yield* Transactor
   const settings = yield* AccountSettings
+  const organizations = yield* Organizations
+  const audit = yield* AuditLog
   // Verified against when the email is unknown, so that both failures cost the same time.
   const decoyHash = yield* hasher.hash(Redacted.make("decoy password, never accepted"))
 
@@ -84,8 +88,18 @@ export const make = Effect.gen(function*() {
           }
         })
       )
+      yield* organizations.joinInvitations(user.id, user.email)
       return user
     })
+
+  /** A failed login against a real account is a security event for each org it belongs to. */
+  const recordFailedLogin = (user: User) =>
+    memberships.listForUser(user.id).pipe(
+      Effect.flatMap((orgs) =>
+        Effect.forEach(orgs, (org) =>
+          audit.record({ orgId: org.id, eventType: "auth.login_failed", actorId: null, target: user.id, details: { email: user.email } }))
+      )
+    )
 
   const login: Service["login"] = ({ email, password }) =>
     Effect.gen(function*() {
@@ -94,8 +108,13 @@ export const make = Effect.gen(function*() {
         password,
         Option.match(found, { onNone: () => decoyHash, onSome: (_) => _.passwordHash })
       )
-      if (!ok || Option.isNone(found)) return yield* invalidLogin
+      if (Option.isNone(found)) return yield* invalidLogin
       const user = found.value.user
+      if (!ok) {
+        yield* recordFailedLogin(user)
+        return yield* invalidLogin
+      }
+      yield* organizations.joinInvitations(user.id, user.email)
       const issued = yield* tokens.issue("hs")
       const now = yield* DateTime.now
       const expiresAt = DateTime.addDuration(now, settings.sessionTtl)

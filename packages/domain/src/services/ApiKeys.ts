@@ -10,6 +10,7 @@ import type { Principal } from "../Principal.js"
 import { ApiKeyRepository } from "../ports/ApiKeyRepository.js"
 import { MembershipRepository } from "../ports/MembershipRepository.js"
 import { SecretTokens } from "../ports/SecretTokens.js"
+import { AuditLog } from "../ports/AuditLog.js"
 
 export interface NewKey {
   readonly name: string
@@ -34,6 +35,7 @@ export const make = Effect.gen(function*() {
   const keys = yield* ApiKeyRepository
   const tokens = yield* SecretTokens
   const memberships = yield* MembershipRepository
+  const audit = yield* AuditLog
 
   const create: Service["create"] = (principal, { name, orgId }) =>
     Effect.gen(function*() {
@@ -53,6 +55,13 @@ export const make = Effect.gen(function*() {
         last_used_at: null
       })
       yield* keys.create({ key, userId: principal.user.id, tokenHash: issued.hash })
+      yield* audit.record({
+        orgId,
+        eventType: "api_key.created",
+        actorId: principal.user.id,
+        target: key.id,
+        details: { name, prefix: key.prefix }
+      })
       return new CreatedApiKey({
         id: key.id,
         name: key.name,
@@ -74,7 +83,14 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       yield* requireSession(principal)
       const revoked = yield* keys.revoke(principal.user.id, id, yield* DateTime.now)
-      if (!revoked) return yield* new NotFound({ message: "API key not found" })
+      if (Option.isNone(revoked)) return yield* new NotFound({ message: "API key not found" })
+      yield* audit.record({
+        orgId: revoked.value.org_id,
+        eventType: "api_key.revoked",
+        actorId: principal.user.id,
+        target: id,
+        details: { name: revoked.value.name, prefix: revoked.value.prefix }
+      })
     })
 
   return ApiKeys.of({ create, list, revoke })

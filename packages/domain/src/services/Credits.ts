@@ -1,0 +1,81 @@
+/**
+ * Credits for a request: reserve its worst-case cost before any model is called, then settle to
+ * what it really cost or release it. A reservation comes whole from the first source that can
+ * cover it: the member's personal balance, then the org's subscription balance, then its add-on
+ * balance; the org sources only in an org context and when `credit_fallback` allows.
+ */
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { InsufficientCredits } from "../Errors.js"
+import { AuditLog } from "../ports/AuditLog.js"
+import { type CreditAccountRef, type CreditPool, CreditStore } from "../ports/CreditStore.js"
+
+export const CreditSource = Schema.Literal("personal", "subscription", "addon")
+
+export class Reservation extends Schema.Class<Reservation>("Reservation")({
+  id: Schema.String,
+  source: CreditSource,
+  amount: Schema.Int
+}) {}
+
+export interface ReserveInput {
+  readonly userId: string
+  /** The org context of the request, if any. */
+  readonly orgId: string | null
+  readonly amount: number
+  readonly creditFallback: boolean
+  readonly purpose: string
+}
+
+/** The sources that may pay, in the order they are tried. */
+export const sourcesFor = (
+  input: Pick<ReserveInput, "userId" | "orgId" | "creditFallback">
+): ReadonlyArray<CreditAccountRef> => {
+  const personal: CreditAccountRef = { ownerType: "user", ownerId: input.userId, pool: "personal" }
+  if (input.orgId === null || !input.creditFallback) return [personal]
+  const org = (pool: CreditPool): CreditAccountRef => ({ ownerType: "org", ownerId: input.orgId!, pool })
+  return [personal, org("subscription"), org("addon")]
+}
+
+export interface Service {
+  readonly reserve: (input: ReserveInput) => Effect.Effect<Reservation, InsufficientCredits>
+  /** Charges the real cost (never more than was reserved); returns what was charged. */
+  readonly settle: (reservation: Reservation, actual: number) => Effect.Effect<number>
+  readonly release: (reservation: Reservation) => Effect.Effect<void>
+}
+
+export class Credits extends Context.Tag("@huddle/domain/Credits")<Credits, Service>() {}
+
+export const make = Effect.gen(function*() {
+  const store = yield* CreditStore
+  const audit = yield* AuditLog
+
+  const reserve: Service["reserve"] = (input) =>
+    Effect.gen(function*() {
+      const amount = Math.max(1, Math.ceil(input.amount))
+      for (const account of sourcesFor(input)) {
+        const held = yield* store.reserve({ account, amount, userId: input.userId, orgId: input.orgId, purpose: input.purpose })
+        if (Option.isSome(held)) return new Reservation({ id: held.value, source: account.pool, amount })
+      }
+      yield* audit.record({
+        orgId: input.orgId,
+        eventType: "credits.denied",
+        actorId: input.userId,
+        target: input.userId,
+        details: { amount, purpose: input.purpose, credit_fallback: input.creditFallback }
+      })
+      return yield* new InsufficientCredits({
+        message: `The credit balance cannot cover this request (${amount} credits needed)`
+      })
+    })
+
+  const settle: Service["settle"] = (reservation, actual) =>
+    store.settle(reservation.id, Math.min(Math.max(0, Math.ceil(actual)), reservation.amount)).pipe(
+      Effect.map(Option.match({ onNone: () => 0, onSome: (_) => _.charged }))
+    )
+
+  const release: Service["release"] = (reservation) => Effect.asVoid(store.release(reservation.id))
+
+  return Credits.of({ reserve, settle, release })
+})
+
+export const layer = Layer.effect(Credits, make)

@@ -1,0 +1,109 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { AuditEvent, AuditEventType } from "@huddle/domain/Audit"
+import { Role } from "@huddle/domain/Membership"
+import { Member } from "@huddle/domain/Organization"
+import { OrgPolicies } from "@huddle/domain/Policy"
+import { Preferences } from "@huddle/domain/Preferences"
+import { OrgPool, OrgPoolView } from "@huddle/domain/services/OrgCredits"
+import { Dashboard } from "@huddle/domain/services/Organizations"
+import { EmailInput } from "@huddle/domain/User"
+import { Schema } from "effect"
+import * as Envelope from "./Envelope.js"
+import { ListParams, page } from "./Lists.js"
+import { OrgIdPath } from "./OrgsApi.js"
+import { Authenticated } from "./Security.js"
+
+const MemberPath = Schema.Struct({
+  orgId: Schema.String.pipe(Schema.maxLength(64)),
+  member: Schema.String.pipe(Schema.maxLength(254))
+})
+
+export const InviteRequest = Schema.Struct({
+  email: EmailInput,
+  role: Schema.optionalWith(Role, { default: () => "member" as const })
+})
+
+export const AuditLogParams = Schema.Struct({
+  ...ListParams.fields,
+  start_at: Schema.optional(Schema.DateTimeUtc.annotations({ description: "ISO 8601 date or time; only events at or after it" })),
+  event_type: Schema.optional(AuditEventType)
+})
+
+export const GrantRequest = Schema.Struct({
+  balance: OrgPool,
+  amount: Schema.Int.pipe(Schema.between(1, 1_000_000_000_000, { message: () => "amount must be an integer from 1 to 10^12" })),
+  reason: Schema.Trim.pipe(Schema.minLength(1, { message: () => "reason must not be empty" }), Schema.maxLength(500))
+})
+
+export class OrgAdminApi extends HttpApiGroup.make("orgAdmin")
+  .add(
+    HttpApiEndpoint.post("invite", "/orgs/:orgId/admin/members/invite")
+      .setPath(OrgIdPath)
+      .setPayload(InviteRequest)
+      .addSuccess(Member, { status: 201 })
+      .addError(Envelope.Conflict)
+      .annotate(OpenApi.Description, "Invite an email (role defaults to member). The invitation becomes a membership when that user signs up or logs in.")
+  )
+  .add(
+    HttpApiEndpoint.get("members", "/orgs/:orgId/admin/members")
+      .setPath(OrgIdPath)
+      .setUrlParams(ListParams)
+      .addSuccess(page(Member))
+      .annotate(OpenApi.Description, "Members and pending invitations, by email.")
+  )
+  .add(
+    HttpApiEndpoint.patch("setRole", "/orgs/:orgId/admin/members/:member")
+      .setPath(MemberPath)
+      .setPayload(Schema.Struct({ role: Role }))
+      .addSuccess(Member)
+      .addError(Envelope.Conflict)
+      .annotate(OpenApi.Description, "Change a member's role (by user id, or email for a pending invitation). The last admin cannot be demoted.")
+  )
+  .add(
+    HttpApiEndpoint.del("removeMember", "/orgs/:orgId/admin/members/:member")
+      .setPath(MemberPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(Envelope.Conflict)
+      .annotate(OpenApi.Description, "Remove a member or withdraw an invitation. The last admin cannot be removed.")
+  )
+  .add(
+    HttpApiEndpoint.get("dashboard", "/orgs/:orgId/admin")
+      .setPath(OrgIdPath)
+      .addSuccess(Dashboard)
+      .annotate(OpenApi.Description, "Members, pending invitations, the credit pool, usage this month, active policies and recent audit events.")
+  )
+  .add(
+    HttpApiEndpoint.get("auditLog", "/orgs/:orgId/admin/audit-log")
+      .setPath(OrgIdPath)
+      .setUrlParams(AuditLogParams)
+      .addSuccess(page(AuditEvent))
+      .annotate(OpenApi.Description, "The audit log, newest first; filter by `start_at` and `event_type`, page with `limit` and `cursor`.")
+  )
+  .add(HttpApiEndpoint.get("getPolicies", "/orgs/:orgId/admin/policies").setPath(OrgIdPath).addSuccess(OrgPolicies))
+  .add(
+    HttpApiEndpoint.put("setPolicies", "/orgs/:orgId/admin/policies")
+      .setPath(OrgIdPath)
+      .setPayload(OrgPolicies)
+      .addSuccess(OrgPolicies)
+      .annotate(OpenApi.Description, "Replace the enforced policies; an omitted policy is lifted.")
+  )
+  .add(HttpApiEndpoint.get("getPreferences", "/orgs/:orgId/admin/preferences").setPath(OrgIdPath).addSuccess(Preferences))
+  .add(
+    HttpApiEndpoint.put("setPreferences", "/orgs/:orgId/admin/preferences")
+      .setPath(OrgIdPath)
+      .setPayload(Preferences)
+      .addSuccess(Preferences)
+      .annotate(OpenApi.Description, "Replace the default preferences members inherit (members may override them).")
+  )
+  .add(
+    HttpApiEndpoint.post("grantCredits", "/orgs/:orgId/admin/credits")
+      .setPath(OrgIdPath)
+      .setPayload(GrantRequest)
+      .addSuccess(OrgPoolView)
+      .annotate(OpenApi.Description, "Add credits to the subscription or add-on balance of the pool.")
+  )
+  .addError(Envelope.NotFound)
+  .addError(Envelope.Forbidden)
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "Organization administration")
+{}

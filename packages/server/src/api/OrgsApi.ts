@@ -1,0 +1,55 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { OrgMembership } from "@huddle/domain/Membership"
+import { Organization, OrgName } from "@huddle/domain/Organization"
+import { OrgPolicies } from "@huddle/domain/Policy"
+import { OrgCreditsView } from "@huddle/domain/services/OrgCredits"
+import { Schema } from "effect"
+import * as Envelope from "./Envelope.js"
+import { page } from "./Lists.js"
+import { Authenticated } from "./Security.js"
+
+export const OrgIdPath = Schema.Struct({ orgId: Schema.String.pipe(Schema.maxLength(64)) })
+
+export class OrgsApi extends HttpApiGroup.make("orgs")
+  .add(
+    HttpApiEndpoint.post("create", "/orgs")
+      .setPayload(Schema.Struct({ name: OrgName }))
+      .addSuccess(Organization, { status: 201 })
+      .addError(Envelope.SessionRequired)
+      .annotate(OpenApi.Description, "Create an organization (web session only). The creator becomes its admin.")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/orgs")
+      .addSuccess(page(OrgMembership))
+      .annotate(OpenApi.Description, "The organizations the caller belongs to, each with the caller's role.")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/orgs/:orgId")
+      .setPath(OrgIdPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(Envelope.Forbidden)
+      .annotate(OpenApi.Description, "Delete the organization with its members, memories and credit balances (admin). Irreversible.")
+  )
+  .add(
+    HttpApiEndpoint.post("leave", "/orgs/:orgId/leave")
+      .setPath(OrgIdPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(Envelope.Conflict)
+      .annotate(OpenApi.Description, "Leave the organization. The last admin cannot leave.")
+  )
+  .add(
+    HttpApiEndpoint.get("policies", "/orgs/:orgId/policies")
+      .setPath(OrgIdPath)
+      .addSuccess(OrgPolicies)
+      .annotate(OpenApi.Description, "The organization's enforced policies, readable by every member.")
+  )
+  .add(
+    HttpApiEndpoint.get("credits", "/orgs/:orgId/credits")
+      .setPath(OrgIdPath)
+      .addSuccess(OrgCreditsView)
+      .annotate(OpenApi.Description, "The organization's credit pool, the caller's personal balance, and who pays for the caller's requests.")
+  )
+  .addError(Envelope.NotFound)
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "Organizations")
+{}
