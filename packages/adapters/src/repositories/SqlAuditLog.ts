@@ -39,10 +39,14 @@ export const make = Effect.gen(function*() {
                    VALUES (${id}, ${event.orgId}, ${event.actorId}, ${event.eventType}, ${event.target},
                            ${JSON.stringify(event.details ?? {})}::jsonb, ${toDate(at)})`
       }).pipe(Effect.orDie),
-    list: ({ cursor, eventType, limit, orgId, startAt }) =>
+    list: ({ cursor, eventType, limit, orgId, startAt, userId }) =>
       sql<AuditRow>`
         SELECT id, org_id, actor_id, event_type, target, details, created_at FROM audit_events
-        WHERE org_id = ${orgId}
+        WHERE ${
+        orgId === null
+          ? sql`org_id IS NULL AND (actor_id = ${userId ?? ""} OR target = ${userId ?? ""})`
+          : sql`org_id = ${orgId}`
+      }
         ${eventType === undefined ? sql`` : sql`AND event_type = ${eventType}`}
         ${startAt === undefined ? sql`` : sql`AND created_at >= ${toDate(startAt)}`}
         ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}

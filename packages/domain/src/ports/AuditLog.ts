@@ -3,7 +3,10 @@ import type { AuditEvent, AuditEventType, NewAuditEvent } from "../Audit.js"
 import type { PageRequest } from "../Page.js"
 
 export interface AuditQuery extends PageRequest {
-  readonly orgId: string
+  /** An org's events, or (null) account-level events that a user took part in. */
+  readonly orgId: string | null
+  /** With `orgId: null`: the user whose account events to list. */
+  readonly userId?: string | undefined
   readonly eventType?: AuditEventType | undefined
   /** Only events at or after this time. */
   readonly startAt?: DateTime.Utc | undefined
@@ -12,7 +15,7 @@ export interface AuditQuery extends PageRequest {
 export interface Service {
   /** Appends an event; entries are never changed afterwards. */
   readonly record: (event: NewAuditEvent) => Effect.Effect<void>
-  /** An org's events, newest first, up to `limit + 1` of them. */
+  /** Events newest first, up to `limit + 1` of them. */
   readonly list: (query: AuditQuery) => Effect.Effect<ReadonlyArray<AuditEvent>>
 }
 

@@ -19,6 +19,8 @@ import { type Email, User, type UserId } from "../User.js"
 import { AccountSettings } from "./AccountSettings.js"
 import { Organizations } from "./Organizations.js"
 import { AuditLog } from "../ports/AuditLog.js"
+import type { AuditEvent } from "../Audit.js"
+import { fromRows, type Page, type PageRequest } from "../Page.js"
 
 export class LoginResult extends Schema.Class<LoginResult>("LoginResult")({
   token: Schema.String,
@@ -45,6 +47,8 @@ export interface Service {
   readonly logout: (principal: Principal) => Effect.Effect<void, SessionRequired>
   readonly profile: (principal: Principal) => Effect.Effect<Profile>
   readonly setPreferences: (principal: Principal, preferences: Preferences) => Effect.Effect<Preferences>
+  /** Account-level audit events the user took part in (API keys, deleted organizations), newest first. */
+  readonly auditLog: (principal: Principal, page: PageRequest) => Effect.Effect<Page<AuditEvent>>
 }
 
 export class Accounts extends Context.Tag("@huddle/domain/Accounts")<Accounts, Service>() {}
@@ -148,7 +152,12 @@ export const make = Effect.gen(function*() {
   const setPreferences: Service["setPreferences"] = (principal, next) =>
     preferences.put(principal.user.id, next).pipe(Effect.as(next))
 
-  return Accounts.of({ signup, login, logout, profile, setPreferences })
+  const auditLog: Service["auditLog"] = (principal, page) =>
+    audit.list({ orgId: null, userId: principal.user.id, limit: page.limit, cursor: page.cursor }).pipe(
+      Effect.map((rows) => fromRows(rows, page.limit))
+    )
+
+  return Accounts.of({ signup, login, logout, profile, setPreferences, auditLog })
 })
 
 export const layer = Layer.effect(Accounts, make)

@@ -2,6 +2,8 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Preferences } from "@huddle/domain/Preferences"
 import { Profile } from "@huddle/domain/services/Accounts"
 import { Authenticated } from "./Security.js"
+import { AuditEvent } from "@huddle/domain/Audit"
+import { ListParams, page } from "./Lists.js"
 
 export class MeApi extends HttpApiGroup.make("me")
   .add(
@@ -14,6 +16,12 @@ export class MeApi extends HttpApiGroup.make("me")
       .setPayload(Preferences)
       .addSuccess(Preferences)
       .annotate(OpenApi.Description, "Replace the caller's personal preferences; an omitted field is unset (inherited).")
+  )
+  .add(
+    HttpApiEndpoint.get("auditLog", "/me/audit-log")
+      .setUrlParams(ListParams)
+      .addSuccess(page(AuditEvent))
+      .annotate(OpenApi.Description, "Account-level security events the caller took part in: API keys created and revoked, organizations deleted.")
   )
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Me")

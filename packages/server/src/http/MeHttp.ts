@@ -11,4 +11,5 @@ export const MeHttp = HttpApiBuilder.group(Api, "me", (handlers) =>
       .handle("me", () => Effect.flatMap(CurrentPrincipal, accounts.profile))
       .handle("setPreferences", ({ payload }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => accounts.setPreferences(principal, payload)))
+      .handle("auditLog", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (principal) => accounts.auditLog(principal, urlParams)))
   }))
