@@ -3,6 +3,7 @@
  * services that embed or call Huddle.
  */
 export * as Accounts from "./Accounts.js"
+export * as CreditsHarness from "./CreditsHarness.js"
 export * as Orgs from "./Orgs.js"
 export * as TestDatabase from "./TestDatabase.js"
 export * as TestServer from "./TestServer.js"

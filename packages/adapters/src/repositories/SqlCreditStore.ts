@@ -52,11 +52,13 @@ export const make = Effect.gen(function*() {
             RETURNING id
           ), held AS (
             INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at)
-            SELECT ${reservationId}, id, ${userId}, ${orgId}, ${amount}, 'held', ${purpose}, now() FROM debited
+            SELECT ${reservationId}::text, id, ${userId}::text, ${orgId}::text, ${amount}::bigint, 'held', ${purpose}::text, now()
+            FROM debited
             RETURNING id, account_id
           ), logged AS (
             INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-            SELECT ${ledgerId}, account_id, ${-amount}, 'reserve', id, ${purpose}, ${userId}, now() FROM held
+            SELECT ${ledgerId}::text, account_id, ${-amount}::bigint, 'reserve', id, ${purpose}::text, ${userId}::text, now()
+            FROM held
           )
           SELECT id FROM held`
         return Option.map(Option.fromNullable(rows[0]), (row) => row.id)
@@ -66,7 +68,7 @@ export const make = Effect.gen(function*() {
         const ledgerId = yield* ids.next("led")
         const rows = yield* sql<{ charged: number }>`
           WITH closed AS (
-            UPDATE credit_reservations SET status = 'settled', actual = LEAST(${actual}, amount), closed_at = now()
+            UPDATE credit_reservations SET status = 'settled', actual = LEAST(${actual}::bigint, amount), closed_at = now()
             WHERE id = ${reservationId} AND status = 'held'
             RETURNING id, account_id, amount, actual, user_id, purpose
           ), refunded AS (
@@ -74,7 +76,7 @@ export const make = Effect.gen(function*() {
             FROM closed c WHERE a.id = c.account_id
           ), logged AS (
             INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-            SELECT ${ledgerId}, account_id, amount - actual, 'settle', id, purpose, user_id, now() FROM closed
+            SELECT ${ledgerId}::text, account_id, amount - actual, 'settle', id, purpose, user_id, now() FROM closed
           )
           SELECT actual AS charged FROM closed`
         return Option.fromNullable(rows[0])
@@ -92,7 +94,7 @@ export const make = Effect.gen(function*() {
             FROM closed c WHERE a.id = c.account_id
           ), logged AS (
             INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-            SELECT ${ledgerId}, account_id, amount, 'release', id, purpose, user_id, now() FROM closed
+            SELECT ${ledgerId}::text, account_id, amount, 'release', id, purpose, user_id, now() FROM closed
           )
           SELECT id FROM closed`
         return rows.length > 0

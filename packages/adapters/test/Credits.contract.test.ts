@@ -1,0 +1,224 @@
+/**
+ * Money: the domain's Credits service over real storage, on every engine. Properties against a
+ * model (fallback order, policy gate, conservation, no negative balance), concurrency within a
+ * process and, on PostgreSQL, across two processes.
+ */
+import { execFile } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { SqlClient } from "@effect/sql"
+import { CreditStore } from "@huddle/domain/ports/CreditStore"
+import type { CreditAccountRef, CreditPool } from "@huddle/domain/ports/CreditStore"
+import * as Credits from "@huddle/domain/services/Credits"
+import { Database } from "@huddle/adapters"
+import { CreditsHarness, TestDatabase } from "@huddle/testkit"
+import { Effect, Either, FastCheck as fc, Layer, ManagedRuntime, Redacted } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const run = promisify(execFile)
+const unique = (label: string) => `${label}_${randomBytes(6).toString("hex")}`
+
+type Op =
+  | { readonly _tag: "reserve"; readonly amount: number }
+  | { readonly _tag: "settle"; readonly index: number; readonly actual: number }
+  | { readonly _tag: "release"; readonly index: number }
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ _tag: fc.constant("reserve" as const), amount: fc.integer({ min: 1, max: 40 }) }),
+  fc.record({ _tag: fc.constant("settle" as const), index: fc.nat(20), actual: fc.integer({ min: 0, max: 50 }) }),
+  fc.record({ _tag: fc.constant("release" as const), index: fc.nat(20) })
+)
+
+for (const engine of TestDatabase.availableEngines()) {
+  describe(`credits on ${engine}`, () => {
+    let database: TestDatabase.FreshDatabase
+    let runtime: ManagedRuntime.ManagedRuntime<Credits.Credits | CreditStore | SqlClient.SqlClient, never>
+
+    beforeAll(async () => {
+      database = await TestDatabase.fresh(engine)
+      runtime = ManagedRuntime.make(CreditsHarness.layer(Database.layer(database.engine)).pipe(Layer.orDie))
+    }, 60_000)
+    afterAll(async () => {
+      await runtime.dispose()
+      await database.drop()
+    })
+
+    /** An organization row (the audit log refers to it); credit accounts need nothing else. */
+    const makeOrg = () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const id = unique("org")
+        yield* sql`INSERT INTO organizations (id, name, slug, created_at) VALUES (${id}, ${id}, ${id}, now())`
+        return id
+      }).pipe(Effect.orDie)
+
+    const grant = (account: CreditAccountRef, amount: number) =>
+      amount > 0
+        ? Effect.flatMap(CreditStore, (store) => store.grant({ account, amount, reason: "test", actorId: null }))
+        : Effect.void
+
+    it("follows the fallback order, honours the policy gate, never overdraws, and conserves credits", async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.record({
+            personal: fc.nat(60),
+            subscription: fc.nat(60),
+            addon: fc.nat(60),
+            inOrg: fc.boolean(),
+            creditFallback: fc.boolean(),
+            ops: fc.array(opArb, { maxLength: 14 })
+          }),
+          async ({ addon, creditFallback, inOrg, ops, personal, subscription }) => {
+            const userId = unique("usr")
+            const orgId = await runtime.runPromise(makeOrg())
+            const account = (pool: CreditPool): CreditAccountRef =>
+              pool === "personal" ? { ownerType: "user", ownerId: userId, pool } : { ownerType: "org", ownerId: orgId, pool }
+            const pools: ReadonlyArray<CreditPool> = ["personal", "subscription", "addon"]
+            const model: Record<CreditPool, number> = { personal, subscription, addon }
+            const initial = personal + subscription + addon
+            const allowed: ReadonlyArray<CreditPool> = inOrg && creditFallback ? pools : ["personal"]
+
+            await runtime.runPromise(Effect.gen(function*() {
+              const credits = yield* Credits.Credits
+              const store = yield* CreditStore
+              for (const pool of pools) yield* grant(account(pool), model[pool])
+              const held: Array<{ reservation: Credits.Reservation; open: boolean }> = []
+              let charged = 0
+              for (const op of ops) {
+                if (op._tag === "reserve") {
+                  const expected = allowed.find((pool) => model[pool] >= op.amount)
+                  const outcome = yield* Effect.either(credits.reserve({
+                    userId,
+                    orgId: inOrg ? orgId : null,
+                    amount: op.amount,
+                    creditFallback,
+                    purpose: "property"
+                  }))
+                  if (expected === undefined) {
+                    expect(Either.isLeft(outcome)).toBe(true)
+                  } else {
+                    expect(Either.isRight(outcome)).toBe(true)
+                    if (Either.isRight(outcome)) {
+                      expect(outcome.right.source).toBe(expected)
+                      model[expected] -= op.amount
+                      held.push({ reservation: outcome.right, open: true })
+                    }
+                  }
+                } else {
+                  const entry = held[op.index]
+                  if (entry === undefined) continue
+                  if (op._tag === "settle") {
+                    const result = yield* credits.settle(entry.reservation, op.actual)
+                    const expected = entry.open ? Math.min(op.actual, entry.reservation.amount) : 0
+                    expect(result).toBe(expected)
+                    if (entry.open) {
+                      model[entry.reservation.source] += entry.reservation.amount - expected
+                      charged += expected
+                    }
+                  } else {
+                    yield* credits.release(entry.reservation)
+                    if (entry.open) model[entry.reservation.source] += entry.reservation.amount
+                  }
+                  entry.open = false
+                }
+              }
+              let total = 0
+              for (const pool of pools) {
+                const balance = yield* store.balance(account(pool))
+                expect(balance, pool).toBe(model[pool])
+                expect(balance).toBeGreaterThanOrEqual(0)
+                expect(yield* store.ledgerTotal(account(pool)), `ledger of ${pool}`).toBe(balance)
+                total += balance
+              }
+              const stillHeld = held.filter((h) => h.open).reduce((sum, h) => sum + h.reservation.amount, 0)
+              expect(total + stillHeld + charged).toBe(initial)
+            }))
+          }
+        ),
+        { numRuns: engine === "pglite" ? 40 : 25 }
+      )
+    }, 120_000)
+
+    it("lets exactly as many parallel reservations succeed as the balances can pay", async () => {
+      const userId = unique("usr")
+      const orgId = await runtime.runPromise(makeOrg())
+      const result = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        yield* grant({ ownerType: "user", ownerId: userId, pool: "personal" }, 95)
+        yield* grant({ ownerType: "org", ownerId: orgId, pool: "subscription" }, 150)
+        yield* grant({ ownerType: "org", ownerId: orgId, pool: "addon" }, 7)
+        const outcomes = yield* Effect.forEach(
+          Array.from({ length: 60 }),
+          () => Effect.either(credits.reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "burst" })),
+          { concurrency: "unbounded" }
+        )
+        const balances = yield* Effect.forEach(
+          [
+            { ownerType: "user", ownerId: userId, pool: "personal" },
+            { ownerType: "org", ownerId: orgId, pool: "subscription" },
+            { ownerType: "org", ownerId: orgId, pool: "addon" }
+          ] as const,
+          (account) => Effect.all([store.balance(account), store.ledgerTotal(account)])
+        )
+        return { succeeded: outcomes.filter(Either.isRight).length, balances }
+      }))
+      // 9 from the personal 95, 15 from the subscription 150, none from the add-on 7.
+      expect(result.succeeded).toBe(24)
+      expect(result.balances).toEqual([[5, 5], [0, 0], [7, 7]])
+    }, 60_000)
+
+    it("settles and releases at most once, even when asked twice at the same time", async () => {
+      const userId = unique("usr")
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+        yield* grant(personal, 100)
+        const reservation = yield* credits.reserve({ userId, orgId: null, amount: 40, creditFallback: false, purpose: "twice" })
+        const charges = yield* Effect.all(
+          [credits.settle(reservation, 25), credits.settle(reservation, 25), credits.release(reservation).pipe(Effect.as(-1))],
+          { concurrency: "unbounded" }
+        )
+        return { charges, balance: yield* store.balance(personal), ledger: yield* store.ledgerTotal(personal) }
+      }))
+      const settled = outcome.charges.filter((c) => c === 25).length
+      expect(settled).toBeLessThanOrEqual(1)
+      // Either it was settled once (75 left) or released first (100 left); never both, never twice.
+      expect([75, 100]).toContain(outcome.balance)
+      expect(outcome.balance === 75).toBe(settled === 1)
+      expect(outcome.ledger).toBe(outcome.balance)
+    }, 60_000)
+
+    if (engine === "postgres") {
+      it("never overspends across two processes sharing the database", async () => {
+        const userId = unique("usr")
+        const orgId = await runtime.runPromise(makeOrg())
+        await runtime.runPromise(Effect.all([
+          grant({ ownerType: "user", ownerId: userId, pool: "personal" }, 200),
+          grant({ ownerType: "org", ownerId: orgId, pool: "subscription" }, 300)
+        ]))
+        const script = fileURLToPath(new URL("../../testkit/dist/bin/reserveMany.js", import.meta.url))
+        if (database.engine._tag !== "Postgres") throw new Error("expected PostgreSQL")
+        const dbUrl = Redacted.value(database.engine.url)
+        const [a, b] = await Promise.all([
+          run(process.execPath, [script, dbUrl, userId, orgId, "40", "10"]),
+          run(process.execPath, [script, dbUrl, userId, orgId, "40", "10"])
+        ])
+        const first = JSON.parse(a.stdout) as { reserved: number; denied: number }
+        const second = JSON.parse(b.stdout) as { reserved: number; denied: number }
+        expect(first.reserved + second.reserved).toBe(50)
+        expect(first.denied + second.denied).toBe(30)
+        const left = await runtime.runPromise(Effect.flatMap(CreditStore, (store) =>
+          Effect.all([
+            store.balance({ ownerType: "user", ownerId: userId, pool: "personal" }),
+            store.balance({ ownerType: "org", ownerId: orgId, pool: "subscription" }),
+            store.ledgerTotal({ ownerType: "user", ownerId: userId, pool: "personal" }),
+            store.ledgerTotal({ ownerType: "org", ownerId: orgId, pool: "subscription" })
+          ])))
+        expect(left).toEqual([0, 0, 0, 0])
+      }, 90_000)
+    }
+  })
+}
