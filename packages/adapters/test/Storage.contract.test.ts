@@ -408,6 +408,22 @@ for (const engine of TestDatabase.availableEngines()) {
           expect(String(error.cause)).toContain("append-only")
           expect(yield* credits.ledgerTotal(ref)).toBe(5)
         }))
+
+      it.effect("the database refuses to delete ledger rows or accounts outside an org deletion", () =>
+        Effect.gen(function*() {
+          const credits = yield* CreditStore
+          const sql = yield* SqlClient.SqlClient
+          const ref = account()
+          yield* credits.grant({ account: ref, amount: 9, reason: "starter", actorId: null })
+          const ledger = yield* Effect.flip(sql`
+            DELETE FROM credit_ledger
+            WHERE account_id IN (SELECT id FROM credit_accounts WHERE owner_id = ${ref.ownerId})`)
+          expect(sqlState(ledger)).toBe("P0001")
+          const accountRow = yield* Effect.flip(sql`DELETE FROM credit_accounts WHERE owner_id = ${ref.ownerId}`)
+          expect(sqlState(accountRow)).toBe("P0001")
+          expect(yield* credits.balance(ref)).toBe(9)
+          expect(yield* credits.ledgerTotal(ref)).toBe(9)
+        }))
     })
 
     describe("MembershipRepository", () => {
