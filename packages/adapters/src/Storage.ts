@@ -8,10 +8,12 @@ import * as SqlOrganizationRepository from "./repositories/SqlOrganizationReposi
 import * as SqlOrgSettingsRepository from "./repositories/SqlOrgSettingsRepository.js"
 import * as SqlCreditStore from "./repositories/SqlCreditStore.js"
 import * as SqlMembershipRepository from "./repositories/SqlMembershipRepository.js"
+import * as SqlMemoryRepository from "./repositories/SqlMemoryRepository.js"
 import * as SqlPreferenceRepository from "./repositories/SqlPreferenceRepository.js"
 import * as SqlTransactor from "./repositories/SqlTransactor.js"
 import * as SqlUserRepository from "./repositories/SqlUserRepository.js"
 import * as SqlWebSessionRepository from "./repositories/SqlWebSessionRepository.js"
+import * as SqlWorkspaceRepository from "./repositories/SqlWorkspaceRepository.js"
 
 export const layer = Layer.mergeAll(
   SqlUserRepository.layer,
@@ -19,6 +21,8 @@ export const layer = Layer.mergeAll(
   SqlApiKeyRepository.layer,
   SqlMembershipRepository.layer,
   SqlPreferenceRepository.layer,
+  SqlWorkspaceRepository.layer,
+  SqlMemoryRepository.layer,
   SqlCreditStore.layer,
   SqlTransactor.layer,
   SqlOrganizationRepository.layer,

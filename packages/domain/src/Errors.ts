@@ -45,3 +45,8 @@ export class PolicyViolation extends Schema.TaggedError<PolicyViolation>()("Poli
 }) {}
 
 export const notFound = (what: string) => new NotFound({ message: `${what} not found` })
+
+/** Every model that could serve the request failed (after retries and fallback). */
+export class UpstreamUnavailable extends Schema.TaggedError<UpstreamUnavailable>()("UpstreamUnavailable", {
+  message: Schema.String
+}) {}

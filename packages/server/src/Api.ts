@@ -8,6 +8,7 @@ import { AuthApi } from "./api/AuthApi.js"
 import * as Envelope from "./api/Envelope.js"
 import { HealthApi } from "./api/HealthApi.js"
 import { MeApi } from "./api/MeApi.js"
+import { MemoriesApi } from "./api/MemoriesApi.js"
 import { OrgAdminApi } from "./api/OrgAdminApi.js"
 import { OrgsApi } from "./api/OrgsApi.js"
 
@@ -18,6 +19,7 @@ export class Api extends HttpApi.make("huddle")
   .add(ApiKeysApi.prefix("/v1"))
   .add(OrgsApi.prefix("/v1"))
   .add(OrgAdminApi.prefix("/v1"))
+  .add(MemoriesApi.prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.
   .addError(Envelope.InvalidRequest)
   .addError(Envelope.Unauthorized)

@@ -10,7 +10,9 @@ import * as Accounts from "@huddle/domain/services/Accounts"
 import { AccountSettings } from "@huddle/domain/services/AccountSettings"
 import * as ApiKeys from "@huddle/domain/services/ApiKeys"
 import * as Authentication from "@huddle/domain/services/Authentication"
+import * as ContextAssembly from "@huddle/domain/services/ContextAssembly"
 import * as Credits from "@huddle/domain/services/Credits"
+import * as Memories from "@huddle/domain/services/Memories"
 import * as OrgAccess from "@huddle/domain/services/OrgAccess"
 import * as Organizations from "@huddle/domain/services/Organizations"
 import * as OrgCredits from "@huddle/domain/services/OrgCredits"
@@ -24,6 +26,7 @@ import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
 import { AuthHttp } from "./http/AuthHttp.js"
 import { HealthHttp } from "./http/HealthHttp.js"
 import { MeHttp } from "./http/MeHttp.js"
+import { MemoriesHttp } from "./http/MemoriesHttp.js"
 import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
 import { OrgsHttp } from "./http/OrgsHttp.js"
 import type { ServerConfig } from "./ServerConfig.js"
@@ -41,7 +44,9 @@ export const domainLayer = (config: ServerConfig) => {
   const organizations = Layer.mergeAll(Organizations.layer, OrgSettings.layer, OrgCredits.layer, Credits.layer).pipe(
     Layer.provideMerge(OrgAccess.layer)
   )
+  const memories = Layer.mergeAll(Memories.layer, ContextAssembly.layer)
   return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer).pipe(
+    Layer.provideMerge(memories),
     Layer.provideMerge(organizations),
     Layer.provideMerge(infrastructure),
     Layer.provide(settings)
@@ -49,7 +54,7 @@ export const domainLayer = (config: ServerConfig) => {
 }
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp]),
+  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp]),
   Layer.provide(AuthenticatedLive)
 )
 
@@ -59,15 +64,25 @@ const docsLayer = Layer.mergeAll(
 )
 
 /**
- * On shutdown the node server stops accepting and waits for open requests; connections still
- * busy after the grace period are closed so that shutdown always ends.
+ * Shutdown drains before anything else closes: this layer is built last, so its finalizer runs
+ * first. It stops accepting connections and waits for the requests in flight, while the database
+ * and the request handler are still there; connections still busy after the grace period are
+ * closed, so that shutdown always ends.
  */
-const forceCloseAfter = (server: NodeServer, grace: Duration.Duration) =>
+const drainOnShutdown = (server: NodeServer, grace: Duration.Duration) =>
   Layer.scopedDiscard(
     Effect.addFinalizer(() =>
-      Effect.sync(() => {
+      Effect.async<void>((resume) => {
+        if (!server.listening) return resume(Effect.void)
+        const force = setTimeout(() => server.closeAllConnections(), Duration.toMillis(grace))
+        // Keep-alive connections become idle as their last response ends: close them then.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50)
+        server.close(() => {
+          clearTimeout(force)
+          clearInterval(sweep)
+          resume(Effect.void)
+        })
         server.closeIdleConnections()
-        setTimeout(() => server.closeAllConnections(), Duration.toMillis(grace)).unref()
       })
     )
   )
@@ -75,12 +90,14 @@ const forceCloseAfter = (server: NodeServer, grace: Duration.Duration) =>
 /** The HTTP server with everything behind it; it listens for as long as the layer is alive. */
 export const layer = (config: ServerConfig) => {
   const node = createServer()
-  return HttpApiBuilder.serve(RequestEdge.middleware).pipe(
+  const served = HttpApiBuilder.serve(RequestEdge.middleware).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
     Layer.provide(apiLayer),
-    Layer.provide(domainLayer(config)),
-    Layer.provideMerge(forceCloseAfter(node, config.shutdownGrace)),
+    Layer.provide(domainLayer(config))
+  )
+  return drainOnShutdown(node, config.shutdownGrace).pipe(
+    Layer.provideMerge(served),
     Layer.provideMerge(NodeHttpServer.layer(() => node, { host: config.host, port: config.port })),
     Layer.orDie
   )

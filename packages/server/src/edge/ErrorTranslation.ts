@@ -19,7 +19,7 @@ const describeIssue = (issue: Issue): string =>
   issue.path.length > 0
     ? `${issue.path.map(String).join(".")}: ${issue.message}`
     // A failure at the root is a body of the wrong kind; the schema's own text would dump its AST.
-    : issue.message.startsWith("Expected {")
+    : issue.message.startsWith("Expected ")
     ? "The request body must be a JSON object"
     : issue.message
 

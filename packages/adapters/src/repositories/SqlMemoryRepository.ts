@@ -1,0 +1,85 @@
+import { SqlClient } from "@effect/sql"
+import type { Fragment, Statement } from "@effect/sql/Statement"
+import { Memory, type MemoryScope } from "@huddle/domain/Memory"
+import { MemoryRepository, type Selection } from "@huddle/domain/ports/MemoryRepository"
+import { Effect, Layer, Option } from "effect"
+import { toDate, utc } from "./Rows.js"
+
+interface MemoryRow {
+  readonly id: string
+  readonly scope: MemoryScope
+  readonly content: string
+  readonly org_id: string | null
+  readonly workspace_id: string | null
+  readonly author_id: string
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const fromRow = (row: MemoryRow) =>
+  new Memory({ ...row, created_at: utc(row.created_at), updated_at: utc(row.updated_at) }, { disableValidation: true })
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const columns = sql`m.id, m.scope, m.content, m.org_id, m.workspace_id, m.author_id, m.created_at, m.updated_at`
+
+  /** The WHERE condition of a selection; none when it selects nothing. */
+  const condition = (selection: Selection) => {
+    const parts: Array<Fragment> = []
+    if (selection.personalOf !== null) {
+      parts.push(sql`(m.scope = 'personal' AND m.author_id = ${selection.personalOf})`)
+    }
+    if (selection.workspaces !== null) {
+      const { ownerId, workspaceId } = selection.workspaces
+      parts.push(sql`(m.scope = 'workspace' AND w.owner_id = ${ownerId}
+                     ${workspaceId === null ? sql`` : sql`AND m.workspace_id = ${workspaceId}`})`)
+    }
+    if (selection.orgIds.length > 0) {
+      parts.push(sql`(m.scope = 'org' AND m.org_id IN ${sql.in(selection.orgIds)})`)
+    }
+    return parts.length === 0 ? Option.none() : Option.some(sql.or(parts))
+  }
+
+  const select = (selection: Selection, query: (where: Fragment) => Statement<MemoryRow>) =>
+    Option.match(condition(selection), {
+      onNone: () => Effect.succeed([]),
+      onSome: (where) => query(where).pipe(Effect.map((rows) => rows.map(fromRow)), Effect.orDie)
+    })
+
+  return MemoryRepository.of({
+    create: (memory) =>
+      sql`INSERT INTO memories (id, scope, author_id, org_id, workspace_id, content, created_at, updated_at)
+          VALUES (${memory.id}, ${memory.scope}, ${memory.author_id}, ${memory.org_id}, ${memory.workspace_id},
+                  ${memory.content}, ${toDate(memory.created_at)}, ${toDate(memory.updated_at)})`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      ),
+    findById: (id) =>
+      sql<MemoryRow>`SELECT ${columns} FROM memories m WHERE m.id = ${id}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), fromRow)),
+        Effect.orDie
+      ),
+    update: (id, content, at) =>
+      sql<MemoryRow>`UPDATE memories m SET content = ${content}, updated_at = ${toDate(at)}
+                     WHERE m.id = ${id} RETURNING ${columns}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), fromRow)),
+        Effect.orDie
+      ),
+    delete: (id) =>
+      sql`DELETE FROM memories WHERE id = ${id} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      ),
+    list: (selection, { cursor, limit }) =>
+      select(selection, (where) =>
+        sql<MemoryRow>`SELECT ${columns} FROM memories m LEFT JOIN workspaces w ON w.id = m.workspace_id
+                       WHERE ${where} ${cursor === undefined ? sql`` : sql`AND m.id < ${cursor}`}
+                       ORDER BY m.id DESC LIMIT ${limit + 1}`),
+    listAll: (selection) =>
+      select(selection, (where) =>
+        sql<MemoryRow>`SELECT ${columns} FROM memories m LEFT JOIN workspaces w ON w.id = m.workspace_id
+                       WHERE ${where} ORDER BY m.id`)
+  })
+})
+
+export const layer = Layer.effect(MemoryRepository, make)

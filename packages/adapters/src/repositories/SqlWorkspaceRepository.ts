@@ -1,0 +1,50 @@
+import { SqlClient } from "@effect/sql"
+import { WorkspaceRepository } from "@huddle/domain/ports/WorkspaceRepository"
+import { Workspace } from "@huddle/domain/Workspace"
+import { Effect, Layer, Option } from "effect"
+import { toDate, utc } from "./Rows.js"
+
+interface WorkspaceRow {
+  readonly id: string
+  readonly owner_id: string
+  readonly name: string
+  readonly personal: boolean
+  readonly created_at: Date
+}
+
+const fromRow = (row: WorkspaceRow) =>
+  new Workspace({ ...row, created_at: utc(row.created_at) }, { disableValidation: true })
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const columns = sql`id, owner_id, name, personal, created_at`
+
+  const findPersonal = (ownerId: string) =>
+    sql<WorkspaceRow>`SELECT ${columns} FROM workspaces WHERE owner_id = ${ownerId} AND personal`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), fromRow)),
+      Effect.orDie
+    )
+
+  return WorkspaceRepository.of({
+    findById: (id) =>
+      sql<WorkspaceRow>`SELECT ${columns} FROM workspaces WHERE id = ${id}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), fromRow)),
+        Effect.orDie
+      ),
+    findPersonal,
+    ensurePersonal: (candidate) =>
+      Effect.gen(function*() {
+        // The unique partial index (one personal workspace per owner) settles concurrent calls.
+        yield* sql`INSERT INTO workspaces (id, owner_id, name, personal, created_at)
+                   VALUES (${candidate.id}, ${candidate.owner_id}, ${candidate.name}, true, ${toDate(candidate.created_at)})
+                   ON CONFLICT (owner_id) WHERE personal DO NOTHING`.pipe(Effect.orDie)
+        const found = yield* findPersonal(candidate.owner_id)
+        return yield* Option.match(found, {
+          onNone: () => Effect.dieMessage(`no personal workspace for ${candidate.owner_id} after inserting one`),
+          onSome: Effect.succeed
+        })
+      })
+  })
+})
+
+export const layer = Layer.effect(WorkspaceRepository, make)

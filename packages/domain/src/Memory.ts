@@ -1,0 +1,30 @@
+import { Schema } from "effect"
+
+/** Who a memory is for: its author alone, a workspace (its owner), or every member of an org. */
+export const MemoryScope = Schema.Literal("personal", "workspace", "org")
+export type MemoryScope = typeof MemoryScope.Type
+
+export const maxContentLength = 8000
+
+/**
+ * What a memory says: trimmed, 1 to 8000 characters. NUL cannot be stored in PostgreSQL text,
+ * and a lone surrogate would not come back as it was sent, so both are refused.
+ */
+export const MemoryContent = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => "content must not be empty" }),
+  Schema.maxLength(maxContentLength, { message: () => `content must be at most ${maxContentLength} characters` }),
+  Schema.pattern(/^[^\u0000\p{Cs}]*$/u, { message: () => "content must not contain NUL characters or lone surrogates" })
+)
+
+export class Memory extends Schema.Class<Memory>("Memory")({
+  id: Schema.String,
+  scope: MemoryScope,
+  content: Schema.String,
+  /** Set exactly when the scope is `org`. */
+  org_id: Schema.NullOr(Schema.String),
+  /** Set exactly when the scope is `workspace`. */
+  workspace_id: Schema.NullOr(Schema.String),
+  author_id: Schema.String,
+  created_at: Schema.DateTimeUtc,
+  updated_at: Schema.DateTimeUtc
+}) {}

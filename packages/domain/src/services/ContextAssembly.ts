@@ -1,0 +1,104 @@
+/**
+ * Builds the model input of a request. Memories: the org's (when the user is a member), the
+ * workspace's and the user's personal ones, without duplicates, in precedence order, within a
+ * token budget.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { MemoryScope } from "../Memory.js"
+import { MembershipRepository } from "../ports/MembershipRepository.js"
+import { MemoryRepository } from "../ports/MemoryRepository.js"
+import { WorkspaceRepository } from "../ports/WorkspaceRepository.js"
+
+export interface ContextMemory {
+  readonly id: string
+  readonly scope: MemoryScope
+  readonly content: string
+}
+
+export interface AssembledMemories {
+  /** Org memories first, then workspace, then personal; oldest first within a scope. */
+  readonly memories: ReadonlyArray<ContextMemory>
+  /** The estimated tokens of `memories`, never more than the budget. */
+  readonly tokens: number
+  /** Distinct memories left out because the budget was spent. */
+  readonly dropped: number
+}
+
+export interface MemoriesRequest {
+  readonly userId: string
+  /** The org context of the request; its memories count only when the user is an active member. */
+  readonly orgId: string | null
+  /** A workspace the user owns; the user's personal workspace when null. */
+  readonly workspaceId: string | null
+  readonly budgetTokens: number
+}
+
+export interface Service {
+  readonly memoriesFor: (request: MemoriesRequest) => Effect.Effect<AssembledMemories>
+}
+
+export class ContextAssembly extends Context.Tag("@huddle/domain/ContextAssembly")<ContextAssembly, Service>() {}
+
+/** A rough token count for budgeting: about four characters a token. */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+
+/** The form under which two memories count as the same: trimmed, white space collapsed, lower case. */
+export const normalise = (content: string): string => content.trim().replace(/\s+/g, " ").toLowerCase()
+
+/** Lower comes first and wins over a duplicate. */
+export const precedence: Readonly<Record<MemoryScope, number>> = { org: 0, workspace: 1, personal: 2 }
+
+const compareStrings = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+const byPrecedence = (a: ContextMemory, b: ContextMemory) =>
+  precedence[a.scope] - precedence[b.scope] || compareStrings(a.id, b.id) || compareStrings(a.content, b.content)
+
+/**
+ * Orders the candidates (org, workspace, personal; by id within a scope), keeps the first copy
+ * of each normalised content, and takes memories in that order until the next one would exceed
+ * the budget. The result depends only on the set of candidates, not on their order.
+ */
+export const assemble = (candidates: ReadonlyArray<ContextMemory>, budgetTokens: number): AssembledMemories => {
+  const seen = new Set<string>()
+  const distinct = [...candidates].sort(byPrecedence).filter((memory) => {
+    const key = normalise(memory.content)
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+  const budget = Number.isNaN(budgetTokens) ? 0 : budgetTokens
+  const memories: Array<ContextMemory> = []
+  let tokens = 0
+  for (const { content, id, scope } of distinct) {
+    const cost = estimateTokens(content)
+    // Stopping (rather than skipping to a smaller one) keeps every lower-precedence memory out
+    // once a higher one did not fit.
+    if (tokens + cost > budget) break
+    memories.push({ id, scope, content })
+    tokens += cost
+  }
+  return { memories, tokens, dropped: distinct.length - memories.length }
+}
+
+export const make = Effect.gen(function*() {
+  const memories = yield* MemoryRepository
+  const workspaces = yield* WorkspaceRepository
+  const memberships = yield* MembershipRepository
+
+  const memoriesFor: Service["memoriesFor"] = ({ budgetTokens, orgId, userId, workspaceId }) =>
+    Effect.gen(function*() {
+      const orgIds = orgId !== null && Option.isSome(yield* memberships.roleOf(userId, orgId)) ? [orgId] : []
+      const workspace = workspaceId ?? Option.getOrNull(Option.map(yield* workspaces.findPersonal(userId), (_) => _.id))
+      const candidates = yield* memories.listAll({
+        personalOf: userId,
+        // Owned by the user: another's workspace contributes nothing.
+        workspaces: workspace === null ? null : { ownerId: userId, workspaceId: workspace },
+        orgIds
+      })
+      return assemble(candidates, budgetTokens)
+    })
+
+  return ContextAssembly.of({ memoriesFor })
+})
+
+export const layer = Layer.effect(ContextAssembly, make)

@@ -1,0 +1,108 @@
+/**
+ * Runs a model call over the catalog: retries a model on transient failures (honouring the
+ * provider's Retry-After within a bound), then falls back to the next model of the list. Once a
+ * model has produced output, a failure ends the call: an answer is never stitched from two models.
+ */
+import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
+import { UpstreamUnavailable } from "../Errors.js"
+import type { CatalogModel, ChatMessage, ModelChunk } from "../Model.js"
+import { ModelProviders, ProviderFailure } from "../ports/ModelProviders.js"
+
+export type RouterChunk =
+  | ModelChunk
+  | { readonly _tag: "Attempt"; readonly model: CatalogModel; readonly attempt: number }
+  | { readonly _tag: "Failed"; readonly model: CatalogModel; readonly reason: string; readonly willRetry: boolean }
+
+export interface Call {
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly temperature?: number | undefined
+  readonly maxOutputTokens: number
+}
+
+export interface Policy {
+  /** Attempts per model, the first included. */
+  readonly attempts: number
+  readonly baseDelay: Duration.Duration
+  /** A Retry-After longer than this moves on to the next model instead of waiting. */
+  readonly maxDelay: Duration.Duration
+}
+
+export const defaultPolicy: Policy = { attempts: 3, baseDelay: Duration.millis(200), maxDelay: Duration.seconds(10) }
+
+export interface Service {
+  readonly stream: (models: ReadonlyArray<CatalogModel>, call: Call) => Stream.Stream<RouterChunk, UpstreamUnavailable>
+}
+
+export class Router extends Context.Tag("@huddle/domain/Router")<Router, Service>() {}
+
+export class RouterPolicy extends Context.Reference<RouterPolicy>()("@huddle/domain/RouterPolicy", {
+  defaultValue: () => defaultPolicy
+}) {}
+
+const describe = (failure: ProviderFailure) => `${failure.reason}${failure.status ? ` (${failure.status})` : ""}`
+
+export const make = Effect.gen(function*() {
+  const providers = yield* ModelProviders
+  const policy = yield* RouterPolicy
+
+  const delayFor = (failure: ProviderFailure, attempt: number): Option.Option<Duration.Duration> => {
+    if (!failure.retryable || attempt >= policy.attempts) return Option.none()
+    const wanted = failure.retryAfter ?? Duration.times(policy.baseDelay, 2 ** (attempt - 1))
+    return Duration.greaterThan(wanted, policy.maxDelay) ? Option.none() : Option.some(wanted)
+  }
+
+  const stream: Service["stream"] = (models, call) => {
+    const failures: Array<string> = []
+    const tryModel = (index: number, attempt: number): Stream.Stream<RouterChunk, UpstreamUnavailable> => {
+      const model = models[index]
+      if (model === undefined) {
+        return Stream.fail(new UpstreamUnavailable({
+          message: failures.length === 0
+            ? "No model is available for this request"
+            : `No model could answer: ${failures.join("; ")}`
+        }))
+      }
+      const provider = providers.get(model.provider)
+      if (Option.isNone(provider)) {
+        failures.push(`${model.id}: provider ${model.provider} is not configured`)
+        return tryModel(index + 1, 1)
+      }
+      let produced = false
+      const attemptStream = provider.value.stream({
+        model,
+        messages: call.messages,
+        temperature: call.temperature,
+        maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens)
+      }).pipe(Stream.tap((chunk) => Effect.sync(() => {
+        if (chunk._tag === "Delta") produced = true
+      })))
+      const start: Stream.Stream<RouterChunk> = Stream.make({ _tag: "Attempt", model, attempt } as const)
+      return Stream.concat(start, attemptStream).pipe(
+        Stream.catchAll((failure: ProviderFailure): Stream.Stream<RouterChunk, UpstreamUnavailable> => {
+          if (produced) {
+            return Stream.fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
+          }
+          const delay = delayFor(failure, attempt)
+          if (Option.isSome(delay)) {
+            return Stream.concat(
+              Stream.make({ _tag: "Failed", model, reason: describe(failure), willRetry: true } as const),
+              Stream.unwrap(Effect.as(Effect.sleep(delay.value), tryModel(index, attempt + 1)))
+            )
+          }
+          failures.push(`${model.id}: ${describe(failure)}`)
+          return Stream.concat(
+            Stream.make({ _tag: "Failed", model, reason: describe(failure), willRetry: false } as const),
+            tryModel(index + 1, 1)
+          )
+        })
+      )
+    }
+    return Stream.suspend(() => tryModel(0, 1))
+  }
+
+  return Router.of({ stream })
+})
+
+export const layer = Layer.effect(Router, make)
+
+

@@ -1,0 +1,77 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Memory, MemoryContent, MemoryScope } from "@huddle/domain/Memory"
+import { Schema } from "effect"
+import * as Envelope from "./Envelope.js"
+import { ListParams, page } from "./Lists.js"
+import { Authenticated } from "./Security.js"
+
+const Id = Schema.String.pipe(Schema.maxLength(64))
+const OptionalId = Schema.optionalWith(Schema.NullOr(Id), { default: () => null })
+
+export const CreateMemoryRequest = Schema.Struct({
+  content: MemoryContent,
+  scope: MemoryScope,
+  org_id: OptionalId.annotations({ description: "Required for scope \"org\"; not allowed otherwise" }),
+  workspace_id: OptionalId.annotations({
+    description: "For scope \"workspace\": a workspace the caller owns (default: the caller's personal workspace)"
+  })
+})
+
+export const UpdateMemoryRequest = Schema.Struct({ content: MemoryContent })
+
+export const MemoryListParams = Schema.Struct({
+  ...ListParams.fields,
+  scope: Schema.optional(MemoryScope),
+  org_id: Schema.optional(Id),
+  workspace_id: Schema.optional(Id)
+})
+
+export const MemoryPage = page(Memory)
+
+const MemoryIdPath = Schema.Struct({ id: Id })
+
+export class MemoriesApi extends HttpApiGroup.make("memories")
+  .add(
+    HttpApiEndpoint.post("create", "/memories")
+      .setPayload(CreateMemoryRequest)
+      .addSuccess(Memory, { status: 201 })
+      .addError(Envelope.Forbidden)
+      .annotate(
+        OpenApi.Description,
+        "Create a memory: personal (the caller's alone), workspace (a workspace the caller owns) or org (admins only; every member reads it)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/memories")
+      .setUrlParams(MemoryListParams)
+      .addSuccess(MemoryPage)
+      .annotate(
+        OpenApi.Description,
+        "The memories the caller may read, newest first; narrow with `scope`, `org_id` or `workspace_id`, page with `limit` and `cursor`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/memories/:id")
+      .setPath(MemoryIdPath)
+      .addSuccess(Memory)
+      .annotate(OpenApi.Description, "One memory the caller may read.")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/memories/:id")
+      .setPath(MemoryIdPath)
+      .setPayload(UpdateMemoryRequest)
+      .addSuccess(Memory)
+      .addError(Envelope.Forbidden)
+      .annotate(OpenApi.Description, "Replace a memory's content (its author; for an org memory, an admin of the org).")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/memories/:id")
+      .setPath(MemoryIdPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(Envelope.Forbidden)
+      .annotate(OpenApi.Description, "Delete a memory (its author; for an org memory, an admin of the org).")
+  )
+  .addError(Envelope.NotFound)
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "Memories")
+{}
