@@ -4,6 +4,8 @@
 import { Layer } from "effect"
 import * as SqlApiKeyRepository from "./repositories/SqlApiKeyRepository.js"
 import * as SqlAuditLog from "./repositories/SqlAuditLog.js"
+import * as SqlHuddleRepository from "./repositories/SqlHuddleRepository.js"
+import * as SqlIntentRepository from "./repositories/SqlIntentRepository.js"
 import * as SqlOrganizationRepository from "./repositories/SqlOrganizationRepository.js"
 import * as SqlOrgSettingsRepository from "./repositories/SqlOrgSettingsRepository.js"
 import * as SqlCreditStore from "./repositories/SqlCreditStore.js"
@@ -27,5 +29,7 @@ export const layer = Layer.mergeAll(
   SqlTransactor.layer,
   SqlOrganizationRepository.layer,
   SqlOrgSettingsRepository.layer,
-  SqlAuditLog.layer
+  SqlAuditLog.layer,
+  SqlIntentRepository.layer,
+  SqlHuddleRepository.layer
 )

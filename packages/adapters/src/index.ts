@@ -1,7 +1,12 @@
 /**
- * @huddle/adapters: storage (PostgreSQL and embedded PGlite), cryptography and ids for the
- * ports of `@huddle/domain`.
+ * @huddle/adapters: storage (PostgreSQL and embedded PGlite), cryptography, ids and model
+ * providers for the ports of `@huddle/domain`.
  */
+export * as AnthropicProvider from "./models/AnthropicProvider.js"
+export * as Catalog from "./models/Catalog.js"
+export * as OfflineProvider from "./models/OfflineProvider.js"
+export * as OpenAiCompatibleProvider from "./models/OpenAiCompatibleProvider.js"
+export * as Providers from "./models/Providers.js"
 export * as NodeSecretTokens from "./crypto/NodeSecretTokens.js"
 export * as ScryptPasswordHasher from "./crypto/ScryptPasswordHasher.js"
 export * as Database from "./sql/Database.js"

@@ -7,6 +7,7 @@ import { ApiKeysApi } from "./api/ApiKeysApi.js"
 import { AuthApi } from "./api/AuthApi.js"
 import * as Envelope from "./api/Envelope.js"
 import { HealthApi } from "./api/HealthApi.js"
+import { HuddleApi } from "./api/HuddleApi.js"
 import { MeApi } from "./api/MeApi.js"
 import { MemoriesApi } from "./api/MemoriesApi.js"
 import { OrgAdminApi } from "./api/OrgAdminApi.js"
@@ -20,6 +21,7 @@ export class Api extends HttpApi.make("huddle")
   .add(OrgsApi.prefix("/v1"))
   .add(OrgAdminApi.prefix("/v1"))
   .add(MemoriesApi.prefix("/v1"))
+  .add(HuddleApi.prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.
   .addError(Envelope.InvalidRequest)
   .addError(Envelope.Unauthorized)

@@ -4,8 +4,10 @@
  */
 import { createServer, type Server as NodeServer } from "node:http"
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { Database, NodeSecretTokens, ScryptPasswordHasher, Storage, UlidIds } from "@huddle/adapters"
+import * as Catalog from "@huddle/adapters/models/Catalog"
+import * as Providers from "@huddle/adapters/models/Providers"
 import * as Accounts from "@huddle/domain/services/Accounts"
 import { AccountSettings } from "@huddle/domain/services/AccountSettings"
 import * as ApiKeys from "@huddle/domain/services/ApiKeys"
@@ -17,6 +19,11 @@ import * as OrgAccess from "@huddle/domain/services/OrgAccess"
 import * as Organizations from "@huddle/domain/services/Organizations"
 import * as OrgCredits from "@huddle/domain/services/OrgCredits"
 import * as OrgSettings from "@huddle/domain/services/OrgSettings"
+import * as Huddles from "@huddle/domain/services/Huddles"
+import * as IntentPipeline from "@huddle/domain/services/IntentPipeline"
+import * as Intents from "@huddle/domain/services/Intents"
+import * as RequestContext from "@huddle/domain/services/RequestContext"
+import * as Router from "@huddle/domain/services/Router"
 import { Duration, Effect, Layer, Logger } from "effect"
 import { Api } from "./Api.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
@@ -25,6 +32,7 @@ import { ApiKeysHttp } from "./http/ApiKeysHttp.js"
 import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
 import { AuthHttp } from "./http/AuthHttp.js"
 import { HealthHttp } from "./http/HealthHttp.js"
+import { HuddleHttp } from "./http/HuddleHttp.js"
 import { MeHttp } from "./http/MeHttp.js"
 import { MemoriesHttp } from "./http/MemoriesHttp.js"
 import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
@@ -45,7 +53,17 @@ export const domainLayer = (config: ServerConfig) => {
     Layer.provideMerge(OrgAccess.layer)
   )
   const memories = Layer.mergeAll(Memories.layer, ContextAssembly.layer)
-  return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer).pipe(
+  const models = Router.layer.pipe(
+    Layer.provideMerge(Providers.layer(config.providers).pipe(Layer.provide(NodeHttpClient.layerUndici))),
+    Layer.provideMerge(Catalog.layer(config.catalog))
+  )
+  const huddles = Intents.layer.pipe(
+    Layer.provideMerge(Huddles.layer),
+    Layer.provideMerge(IntentPipeline.layer),
+    Layer.provideMerge(models)
+  )
+  return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer, RequestContext.layer).pipe(
+    Layer.provideMerge(huddles),
     Layer.provideMerge(memories),
     Layer.provideMerge(organizations),
     Layer.provideMerge(infrastructure),
@@ -54,7 +72,7 @@ export const domainLayer = (config: ServerConfig) => {
 }
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp]),
+  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp]),
   Layer.provide(AuthenticatedLive)
 )
 

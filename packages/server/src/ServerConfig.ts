@@ -3,6 +3,8 @@
  * (documented in docs/operations.md).
  */
 import type { Database } from "@huddle/adapters"
+import * as Catalog from "@huddle/adapters/models/Catalog"
+import * as Providers from "@huddle/adapters/models/Providers"
 import { Config, Duration, LogLevel, Option } from "effect"
 
 export interface ServerConfig {
@@ -14,6 +16,8 @@ export interface ServerConfig {
   readonly maxBodyBytes: number
   readonly shutdownGrace: Duration.Duration
   readonly logLevel: LogLevel.LogLevel
+  readonly providers: Providers.Options
+  readonly catalog: Catalog.Options
 }
 
 export const fromEnv: Config.Config<ServerConfig> = Config.all({
@@ -31,7 +35,9 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
     Config.withDefault(1024 * 1024)
   ),
   shutdownGrace: Config.duration("HUDDLE_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
-  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  providers: Providers.fromEnv,
+  catalog: Catalog.fromEnv
 }).pipe(
   Config.map(({ dataDir, databaseUrl, ...rest }): ServerConfig => ({
     ...rest,

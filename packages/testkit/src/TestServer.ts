@@ -9,6 +9,8 @@
  * ```
  */
 import { HttpServer } from "@effect/platform"
+import type * as Catalog from "@huddle/adapters/models/Catalog"
+import type * as Providers from "@huddle/adapters/models/Providers"
 import * as Server from "@huddle/server/Server"
 import type { ServerConfig } from "@huddle/server/ServerConfig"
 import { Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
@@ -19,6 +21,9 @@ export interface Options {
   readonly starterCredits?: number
   readonly maxBodyBytes?: number
   readonly sessionTtl?: Duration.Duration
+  /** Model providers (default: offline only) and the catalog (default: the offline models). */
+  readonly providers?: Providers.Options
+  readonly catalog?: Catalog.Options
 }
 
 export interface Response {
@@ -78,7 +83,9 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
   sessionTtl: options.sessionTtl ?? Duration.days(7),
   maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
   shutdownGrace: Duration.seconds(2),
-  logLevel: LogLevel.Info
+  logLevel: LogLevel.Info,
+  providers: options.providers ?? {},
+  catalog: options.catalog ?? {}
 })
 
 export const start = async (options: Options = {}): Promise<TestServer> => {

@@ -4,6 +4,10 @@
  */
 export * as Accounts from "./Accounts.js"
 export * as CreditsHarness from "./CreditsHarness.js"
+export * as FakeAnthropic from "./FakeAnthropic.js"
+export * as FakeOpenAi from "./FakeOpenAi.js"
+export * as FakeUpstream from "./FakeUpstream.js"
 export * as Orgs from "./Orgs.js"
 export * as TestDatabase from "./TestDatabase.js"
 export * as TestServer from "./TestServer.js"
+export * as SseClient from "./SseClient.js"

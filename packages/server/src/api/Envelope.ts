@@ -38,6 +38,7 @@ export const SessionRequired = envelope(Errors.SessionRequired, "SessionRequired
 export const PolicyViolation = envelope(Errors.PolicyViolation, "PolicyViolation", "POLICY_VIOLATION", 403, "An enforced organization policy forbids this")
 export const NotFound = envelope(Errors.NotFound, "NotFound", "NOT_FOUND", 404, "No such resource")
 export const Conflict = envelope(Errors.Conflict, "Conflict", "CONFLICT", 409, "Conflicts with existing state")
+export const UpstreamUnavailable = envelope(Errors.UpstreamUnavailable, "UpstreamUnavailable", "UPSTREAM_UNAVAILABLE", 502, "No model could answer (after retries and fallback)")
 export const PayloadTooLarge = envelope(EdgeErrors.PayloadTooLarge, "PayloadTooLarge", "PAYLOAD_TOO_LARGE", 413, "The request body is too large")
 export const Internal = envelope(EdgeErrors.Internal, "Internal", "INTERNAL", 500, "An unexpected failure; quote the request id")
 export const ServiceUnavailable = envelope(EdgeErrors.ServiceUnavailable, "ServiceUnavailable", "SERVICE_UNAVAILABLE", 503, "A dependency (the database) is unavailable; retry later")

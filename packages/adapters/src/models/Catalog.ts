@@ -1,0 +1,158 @@
+/**
+ * The model catalog of a deployment: read from a JSON file (`HUDDLE_CATALOG`), or the default
+ * one, which follows the providers that are configured.
+ *
+ * File format (plain JSON; the comments below only explain; see also docs/models.md):
+ *
+ * ```jsonc
+ * {
+ *   "models": [
+ *     {
+ *       "id": "gpt-4o-mini",             // what clients ask for; unique
+ *       "tier": "economy",               // economy | standard | premium
+ *       "provider": "openai",            // offline | openai | anthropic | a named OpenAI-compatible server
+ *       "upstream_model": "gpt-4o-mini", // optional: the name sent upstream (default: id)
+ *       "price": { "input_per_1k": 0.15, "output_per_1k": 0.6 }, // credits per 1,000 tokens
+ *       "context_window": 128000,
+ *       "max_output_tokens": 16384
+ *     }
+ *   ]
+ * }
+ * ```
+ *
+ * Within a tier, models are tried in file order: the first is preferred, the others are the
+ * fallbacks. A file that does not match is refused with a message naming the field
+ * (`models[1].price.input_per_1k: Expected a non-negative number, actual -1`), and so is a
+ * repeated `id`.
+ */
+import { readFile } from "node:fs/promises"
+import { CatalogModel, ModelCatalog } from "@huddle/domain/Model"
+import { Catalog } from "@huddle/domain/ports/Catalog"
+import type { ModelTier } from "@huddle/domain/Preferences"
+import { Array as Arr, Config, type ConfigError, Data, Effect, Either, Layer, Option, ParseResult, Redacted, Schema } from "effect"
+
+export class CatalogError extends Data.TaggedError("CatalogError")<{
+  /** The file (or other source) the catalog came from. */
+  readonly source: string
+  readonly message: string
+}> {}
+
+const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`), "")
+
+const decodeCatalog = Schema.decodeUnknownEither(ModelCatalog, { errors: "all" })
+
+/** Decodes a parsed catalog; `source` names it in errors. */
+export const decode = (json: unknown, source: string): Effect.Effect<ModelCatalog, CatalogError> => {
+  const decoded = decodeCatalog(json)
+  if (Either.isLeft(decoded)) {
+    const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+      .map((issue) => (issue.path.length > 0 ? `${formatPath(issue.path)}: ${issue.message}` : issue.message))
+    return Effect.fail(new CatalogError({ source, message: `invalid model catalog ${source}: ${issues.join("; ")}` }))
+  }
+  const seen = new Set<string>()
+  for (const [index, model] of decoded.right.models.entries()) {
+    if (seen.has(model.id)) {
+      return Effect.fail(new CatalogError({ source, message: `invalid model catalog ${source}: models[${index}].id: "${model.id}" appears twice` }))
+    }
+    seen.add(model.id)
+  }
+  return Effect.succeed(decoded.right)
+}
+
+/** Parses and decodes catalog JSON text. */
+export const parse = (text: string, source: string): Effect.Effect<ModelCatalog, CatalogError> =>
+  Effect.try({
+    try: (): unknown => JSON.parse(text),
+    catch: (error) => new CatalogError({ source, message: `invalid model catalog ${source}: not JSON (${error instanceof Error ? error.message : String(error)})` })
+  }).pipe(Effect.flatMap((json) => decode(json, source)))
+
+/** Reads a catalog file. */
+export const load = (path: string): Effect.Effect<ModelCatalog, CatalogError> =>
+  Effect.tryPromise({
+    try: () => readFile(path, "utf8"),
+    catch: (error) => new CatalogError({ source: path, message: `cannot read the model catalog ${path}: ${error instanceof Error ? error.message : String(error)}` })
+  }).pipe(Effect.flatMap((text) => parse(text, path)))
+
+const model = (
+  id: string,
+  tier: ModelTier,
+  provider: string,
+  input_per_1k: number,
+  output_per_1k: number,
+  context_window: number,
+  max_output_tokens: number
+) => new CatalogModel({ id, tier, provider, price: { input_per_1k, output_per_1k }, context_window, max_output_tokens })
+
+const tiers: ReadonlyArray<ModelTier> = ["economy", "standard", "premium"]
+
+/**
+ * Prices are credits per 1,000 tokens at one credit per US$0.001 of list price (so the numbers
+ * equal the providers' US$ per million tokens). gpt-4.1 is premium for its context window
+ * (1M tokens), not its price.
+ */
+const openaiModels: Readonly<Record<ModelTier, CatalogModel>> = {
+  economy: model("gpt-4o-mini", "economy", "openai", 0.15, 0.6, 128_000, 16_384),
+  standard: model("gpt-4o", "standard", "openai", 2.5, 10, 128_000, 16_384),
+  premium: model("gpt-4.1", "premium", "openai", 2, 8, 1_047_576, 32_768)
+}
+
+const anthropicModels: Readonly<Record<ModelTier, CatalogModel>> = {
+  economy: model("claude-haiku-4-5", "economy", "anthropic", 1, 5, 200_000, 64_000),
+  standard: model("claude-sonnet-4-5", "standard", "anthropic", 3, 15, 200_000, 64_000),
+  premium: model("claude-opus-4-1", "premium", "anthropic", 15, 75, 200_000, 32_000)
+}
+
+/** Small but nonzero, so that credit accounting is exercised without any provider. */
+const offlineModels: Readonly<Record<ModelTier, CatalogModel>> = {
+  economy: model("offline-economy", "economy", "offline", 1, 2, 32_768, 1024),
+  standard: model("offline-standard", "standard", "offline", 2, 4, 32_768, 1024),
+  premium: model("offline-premium", "premium", "offline", 4, 8, 32_768, 1024)
+}
+
+export interface Enabled {
+  readonly openai?: boolean | undefined
+  readonly anthropic?: boolean | undefined
+}
+
+/**
+ * The offline models, with OpenAI's and then Anthropic's ahead of them in each tier when those
+ * providers are configured (so offline is the last fallback).
+ */
+export const defaultCatalog = (enabled: Enabled = {}): ModelCatalog => {
+  const models = tiers.flatMap((tier) => [
+    ...(enabled.openai ? [openaiModels[tier]] : []),
+    ...(enabled.anthropic ? [anthropicModels[tier]] : []),
+    offlineModels[tier]
+  ])
+  // Never empty: every tier has its offline model.
+  return new ModelCatalog({ models: Arr.isNonEmptyReadonlyArray(models) ? models : [offlineModels.economy] })
+}
+
+export interface Options extends Enabled {
+  /** A catalog file; without one, `defaultCatalog`. */
+  readonly path?: string | undefined
+}
+
+export const make = (options: Options): Effect.Effect<ModelCatalog, CatalogError> =>
+  options.path === undefined ? Effect.succeed(defaultCatalog(options)) : load(options.path)
+
+export const layer = (options: Options): Layer.Layer<Catalog, CatalogError> =>
+  Layer.effect(Catalog, Effect.map(make(options), Catalog.fromCatalog))
+
+const isSet = (name: string) =>
+  Config.option(Config.redacted(name)).pipe(Config.map(Option.exists((value) => Redacted.value(value).trim().length > 0)))
+
+/** `HUDDLE_CATALOG`, and which providers have keys (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`). */
+export const fromEnv: Config.Config<Options> = Config.all({
+  path: Config.option(Config.string("HUDDLE_CATALOG")),
+  openai: isSet("OPENAI_API_KEY"),
+  anthropic: isSet("ANTHROPIC_API_KEY")
+}).pipe(Config.map(({ anthropic, openai, path }): Options => ({
+  path: Option.getOrUndefined(Option.filter(path, (value) => value.trim().length > 0)),
+  openai,
+  anthropic
+})))
+
+export const layerConfig = (config: Config.Config<Options>): Layer.Layer<Catalog, CatalogError | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(config, layer))

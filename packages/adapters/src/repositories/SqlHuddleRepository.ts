@@ -1,0 +1,102 @@
+import { SqlClient } from "@effect/sql"
+import { HuddleMessage, HuddleSession } from "@huddle/domain/Huddle"
+import { HuddleRepository } from "@huddle/domain/ports/HuddleRepository"
+import { Effect, Layer, Option, Schema } from "effect"
+import { toDate, utc } from "./Rows.js"
+
+interface SessionRow {
+  readonly id: string
+  readonly title: string
+  readonly org_id: string | null
+  readonly workspace_id: string | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+interface MessageRow {
+  readonly id: string
+  readonly role: string
+  readonly content: string
+  readonly mode: string | null
+  readonly intent_id: string | null
+  readonly models: unknown
+  readonly usage: unknown
+  readonly credits_charged: number
+  readonly refs: unknown
+  readonly created_at: Date
+}
+
+const sessionFromRow = (row: SessionRow) =>
+  new HuddleSession({ ...row, created_at: utc(row.created_at), updated_at: utc(row.updated_at) }, { disableValidation: true })
+
+const decodeMessage = Schema.decodeUnknown(HuddleMessage)
+const encodeMessage = Schema.encode(HuddleMessage)
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const sessionColumns = sql`id, title, org_id, workspace_id, created_at, updated_at`
+
+  return HuddleRepository.of({
+    createSession: (session, userId) =>
+      sql`INSERT INTO huddle_sessions (id, user_id, org_id, workspace_id, title, created_at, updated_at)
+          VALUES (${session.id}, ${userId}, ${session.org_id}, ${session.workspace_id}, ${session.title},
+                  ${toDate(session.created_at)}, ${toDate(session.updated_at)})`.pipe(Effect.asVoid, Effect.orDie),
+    findSession: (userId, id) =>
+      sql<SessionRow>`SELECT ${sessionColumns} FROM huddle_sessions WHERE id = ${id} AND user_id = ${userId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), sessionFromRow)),
+        Effect.orDie
+      ),
+    listSessions: (userId, { cursor, limit }) =>
+      sql<SessionRow>`SELECT ${sessionColumns} FROM huddle_sessions WHERE user_id = ${userId}
+                      ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
+                      ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
+        Effect.map((rows) => rows.map(sessionFromRow)),
+        Effect.orDie
+      ),
+    renameSession: (userId, id, title) =>
+      sql<SessionRow>`UPDATE huddle_sessions SET title = ${title}, updated_at = now()
+                      WHERE id = ${id} AND user_id = ${userId} RETURNING ${sessionColumns}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), sessionFromRow)),
+        Effect.orDie
+      ),
+    deleteSession: (userId, id) =>
+      sql<{ id: string }>`DELETE FROM huddle_sessions WHERE id = ${id} AND user_id = ${userId} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      ),
+    addMessage: (sessionId, message) =>
+      Effect.gen(function*() {
+        const e = yield* encodeMessage(message)
+        yield* sql`INSERT INTO huddle_messages (id, session_id, intent_id, role, content, mode, models, usage,
+                                                credits_charged, refs, created_at)
+                   VALUES (${e.id}, ${sessionId}, ${e.intent_id}, ${e.role}, ${e.content}, ${e.mode},
+                           ${JSON.stringify(e.models)}::jsonb, ${e.usage === null ? null : JSON.stringify(e.usage)}::jsonb,
+                           ${e.credits_charged}, ${JSON.stringify(e.references)}::jsonb, ${toDate(message.created_at)})`
+        yield* sql`UPDATE huddle_sessions SET updated_at = ${toDate(message.created_at)} WHERE id = ${sessionId}`
+      }).pipe(Effect.orDie),
+    messages: (sessionId, limit) =>
+      sql<MessageRow>`SELECT * FROM (
+                        SELECT id, role, content, mode, intent_id, models, usage, credits_charged, refs, created_at
+                        FROM huddle_messages WHERE session_id = ${sessionId} ORDER BY id DESC LIMIT ${limit}
+                      ) recent ORDER BY id`.pipe(
+        Effect.flatMap((rows) =>
+          Effect.forEach(rows, (row) =>
+            decodeMessage({
+              id: row.id,
+              role: row.role,
+              content: row.content,
+              mode: row.mode,
+              intent_id: row.intent_id,
+              models: row.models,
+              usage: row.usage,
+              credits_charged: row.credits_charged,
+              references: row.refs,
+              created_at: row.created_at.toISOString()
+            }))
+        ),
+        Effect.orDie
+      )
+  })
+})
+
+export const layer = Layer.effect(HuddleRepository, make)

@@ -1,0 +1,102 @@
+import { SqlClient } from "@effect/sql"
+import { Intent } from "@huddle/domain/Intent"
+import { IntentRepository } from "@huddle/domain/ports/IntentRepository"
+import { Effect, Layer, Option, Schema } from "effect"
+import { toDate } from "./Rows.js"
+
+interface IntentRow {
+  readonly id: string
+  readonly user_id: string
+  readonly workspace_id: string | null
+  readonly status: string
+  readonly input: string
+  readonly mode: string
+  readonly org_id: string | null
+  readonly session_id: string | null
+  readonly settings: unknown
+  readonly plan: unknown
+  readonly output: string | null
+  readonly models: unknown
+  readonly usage: unknown
+  readonly credits_charged: number
+  readonly error: unknown
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const decode = Schema.decodeUnknown(Intent)
+const encode = Schema.encode(Intent)
+const json = (value: unknown) => value === null || value === undefined ? null : JSON.stringify(value)
+
+const fromRow = (row: IntentRow) =>
+  decode({
+    id: row.id,
+    status: row.status,
+    input: row.input,
+    mode: row.mode,
+    org_id: row.org_id,
+    session_id: row.session_id,
+    settings: row.settings,
+    plan: row.plan,
+    output: row.output,
+    models: row.models,
+    usage: row.usage,
+    credits_charged: row.credits_charged,
+    error: row.error,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString()
+  })
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const columns = sql`id, user_id, workspace_id, status, input, mode, org_id, session_id, settings, plan, output,
+                      models, usage, credits_charged, error, created_at, updated_at`
+
+  return IntentRepository.of({
+    insert: (intent, { userId, workspaceId }) =>
+      Effect.gen(function*() {
+        const e = yield* encode(intent)
+        yield* sql`INSERT INTO intents (id, user_id, org_id, session_id, workspace_id, input, mode, status, settings, plan,
+                                        output, models, usage, credits_charged, error, created_at, updated_at)
+                   VALUES (${e.id}, ${userId}, ${e.org_id}, ${e.session_id}, ${workspaceId}, ${e.input}, ${e.mode},
+                           ${e.status}, ${json(e.settings)}::jsonb, ${json(e.plan)}::jsonb, ${e.output},
+                           ${json(e.models)}::jsonb, ${json(e.usage)}::jsonb, ${e.credits_charged},
+                           ${json(e.error)}::jsonb, ${toDate(intent.created_at)}, ${toDate(intent.updated_at)})`
+      }).pipe(Effect.orDie),
+    update: (intent, reviewedBy) =>
+      Effect.gen(function*() {
+        const e = yield* encode(intent)
+        yield* sql`UPDATE intents SET status = ${e.status}, plan = ${json(e.plan)}::jsonb, output = ${e.output},
+                     models = ${json(e.models)}::jsonb, usage = ${json(e.usage)}::jsonb,
+                     credits_charged = ${e.credits_charged}, error = ${json(e.error)}::jsonb,
+                     reviewed_by = COALESCE(${reviewedBy ?? null}, reviewed_by), updated_at = ${toDate(intent.updated_at)}
+                   WHERE id = ${e.id}`
+      }).pipe(Effect.orDie),
+    transition: (id, from, to, reviewedBy) =>
+      sql<{ id: string }>`UPDATE intents SET status = ${to}, reviewed_by = ${reviewedBy}, updated_at = now()
+                          WHERE id = ${id} AND status = ${from} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      ),
+    find: (id) =>
+      sql<IntentRow>`SELECT ${columns} FROM intents WHERE id = ${id}`.pipe(
+        Effect.flatMap((rows) => {
+          const row = rows[0]
+          return row === undefined
+            ? Effect.succeed(Option.none())
+            : Effect.map(fromRow(row), (intent) => Option.some({ intent, userId: row.user_id, workspaceId: row.workspace_id }))
+        }),
+        Effect.orDie
+      ),
+    listForUser: (userId, { cursor, limit, status }) =>
+      sql<IntentRow>`SELECT ${columns} FROM intents WHERE user_id = ${userId}
+                     ${status === undefined ? sql`` : sql`AND status = ${status}`}
+                     ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
+                     ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
+        Effect.flatMap((rows) => Effect.forEach(rows, fromRow)),
+        Effect.orDie
+      )
+  })
+})
+
+export const layer = Layer.effect(IntentRepository, make)

@@ -1,0 +1,52 @@
+import { Schema } from "effect"
+import { EffectiveSettings } from "./Policy.js"
+import { HuddleMode } from "./Preferences.js"
+import { Usage } from "./Model.js"
+
+export const IntentStatus = Schema.Literal(
+  "received",
+  "planning",
+  "awaiting_review",
+  "executing",
+  "completed",
+  "failed",
+  "rejected"
+)
+export type IntentStatus = typeof IntentStatus.Type
+
+/** What the planning stage decided, kept so that an approved intent executes as reviewed. */
+export class Plan extends Schema.Class<Plan>("Plan")({
+  models: Schema.Array(Schema.String),
+  max_output_tokens: Schema.Int,
+  estimated_input_tokens: Schema.Int,
+  worst_case_credits: Schema.Int,
+  temperature: Schema.Number,
+  memories_used: Schema.Int,
+  history_messages: Schema.Int,
+  messages: Schema.Array(Schema.Struct({ role: Schema.Literal("system", "user", "assistant"), content: Schema.String })),
+  /** Passages the review stage flags for a human (risky content under a low risk tolerance). */
+  flags: Schema.Array(Schema.String)
+}) {}
+
+export class IntentError extends Schema.Class<IntentError>("IntentError")({
+  error: Schema.String,
+  message: Schema.String
+}) {}
+
+export class Intent extends Schema.Class<Intent>("Intent")({
+  id: Schema.String,
+  status: IntentStatus,
+  input: Schema.String,
+  mode: HuddleMode,
+  org_id: Schema.NullOr(Schema.String),
+  session_id: Schema.NullOr(Schema.String),
+  settings: EffectiveSettings,
+  plan: Schema.NullOr(Plan),
+  output: Schema.NullOr(Schema.String),
+  models: Schema.Array(Schema.String),
+  usage: Schema.NullOr(Usage),
+  credits_charged: Schema.Int,
+  error: Schema.NullOr(IntentError),
+  created_at: Schema.DateTimeUtc,
+  updated_at: Schema.DateTimeUtc
+}) {}

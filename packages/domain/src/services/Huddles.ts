@@ -1,0 +1,176 @@
+/**
+ * Huddle sessions: a conversation whose every message runs the intent pipeline. A session
+ * belongs to the user who started it; each message may change mode.
+ */
+import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { NotFound } from "../Errors.js"
+import { HuddleMessage, HuddleReply, HuddleSession, HuddleSessionWithMessages } from "../Huddle.js"
+import { Ids } from "../Ids.js"
+import type { Intent } from "../Intent.js"
+import { Usage } from "../Model.js"
+import { fromRows, type Page, type PageRequest } from "../Page.js"
+import type { HuddleMode, Preferences } from "../Preferences.js"
+import type { Principal } from "../Principal.js"
+import { HuddleRepository } from "../ports/HuddleRepository.js"
+import { type Emit, IntentPipeline, type Outcome, type PipelineError } from "./IntentPipeline.js"
+
+export interface Ask {
+  readonly input: string
+  readonly mode?: HuddleMode | undefined
+  readonly request?: Preferences | undefined
+  readonly orgId: string | null
+  readonly workspaceId: string | null
+}
+
+export interface Service {
+  /** Starts a session with its first message and answers it. */
+  readonly start: (principal: Principal, ask: Ask, emit: Emit) => Effect.Effect<HuddleReply, PipelineError>
+  /** Adds a message to a session the caller owns and answers it. */
+  readonly reply: (
+    principal: Principal,
+    sessionId: string,
+    ask: Omit<Ask, "orgId" | "workspaceId">,
+    emit: Emit
+  ) => Effect.Effect<HuddleReply, PipelineError | NotFound>
+  readonly list: (principal: Principal, page: PageRequest) => Effect.Effect<Page<HuddleSession>>
+  readonly get: (principal: Principal, sessionId: string) => Effect.Effect<HuddleSessionWithMessages, NotFound>
+  readonly rename: (principal: Principal, sessionId: string, title: string) => Effect.Effect<HuddleSession, NotFound>
+  readonly remove: (principal: Principal, sessionId: string) => Effect.Effect<void, NotFound>
+  /** Records the answer of an intent approved after review in its session. */
+  readonly recordApproved: (intent: Intent) => Effect.Effect<void>
+}
+
+export class Huddles extends Context.Tag("@huddle/domain/Huddles")<Huddles, Service>() {}
+
+const sessionNotFound = new NotFound({ message: "Session not found" })
+const titleOf = (input: string) => {
+  const line = input.trim().split("\n")[0] ?? ""
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line.length > 0 ? line : "Untitled huddle"
+}
+
+export const make = Effect.gen(function*() {
+  const ids = yield* Ids
+  const repo = yield* HuddleRepository
+  const pipeline = yield* IntentPipeline
+
+  const owned = (principal: Principal, sessionId: string) =>
+    repo.findSession(principal.user.id, sessionId).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(sessionNotFound), onSome: Effect.succeed }))
+    )
+
+  const assistantMessage = (intent: Intent) =>
+    Effect.gen(function*() {
+      return new HuddleMessage({
+        id: yield* ids.next("msg"),
+        role: "assistant",
+        content: intent.output ?? "",
+        mode: intent.mode,
+        intent_id: intent.id,
+        models: intent.models,
+        usage: intent.usage,
+        credits_charged: intent.credits_charged,
+        references: [],
+        created_at: yield* DateTime.now
+      })
+    })
+
+  const ask = (principal: Principal, session: HuddleSession, input: Ask, emit: Emit) =>
+    Effect.gen(function*() {
+      const earlier = yield* repo.messages(session.id, 40)
+      yield* repo.addMessage(
+        session.id,
+        new HuddleMessage({
+          id: yield* ids.next("msg"),
+          role: "user",
+          content: input.input,
+          mode: input.mode ?? null,
+          intent_id: null,
+          models: [],
+          usage: null,
+          credits_charged: 0,
+          references: [],
+          created_at: yield* DateTime.now
+        })
+      )
+      const outcome: Outcome = yield* pipeline.submit({
+        principal,
+        orgId: session.org_id,
+        workspaceId: session.workspace_id,
+        sessionId: session.id,
+        input: input.input,
+        mode: input.mode,
+        request: input.request,
+        history: earlier.filter((m) => m.content.length > 0).map((m) => ({ role: m.role, content: m.content }))
+      }, emit)
+      const { intent } = outcome
+      let messageId: string | null = null
+      if (intent.status === "completed") {
+        const message = yield* assistantMessage(intent)
+        yield* repo.addMessage(session.id, message)
+        messageId = message.id
+      }
+      return new HuddleReply({
+        session_id: session.id,
+        message_id: messageId,
+        intent_id: intent.id,
+        status: intent.status === "completed" ? "completed" : "awaiting_review",
+        mode: intent.mode,
+        requested_mode: outcome.requestedMode,
+        output: intent.output,
+        references: [],
+        usage: intent.usage ?? new Usage({ input_tokens: 0, output_tokens: 0 }),
+        credits_charged: intent.credits_charged,
+        models: intent.models,
+        policy: intent.settings,
+        offline: outcome.offline
+      })
+    })
+
+  const start: Service["start"] = (principal, input, emit) =>
+    Effect.gen(function*() {
+      const now = yield* DateTime.now
+      const session = new HuddleSession({
+        id: yield* ids.next("hud"),
+        title: titleOf(input.input),
+        org_id: input.orgId,
+        workspace_id: input.workspaceId,
+        created_at: now,
+        updated_at: now
+      })
+      yield* repo.createSession(session, principal.user.id)
+      return yield* ask(principal, session, input, emit)
+    })
+
+  const reply: Service["reply"] = (principal, sessionId, input, emit) =>
+    Effect.flatMap(owned(principal, sessionId), (session) =>
+      ask(principal, session, { ...input, orgId: session.org_id, workspaceId: session.workspace_id }, emit))
+
+  const list: Service["list"] = (principal, page) =>
+    repo.listSessions(principal.user.id, page).pipe(Effect.map((rows) => fromRows(rows, page.limit)))
+
+  const get: Service["get"] = (principal, sessionId) =>
+    Effect.gen(function*() {
+      const session = yield* owned(principal, sessionId)
+      const messages = yield* repo.messages(session.id, 1000)
+      return new HuddleSessionWithMessages({ ...session, messages })
+    })
+
+  const rename: Service["rename"] = (principal, sessionId, title) =>
+    repo.renameSession(principal.user.id, sessionId, title).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(sessionNotFound), onSome: Effect.succeed }))
+    )
+
+  const remove: Service["remove"] = (principal, sessionId) =>
+    repo.deleteSession(principal.user.id, sessionId).pipe(
+      Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(sessionNotFound))
+    )
+
+  const recordApproved: Service["recordApproved"] = (intent) =>
+    intent.session_id === null || intent.status !== "completed"
+      ? Effect.void
+      : Effect.flatMap(assistantMessage(intent), (message) => repo.addMessage(intent.session_id!, message))
+
+  return Huddles.of({ start, reply, list, get, rename, remove, recordApproved })
+})
+
+export const layer = Layer.effect(Huddles, make)

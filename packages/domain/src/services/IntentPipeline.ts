@@ -1,0 +1,362 @@
+/**
+ * The single-mode pipeline every intent runs through, from the huddle, JSON-RPC or an embedding
+ * service: context assembly → planning → review gate → execution → completion. Each stage is
+ * reported as it starts and ends; tokens are passed on as the model produces them.
+ *
+ * Money: the worst-case cost is reserved before any model is called (402 otherwise); after the
+ * call the reservation is settled to the real usage, on success, failure or cancellation alike.
+ */
+import { Cause, Context, DateTime, Effect, Exit, Layer, Option, Predicate, Stream } from "effect"
+import { InvalidRequest, type NotFound, PolicyViolation, type InsufficientCredits, type UpstreamUnavailable } from "../Errors.js"
+import { Ids } from "../Ids.js"
+import { Intent, IntentError, Plan } from "../Intent.js"
+import { type CatalogModel, type ChatMessage, costOf, estimateTokens, Usage } from "../Model.js"
+import type { EffectiveSettings } from "../Policy.js"
+import type { HuddleMode, Preferences } from "../Preferences.js"
+import type { Principal } from "../Principal.js"
+import { Catalog } from "../ports/Catalog.js"
+import { IntentRepository } from "../ports/IntentRepository.js"
+import { ContextAssembly } from "./ContextAssembly.js"
+import { Credits, type Reservation } from "./Credits.js"
+import { OrgSettings } from "./OrgSettings.js"
+import { tierAllowed } from "./Policies.js"
+import { Router } from "./Router.js"
+import { OrgSettingsRepository } from "../ports/OrgSettingsRepository.js"
+
+export type StageName = "context" | "planning" | "review" | "execution" | "completion"
+
+export type PipelineEvent =
+  | {
+    readonly _tag: "Stage"
+    readonly stage: StageName
+    readonly status: "started" | "completed" | "skipped"
+    readonly detail: Readonly<Record<string, unknown>>
+  }
+  | { readonly _tag: "Token"; readonly text: string }
+
+export type Emit = (event: PipelineEvent) => Effect.Effect<void>
+
+export const ignoreEvents: Emit = () => Effect.void
+
+export interface Submission {
+  readonly principal: Principal
+  readonly orgId: string | null
+  readonly workspaceId: string | null
+  readonly sessionId: string | null
+  readonly input: string
+  /** The mode asked for; `undefined` lets the caller's preferences decide. */
+  readonly mode?: HuddleMode | undefined
+  /** Per-request settings (e.g. `model_tier`), below enforced policies. */
+  readonly request?: Preferences | undefined
+  /** An explicitly named catalog model; refused (403) when a policy forbids its tier. */
+  readonly model?: string | undefined
+  /** Earlier turns of the conversation, oldest first. */
+  readonly history?: ReadonlyArray<ChatMessage> | undefined
+}
+
+export interface Outcome {
+  readonly intent: Intent
+  readonly requestedMode: HuddleMode
+  /** Whether the answer came from the offline provider. */
+  readonly offline: boolean
+}
+
+export type PipelineError = InvalidRequest | NotFound | PolicyViolation | InsufficientCredits | UpstreamUnavailable
+
+export interface Service {
+  readonly submit: (submission: Submission, emit: Emit) => Effect.Effect<Outcome, PipelineError>
+  /** Runs execution and completion of an intent approved after review; `payer` is its submitter. */
+  readonly execute: (intent: Intent, payer: string, emit: Emit) => Effect.Effect<Outcome, PipelineError>
+}
+
+export class IntentPipeline extends Context.Tag("@huddle/domain/IntentPipeline")<IntentPipeline, Service>() {}
+
+/** How much of a model's context the memories may take. */
+const memoryShare = 0.25
+const historyLimit = 40
+
+const riskyPatterns: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\b(rm\s+-rf|drop\s+(table|database)|truncate|delete\s+from)\b/i, "destructive operation"],
+  [/\b(password|secret|api[_ -]?key|credential|private key)s?\b/i, "credentials"],
+  [/\b(production|prod)\b/i, "production systems"],
+  [/\b(wire|transfer|payment|invoice|refund)\b/i, "money movement"]
+]
+
+export const reviewFlags = (input: string): ReadonlyArray<string> =>
+  riskyPatterns.filter(([pattern]) => pattern.test(input)).map(([, label]) => label)
+
+const temperatureFor = (settings: EffectiveSettings): number =>
+  settings.risk_tolerance.value === "low" ? 0.2 : settings.risk_tolerance.value === "high" ? 1 : 0.7
+
+const systemPrompt = (settings: EffectiveSettings, memories: ReadonlyArray<string>): string => {
+  const lines = ["You are Huddle, a team AI assistant. Answer clearly and say when you are unsure."]
+  if (settings.risk_tolerance.value === "low") {
+    lines.push(
+      "Be conservative: prefer safe, well-established approaches, state risks and uncertainty, and never recommend irreversible actions without a warning."
+    )
+  }
+  if (memories.length > 0) {
+    lines.push("Remembered context for this team and user:")
+    for (const memory of memories) lines.push(`- ${memory}`)
+  }
+  return lines.join("\n")
+}
+
+/** Drops the oldest turns until the conversation fits the model's input budget. */
+const fitHistory = (history: ReadonlyArray<ChatMessage>, budgetTokens: number): ReadonlyArray<ChatMessage> => {
+  const kept: Array<ChatMessage> = []
+  let used = 0
+  for (let i = history.length - 1; i >= 0 && kept.length < historyLimit; i--) {
+    const turn = history[i]!
+    const cost = estimateTokens(turn.content)
+    if (used + cost > budgetTokens) break
+    used += cost
+    kept.unshift(turn)
+  }
+  return kept
+}
+
+const failure = (error: { readonly _tag: string; readonly message: string }) =>
+  new IntentError({
+    error: error._tag.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase(),
+    message: error.message
+  })
+
+export const make = Effect.gen(function*() {
+  const ids = yield* Ids
+  const intents = yield* IntentRepository
+  const catalog = yield* Catalog
+  const router = yield* Router
+  const credits = yield* Credits
+  const orgSettings = yield* OrgSettings
+  const orgSettingsRepo = yield* OrgSettingsRepository
+  const context = yield* ContextAssembly
+
+  const save = (intent: Intent, changes: Partial<Intent>) =>
+    Effect.gen(function*() {
+      const next = new Intent({ ...intent, ...changes, updated_at: yield* DateTime.now }, { disableValidation: true })
+      yield* intents.update(next)
+      return next
+    })
+
+  const candidatesFor = (submission: Submission, settings: EffectiveSettings) =>
+    Effect.gen(function*() {
+      if (submission.model === undefined) {
+        const models = catalog.forTier(settings.model_tier.value)
+        return models.length > 0 ? models : catalog.models
+      }
+      const named = catalog.find(submission.model)
+      if (Option.isNone(named)) {
+        return yield* new InvalidRequest({ message: `Unknown model: ${submission.model}` })
+      }
+      const policies = submission.orgId === null ? undefined : yield* orgSettingsRepo.policies(submission.orgId)
+      if (!tierAllowed(policies, named.value.tier)) {
+        return yield* new PolicyViolation({
+          message: `The organization's policy allows models up to the ${policies?.model_tier} tier; ${named.value.id} is ${named.value.tier}`
+        })
+      }
+      return [named.value]
+    })
+
+  const closeWith = (exit: Exit.Exit<unknown, unknown>): IntentError | undefined => {
+    if (Exit.isSuccess(exit)) return undefined
+    if (Exit.isInterrupted(exit)) {
+      return new IntentError({ error: "CANCELLED", message: "The request was cancelled before the answer was complete" })
+    }
+    const error = Cause.failureOption(exit.cause)
+    return Option.isSome(error) && Predicate.hasProperty(error.value, "_tag") && Predicate.hasProperty(error.value, "message")
+      ? failure(error.value as { _tag: string; message: string })
+      : new IntentError({ error: "INTERNAL", message: "The request failed" })
+  }
+
+  const executeIntent = (intent: Intent, payer: string, emit: Emit, requestedMode: HuddleMode) =>
+    Effect.gen(function*() {
+      const plan = intent.plan!
+      const models = plan.models.flatMap((id) => Option.toArray(catalog.find(id)))
+      if (models.length === 0) {
+        return yield* new InvalidRequest({ message: "The planned models are no longer in the catalog" })
+      }
+      const executing = yield* save(intent, { status: "executing" })
+      yield* emit({ _tag: "Stage", stage: "execution", status: "started", detail: { models: plan.models } })
+
+      const progress = { text: "", usage: undefined as Usage | undefined, model: undefined as CatalogModel | undefined }
+      const consumed = () =>
+        progress.usage ?? new Usage({
+          input_tokens: progress.text.length > 0 ? plan.estimated_input_tokens : 0,
+          output_tokens: estimateTokens(progress.text)
+        })
+      let final = executing
+
+      const reserve = credits.reserve({
+        userId: payer,
+        orgId: intent.org_id,
+        amount: plan.worst_case_credits,
+        creditFallback: intent.settings.credit_fallback.value,
+        purpose: `intent ${intent.id}`
+      }).pipe(Effect.tapError((error) => save(executing, { status: "failed", error: failure(error) })))
+
+      const call = router.stream(models, {
+        messages: plan.messages,
+        temperature: plan.temperature,
+        maxOutputTokens: plan.max_output_tokens
+      }).pipe(
+        Stream.runForEach((chunk) => {
+          switch (chunk._tag) {
+            case "Attempt":
+              progress.model = chunk.model
+              return Effect.void
+            case "Failed":
+              return emit({
+                _tag: "Stage",
+                stage: "execution",
+                status: "started",
+                detail: { model: chunk.model.id, failed: chunk.reason, retrying: chunk.willRetry }
+              })
+            case "Delta":
+              progress.text += chunk.text
+              return emit({ _tag: "Token", text: chunk.text })
+            case "Usage":
+              progress.usage = chunk.usage
+              return Effect.void
+            case "Finish":
+              return Effect.void
+          }
+        })
+      )
+
+      // However the call ends (answer, failure, the client going away), the reservation is closed
+      // for what was consumed and the intent records the outcome. This runs uninterruptibly.
+      const close = (reservation: Reservation, exit: Exit.Exit<void, UpstreamUnavailable>) =>
+        Effect.gen(function*() {
+          const used = progress.text.length > 0 || progress.usage !== undefined
+          const charged = used && progress.model !== undefined
+            ? yield* credits.settle(reservation, costOf(progress.model, consumed()))
+            : yield* credits.release(reservation).pipe(Effect.as(0))
+          const error = closeWith(exit)
+          final = yield* save(executing, {
+            status: error === undefined ? "completed" : "failed",
+            error: error ?? null,
+            output: progress.text.length > 0 ? progress.text : null,
+            usage: used ? consumed() : null,
+            credits_charged: charged,
+            models: progress.model ? [progress.model.id] : []
+          })
+        })
+
+      yield* Effect.acquireUseRelease(reserve, () => call, close)
+      yield* emit({
+        _tag: "Stage",
+        stage: "execution",
+        status: "completed",
+        detail: { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }
+      })
+      yield* emit({ _tag: "Stage", stage: "completion", status: "completed", detail: { credits_charged: final.credits_charged } })
+      return { intent: final, requestedMode, offline: progress.model?.provider === "offline" } satisfies Outcome
+    })
+
+  const submit: Service["submit"] = (submission, emit) =>
+    Effect.gen(function*() {
+      const { principal } = submission
+      const now = yield* DateTime.now
+      const requestedMode = submission.mode ?? "single"
+
+      // Context: effective settings, memories, conversation.
+      yield* emit({ _tag: "Stage", stage: "context", status: "started", detail: {} })
+      const settings = yield* orgSettings.effective(principal, submission.orgId, submission.request)
+      const chosenMode = submission.mode ?? settings.mode.value
+      if (chosenMode === "multi") {
+        return yield* new InvalidRequest({ message: "mode \"multi\" is not available yet; use \"single\" or \"auto\"" })
+      }
+      const candidates = yield* candidatesFor(submission, settings)
+      const primary = candidates[0]!
+      const memories = yield* context.memoriesFor({
+        userId: principal.user.id,
+        orgId: submission.orgId,
+        workspaceId: submission.workspaceId,
+        budgetTokens: Math.floor(primary.context_window * memoryShare)
+      })
+      const system = systemPrompt(settings, memories.memories.map((memory) => memory.content))
+      const maxOutput = Math.min(...candidates.map((model) => model.max_output_tokens))
+      const inputBudget = Math.min(...candidates.map((model) => model.context_window)) - maxOutput -
+        estimateTokens(system) - estimateTokens(submission.input)
+      if (inputBudget < 0) {
+        return yield* new InvalidRequest({ message: "The input is too long for the model's context window" })
+      }
+      const history = fitHistory(submission.history ?? [], inputBudget)
+      const messages: ReadonlyArray<ChatMessage> = [
+        { role: "system", content: system },
+        ...history,
+        { role: "user", content: submission.input }
+      ]
+      yield* emit({
+        _tag: "Stage",
+        stage: "context",
+        status: "completed",
+        detail: { memories: memories.memories.length, history_messages: history.length, model_tier: settings.model_tier.value }
+      })
+
+      // Planning: which models, what it may cost at most.
+      yield* emit({ _tag: "Stage", stage: "planning", status: "started", detail: {} })
+      const estimatedInput = messages.reduce((sum, message) => sum + estimateTokens(message.content), 0)
+      const worstCase = Math.max(
+        1,
+        ...candidates.map((model) => costOf(model, { input_tokens: estimatedInput, output_tokens: maxOutput }))
+      )
+      const flags = settings.risk_tolerance.value === "low" ? reviewFlags(submission.input) : []
+      const plan = new Plan({
+        models: candidates.map((model) => model.id),
+        max_output_tokens: maxOutput,
+        estimated_input_tokens: estimatedInput,
+        worst_case_credits: worstCase,
+        temperature: temperatureFor(settings),
+        memories_used: memories.memories.length,
+        history_messages: history.length,
+        messages,
+        flags
+      })
+      const received = new Intent({
+        id: yield* ids.next("int"),
+        status: "planning",
+        input: submission.input,
+        mode: "single",
+        org_id: submission.orgId,
+        session_id: submission.sessionId,
+        settings,
+        plan,
+        output: null,
+        models: [],
+        usage: null,
+        credits_charged: 0,
+        error: null,
+        created_at: now,
+        updated_at: now
+      })
+      yield* intents.insert(received, { userId: principal.user.id, workspaceId: submission.workspaceId })
+      yield* emit({
+        _tag: "Stage",
+        stage: "planning",
+        status: "completed",
+        detail: { intent_id: received.id, models: plan.models, worst_case_credits: worstCase }
+      })
+
+      // Review gate: with auto_execute off, a person approves before anything runs or is charged.
+      if (!settings.auto_execute.value) {
+        const waiting = yield* save(received, { status: "awaiting_review" })
+        yield* emit({
+          _tag: "Stage",
+          stage: "review",
+          status: "started",
+          detail: { intent_id: waiting.id, awaiting: "approval", decided_by: settings.auto_execute.decided_by, flags }
+        })
+        return { intent: waiting, requestedMode, offline: false } satisfies Outcome
+      }
+      yield* emit({ _tag: "Stage", stage: "review", status: "skipped", detail: { flags } })
+      return yield* executeIntent(received, principal.user.id, emit, requestedMode)
+    })
+
+  const execute: Service["execute"] = (intent, payer, emit) => executeIntent(intent, payer, emit, intent.mode)
+
+  return IntentPipeline.of({ submit, execute })
+})
+
+export const layer = Layer.effect(IntentPipeline, make)

@@ -1,0 +1,85 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HuddleReply, HuddleSession, HuddleSessionWithMessages, SessionTitle } from "@huddle/domain/Huddle"
+import { HuddleMode, ModelTier } from "@huddle/domain/Preferences"
+import { Schema } from "effect"
+import * as Envelope from "./Envelope.js"
+import { ListParams, page } from "./Lists.js"
+import { Authenticated } from "./Security.js"
+
+/** The longest input a huddle message accepts (characters). */
+export const maxInputLength = 32_000
+
+const Input = Schema.String.pipe(
+  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
+  Schema.maxLength(maxInputLength, { message: () => `must be at most ${maxInputLength} characters` })
+)
+const Id = Schema.String.pipe(Schema.maxLength(64))
+
+export const StreamParams = Schema.Struct({
+  stream: Schema.optionalWith(Schema.BooleanFromString, { default: () => false })
+})
+
+export const OrgHeaders = Schema.Struct({
+  "openai-organization": Schema.optional(Id),
+  "huddle-organization": Schema.optional(Id)
+})
+
+export const StartRequest = Schema.Struct({
+  input: Input,
+  mode: Schema.optional(HuddleMode),
+  model_tier: Schema.optional(ModelTier),
+  org_id: Schema.optional(Id),
+  workspace_id: Schema.optional(Id)
+})
+
+export const MessageRequest = Schema.Struct({
+  content: Input,
+  mode: Schema.optional(HuddleMode),
+  model_tier: Schema.optional(ModelTier)
+})
+
+const SessionPath = Schema.Struct({ session_id: Id })
+
+const streamingNote =
+  "With `?stream=true` the answer is `text/event-stream`: `stage` events as the pipeline advances, `token` events with the text as it is produced, then `metadata` (this same body) and `done`; an `error` event if it fails after streaming began. Errors before the first event are plain HTTP errors."
+
+export class HuddleApi extends HttpApiGroup.make("huddle")
+  .add(
+    HttpApiEndpoint.post("start", "/huddle")
+      .setPayload(StartRequest)
+      .setUrlParams(StreamParams)
+      .setHeaders(OrgHeaders)
+      .addSuccess(HuddleReply)
+      .annotate(OpenApi.Description, `Start a huddle: a new session and the answer to its first message. ${streamingNote}`)
+  )
+  .add(
+    HttpApiEndpoint.post("message", "/huddle/sessions/:session_id/messages")
+      .setPath(SessionPath)
+      .setPayload(MessageRequest)
+      .setUrlParams(StreamParams)
+      .addSuccess(HuddleReply)
+      .annotate(OpenApi.Description, `Continue a session; the mode may change from message to message. ${streamingNote}`)
+  )
+  .add(
+    HttpApiEndpoint.get("sessions", "/huddle/sessions")
+      .setUrlParams(ListParams)
+      .addSuccess(page(HuddleSession))
+      .annotate(OpenApi.Description, "The caller's sessions, newest first.")
+  )
+  .add(HttpApiEndpoint.get("session", "/huddle/sessions/:session_id").setPath(SessionPath).addSuccess(HuddleSessionWithMessages))
+  .add(
+    HttpApiEndpoint.patch("rename", "/huddle/sessions/:session_id")
+      .setPath(SessionPath)
+      .setPayload(Schema.Struct({ title: SessionTitle }))
+      .addSuccess(HuddleSession)
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/huddle/sessions/:session_id").setPath(SessionPath).addSuccess(HttpApiSchema.NoContent)
+  )
+  .addError(Envelope.NotFound)
+  .addError(Envelope.InsufficientCredits)
+  .addError(Envelope.PolicyViolation)
+  .addError(Envelope.UpstreamUnavailable)
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "Huddle")
+{}

@@ -1,0 +1,182 @@
+import { Accounts, Orgs, SseClient, TestServer } from "@huddle/testkit"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+describe("huddle on the offline provider", () => {
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start()
+  })
+  afterAll(() => server.stop())
+
+  const balance = async (token: string) => (await server.request("GET", "/v1/me", { token })).body.credits.balance as number
+
+  it("answers a first message, charges what it used, and keeps the session", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    await server.request("POST", "/v1/memories", { token: user.session, body: { scope: "personal", content: "Our staging cluster is called kestrel." } })
+    const res = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "Which cluster is staging?" } })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({
+      session_id: expect.stringMatching(/^hud_/),
+      message_id: expect.stringMatching(/^msg_/),
+      intent_id: expect.stringMatching(/^int_/),
+      status: "completed",
+      mode: "single",
+      requested_mode: "single",
+      references: [],
+      models: ["offline-standard"],
+      offline: true,
+      policy: { model_tier: { value: "standard", decided_by: "service_default" } }
+    })
+    expect(res.body.output).toMatch(/^\[offline\]/)
+    // The memory reached the model.
+    expect(res.body.output).toContain("kestrel")
+    expect(res.body.usage.input_tokens).toBeGreaterThan(0)
+    expect(res.body.usage.output_tokens).toBeGreaterThan(0)
+    expect(res.body.credits_charged).toBeGreaterThan(0)
+    expect(await balance(user.session)).toBe(1000 - res.body.credits_charged)
+
+    const next = await server.request("POST", `/v1/huddle/sessions/${res.body.session_id}/messages`, {
+      token: user.session,
+      body: { content: "And production?", mode: "auto" }
+    })
+    expect(next.status).toBe(200)
+    expect(next.body).toMatchObject({ session_id: res.body.session_id, mode: "single", requested_mode: "auto" })
+
+    const session = await server.request("GET", `/v1/huddle/sessions/${res.body.session_id}`, { token: user.session })
+    expect(session.status).toBe(200)
+    expect(session.body.title).toBe("Which cluster is staging?")
+    expect(session.body.messages.map((m: { role: string; content: string }) => [m.role, m.content.slice(0, 15)])).toEqual([
+      ["user", "Which cluster i"],
+      ["assistant", "[offline] This "],
+      ["user", "And production?"],
+      ["assistant", "[offline] This "]
+    ])
+    expect(session.body.messages[1]).toMatchObject({ intent_id: res.body.intent_id, credits_charged: res.body.credits_charged })
+  })
+
+  it("lists, renames and deletes sessions, and keeps them private", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const other = await Accounts.signupAndLogin(server, "other")
+    const first = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "one" } })
+    const second = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "two" } })
+    const list = await server.request("GET", "/v1/huddle/sessions", { token: user.session })
+    expect(list.body.data.map((s: { id: string }) => s.id)).toEqual([second.body.session_id, first.body.session_id])
+    const renamed = await server.request("PATCH", `/v1/huddle/sessions/${first.body.session_id}`, { token: user.session, body: { title: "Renamed" } })
+    expect(renamed.body.title).toBe("Renamed")
+    for (const [method, path, body] of [
+      ["GET", `/v1/huddle/sessions/${first.body.session_id}`, undefined],
+      ["PATCH", `/v1/huddle/sessions/${first.body.session_id}`, { title: "mine now" }],
+      ["DELETE", `/v1/huddle/sessions/${first.body.session_id}`, undefined],
+      ["POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, { content: "hi" }]
+    ] as const) {
+      const res = await server.request(method, path, { token: other.session, ...(body ? { body } : {}) })
+      expect(res.status, `${method} ${path}`).toBe(404)
+    }
+    expect((await server.request("GET", "/v1/huddle/sessions", { token: other.session })).body.data).toEqual([])
+    expect((await server.request("DELETE", `/v1/huddle/sessions/${first.body.session_id}`, { token: user.session })).status).toBe(204)
+    expect((await server.request("GET", `/v1/huddle/sessions/${first.body.session_id}`, { token: user.session })).status).toBe(404)
+  })
+
+  it("streams stage, token, metadata and done events in order", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const stream = await SseClient.post(`${server.url}/v1/huddle?stream=true`, { token: user.session, body: { input: "Stream me an answer" } })
+    expect(stream.status).toBe(200)
+    expect(stream.headers.get("content-type")).toContain("text/event-stream")
+    const names = stream.events.map((e) => e.event)
+    expect(names[0]).toBe("stage")
+    expect(names.slice(-2)).toEqual(["metadata", "done"])
+    const firstToken = names.indexOf("token")
+    expect(firstToken).toBeGreaterThan(0)
+    expect(names.slice(firstToken, names.lastIndexOf("token") + 1).every((n) => n === "token")).toBe(true)
+    expect(stream.events.filter((e) => e.event === "stage").map((e) => `${e.data.stage}:${e.data.status}`)).toEqual([
+      "context:started",
+      "context:completed",
+      "planning:started",
+      "planning:completed",
+      "review:skipped",
+      "execution:started",
+      "execution:completed",
+      "completion:completed"
+    ])
+    const text = stream.events.filter((e) => e.event === "token").map((e) => e.data.text).join("")
+    const metadata = stream.events.find((e) => e.event === "metadata")!.data
+    expect(text).toBe(metadata.output)
+    expect(stream.events.at(-1)!.data).toEqual({ status: "completed" })
+    expect(await balance(user.session)).toBe(1000 - metadata.credits_charged)
+  })
+
+  it("refuses multi mode for now, and bad input, without charging", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const multi = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "hi", mode: "multi" } })
+    expect(multi.status).toBe(400)
+    expect(multi.body.message).toContain("multi")
+    for (const body of [{}, { input: "" }, { input: "   " }, { input: "x".repeat(32_001) }, { input: "hi", mode: "solo" }, { input: "hi", model_tier: "gold" }]) {
+      const res = await server.request("POST", "/v1/huddle", { token: user.session, body })
+      expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400)
+    }
+    expect(await balance(user.session)).toBe(1000)
+    expect((await server.request("GET", "/v1/huddle/sessions", { token: user.session })).body.data).toHaveLength(1)
+  })
+
+  it("cannot escape an org's enforced economy tier by any request parameter", async () => {
+    const org = await Orgs.createOrg(server)
+    const member = await Orgs.addMember(server, org)
+    await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: { model_tier: "economy" } })
+    await server.request("PUT", "/v1/me/preferences", { token: member.session, body: { model_tier: "premium" } })
+    for (const tier of ["premium", "standard", undefined]) {
+      const res = await server.request("POST", "/v1/huddle", {
+        token: member.session,
+        body: { input: "hello", org_id: org.id, ...(tier ? { model_tier: tier } : {}) }
+      })
+      expect(res.status).toBe(200)
+      expect(res.body.models).toEqual(["offline-economy"])
+      expect(res.body.policy.model_tier).toEqual({ value: "economy", decided_by: "org_policy" })
+    }
+    // The same through the OpenAI-Organization header.
+    const viaHeader = await server.request("POST", "/v1/huddle", {
+      token: member.session,
+      body: { input: "hello", model_tier: "premium" },
+      headers: { "openai-organization": org.id }
+    })
+    expect(viaHeader.body.models).toEqual(["offline-economy"])
+    // Outside the org, the member's own preference applies.
+    const personal = await server.request("POST", "/v1/huddle", { token: member.session, body: { input: "hello" } })
+    expect(personal.body.models).toEqual(["offline-premium"])
+    expect(personal.body.policy.model_tier.decided_by).toBe("personal")
+    const outsider = await Accounts.signupAndLogin(server)
+    expect((await server.request("POST", "/v1/huddle", { token: outsider.session, body: { input: "x", org_id: org.id } })).status).toBe(404)
+  })
+
+  it("stops at review when the org disables auto-execution, charging nothing", async () => {
+    const org = await Orgs.createOrg(server)
+    await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: { auto_execute: false } })
+    const before = await balance(org.admin.session)
+    const res = await server.request("POST", "/v1/huddle", { token: org.admin.session, body: { input: "Drop the users table in production", org_id: org.id } })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ status: "awaiting_review", output: null, message_id: null, credits_charged: 0 })
+    expect(res.body.policy.auto_execute).toEqual({ value: false, decided_by: "org_policy" })
+    expect(await balance(org.admin.session)).toBe(before)
+    const stream = await SseClient.post(`${server.url}/v1/huddle?stream=true`, { token: org.admin.session, body: { input: "again", org_id: org.id } })
+    expect(stream.events.some((e) => e.event === "token")).toBe(false)
+    expect(stream.events.find((e) => e.event === "stage" && e.data.stage === "review")!.data).toMatchObject({ status: "started", awaiting: "approval" })
+    expect(stream.events.at(-1)).toEqual({ event: "done", data: { status: "awaiting_review" } })
+  })
+})
+
+describe("huddle without credits", () => {
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start({ starterCredits: 0 })
+  })
+  afterAll(() => server.stop())
+
+  it("answers 402 before any model is called, streamed or not", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const plain = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "hello" } })
+    expect(plain.status).toBe(402)
+    expect(plain.body).toEqual({ error: "INSUFFICIENT_CREDITS", message: expect.any(String) })
+    const streamed = await SseClient.post(`${server.url}/v1/huddle?stream=true`, { token: user.session, body: { input: "hello" } })
+    expect(streamed.status).toBe(402)
+    expect(streamed.events).toEqual([{ event: "body", data: { error: "INSUFFICIENT_CREDITS", message: expect.any(String) } }])
+  })
+})

@@ -1,0 +1,154 @@
+/**
+ * The huddle against a real (fake) OpenAI-compatible upstream on loopback: event order, exact
+ * usage and credits, retries and fallback, broken streams and disconnects.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Accounts, FakeOpenAi, SseClient, TestServer } from "@huddle/testkit"
+import { Redacted } from "effect"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+
+// One credit per input token and two per output token, so that charges are easy to check.
+const price = { input_per_1k: 1000, output_per_1k: 2000 }
+const catalog = {
+  models: [
+    { id: "fake-primary", tier: "standard", provider: "fake", upstream_model: "primary-v1", price, context_window: 16000, max_output_tokens: 200 },
+    { id: "fake-secondary", tier: "standard", provider: "fake", upstream_model: "secondary-v1", price, context_window: 16000, max_output_tokens: 200 },
+    { id: "fake-economy", tier: "economy", provider: "fake", price, context_window: 16000, max_output_tokens: 200 },
+    { id: "fake-premium", tier: "premium", provider: "fake", price, context_window: 16000, max_output_tokens: 200 }
+  ]
+}
+
+describe("huddle against an OpenAI-compatible upstream", () => {
+  let fake: FakeOpenAi.FakeOpenAi
+  let server: TestServer.TestServer
+  let user: Accounts.TestUser
+
+  beforeAll(async () => {
+    fake = await FakeOpenAi.start({ apiKey: "sk-upstream-secret" })
+    const dir = mkdtempSync(join(tmpdir(), "huddle-catalog-"))
+    writeFileSync(join(dir, "catalog.json"), JSON.stringify(catalog))
+    server = await TestServer.start({
+      starterCredits: 100_000,
+      providers: { servers: [{ name: "fake", baseUrl: fake.baseUrl, apiKey: Redacted.make("sk-upstream-secret") }] },
+      catalog: { path: join(dir, "catalog.json") }
+    })
+  }, 60_000)
+  afterAll(async () => {
+    await server.stop()
+    await fake.stop()
+  })
+  beforeEach(async () => {
+    fake.reset()
+    user = await Accounts.signupAndLogin(server)
+  })
+
+  const balance = async () => (await server.request("GET", "/v1/me", { token: user.session })).body.credits.balance as number
+
+  it("streams the upstream's tokens in order and charges exactly its token counts", async () => {
+    fake.enqueue({ answer: "The build is green on main.", chunks: 5, usage: { prompt_tokens: 321, completion_tokens: 17 } })
+    const stream = await SseClient.post(`${server.url}/v1/huddle?stream=true`, { token: user.session, body: { input: "Is the build green?" } })
+    const tokens = stream.events.filter((e) => e.event === "token")
+    expect(tokens).toHaveLength(5)
+    expect(tokens.map((e) => e.data.text).join("")).toBe("The build is green on main.")
+    const names = stream.events.map((e) => e.event)
+    expect(names.indexOf("token")).toBeGreaterThan(names.indexOf("stage"))
+    expect(names.slice(-2)).toEqual(["metadata", "done"])
+    const metadata = stream.events.find((e) => e.event === "metadata")!.data
+    expect(metadata).toMatchObject({
+      output: "The build is green on main.",
+      usage: { input_tokens: 321, output_tokens: 17 },
+      credits_charged: 321 + 2 * 17,
+      models: ["fake-primary"],
+      offline: false
+    })
+    expect(await balance()).toBe(100_000 - (321 + 34))
+    const sent = fake.requests[0]!
+    expect(sent.headers.authorization).toBe("Bearer sk-upstream-secret")
+    expect(sent.body).toMatchObject({ model: "primary-v1", stream: true })
+  })
+
+  it("reads usage whichever chunk carries it", async () => {
+    fake.enqueue({ answer: "A", usage: { prompt_tokens: 10, completion_tokens: 3 }, usagePlacement: "last-content-chunk" })
+    const res = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "x" } })
+    expect(res.body.usage).toEqual({ input_tokens: 10, output_tokens: 3 })
+    expect(res.body.credits_charged).toBe(16)
+  })
+
+  it("retries a rate-limited model, honouring Retry-After", async () => {
+    fake.enqueue(FakeOpenAi.rateLimited("1"), { answer: "after the wait", usage: { prompt_tokens: 5, completion_tokens: 3 } })
+    const started = Date.now()
+    const res = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "x" } })
+    expect(res.status).toBe(200)
+    expect(res.body.output).toBe("after the wait")
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950)
+    expect(fake.requests.map((r) => (r.body as { model: string }).model)).toEqual(["primary-v1", "primary-v1"])
+  })
+
+  it("falls back to the next model of the tier when one keeps failing", async () => {
+    fake.enqueue(FakeOpenAi.serverError(), FakeOpenAi.serverError(), FakeOpenAi.serverError(), {
+      answer: "from the second model",
+      usage: { prompt_tokens: 7, completion_tokens: 4 }
+    })
+    const res = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "x" } })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ output: "from the second model", models: ["fake-secondary"], credits_charged: 15 })
+    expect(fake.requests.map((r) => (r.body as { model: string }).model)).toEqual([
+      "primary-v1",
+      "primary-v1",
+      "primary-v1",
+      "secondary-v1"
+    ])
+  })
+
+  it("answers 502 when every model fails, and charges nothing", async () => {
+    fake.setDefault(FakeOpenAi.badRequest("nope"))
+    try {
+      const before = await balance()
+      const res = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "x" } })
+      expect(res.status).toBe(502)
+      expect(res.body.error).toBe("UPSTREAM_UNAVAILABLE")
+      expect(res.text).not.toContain("sk-upstream-secret")
+      expect(await balance()).toBe(before)
+    } finally {
+      fake.setDefault({})
+    }
+  })
+
+  it("ends a broken stream with an error event and a settled ledger", async () => {
+    const before = await balance()
+    fake.enqueue({ answer: "one two three four five six", chunks: 6, malformedAfterChunks: 3 })
+    const stream = await SseClient.post(`${server.url}/v1/huddle?stream=true`, { token: user.session, body: { input: "x" } })
+    const names = stream.events.map((e) => e.event)
+    expect(names.filter((n) => n === "token")).toHaveLength(3)
+    expect(names.slice(-2)).toEqual(["error", "done"])
+    expect(stream.events.at(-2)!.data.error).toBe("UPSTREAM_UNAVAILABLE")
+    expect(stream.events.at(-1)!.data).toEqual({ status: "failed" })
+    // Charged for what was produced, not the reserved worst case (input + 200 output tokens).
+    const spent = before - (await balance())
+    expect(spent).toBeGreaterThan(0)
+    expect(spent).toBeLessThan(200 * 2)
+  })
+
+  it("cancels the upstream call when the client goes away, and settles for what was used", async () => {
+    const before = await balance()
+    fake.enqueue({ answer: Array.from({ length: 40 }, (_, i) => `w${i}`).join(" "), chunks: 40, chunkDelayMs: 100 })
+    const stream = await SseClient.post(`${server.url}/v1/huddle?stream=true`, {
+      token: user.session,
+      body: { input: "a long answer please" },
+      until: (_event, events) => events.filter((e) => e.event === "token").length >= 2
+    })
+    expect(stream.events.filter((e) => e.event === "token")).toHaveLength(2)
+    const disconnects = await fake.waitForDisconnects(1, 1500)
+    expect(disconnects[0]!.chunksWritten).toBeLessThan(40)
+    // The reservation is settled (not held) shortly after.
+    let spent = 0
+    for (let i = 0; i < 20 && spent === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      spent = before - (await balance())
+    }
+    expect(spent).toBeGreaterThan(0)
+    expect(spent).toBeLessThan(200 * 2)
+  })
+})

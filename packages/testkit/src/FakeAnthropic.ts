@@ -1,0 +1,177 @@
+/**
+ * A fake Anthropic Messages server: a real HTTP server on a free loopback port that answers
+ * `POST /v1/messages` from a queue of scripts, streaming (`stream: true`: `message_start`,
+ * `content_block_start`, `ping`, `content_block_delta`…, `content_block_stop`, `message_delta`,
+ * `message_stop`) or not (one `message` JSON).
+ *
+ * ```ts
+ * const fake = await FakeAnthropic.start()
+ * fake.enqueue({ answer: "Hello there", usage: { input_tokens: 12, output_tokens: 3 } })
+ * // point a client at fake.url (the API base, without /v1)
+ * await fake.stop()
+ * ```
+ */
+import type { Effect, Scope } from "effect"
+import * as FakeUpstream from "./FakeUpstream.js"
+
+export type { Disconnect, RecordedRequest, Reply } from "./FakeUpstream.js"
+
+export interface Usage {
+  readonly input_tokens: number
+  readonly output_tokens: number
+}
+
+/** A scripted answer; every field is optional. */
+export interface Answer {
+  /** Default: `"Hello from the fake upstream."` */
+  readonly answer?: string
+  /** How many pieces to split the answer into (default: one per word), or the pieces themselves. */
+  readonly chunks?: number | ReadonlyArray<string>
+  /** Default: the estimated prompt tokens of the request, and one token per piece. */
+  readonly usage?: Usage
+  /** Default `"end_turn"`. */
+  readonly stopReason?: string
+  readonly firstByteDelayMs?: number
+  /** Milliseconds before each piece of the answer. */
+  readonly chunkDelayMs?: number
+  /** Destroy the connection after this many pieces (for a non-streaming request: at once). */
+  readonly dropAfterChunks?: number
+  /** Send a `data:` line that is not JSON after this many pieces, then end the response. */
+  readonly malformedAfterChunks?: number
+  /** Send an `error` event after this many pieces, then end the response. */
+  readonly errorAfterChunks?: { readonly after: number; readonly type: string; readonly message: string }
+  /** End the stream after `message_delta` without `message_stop`. */
+  readonly omitMessageStop?: boolean
+}
+
+export type Script = Answer | FakeUpstream.Reply
+
+export interface Options {
+  readonly defaultScript?: Script
+  /** When set, a request without `x-api-key: <apiKey>` gets a 401 (which echoes the key it was sent). */
+  readonly apiKey?: string
+  readonly recordRequests?: boolean
+}
+
+export type FakeAnthropic = FakeUpstream.FakeServer<Script>
+
+export const defaultAnswer = "Hello from the fake upstream."
+
+const error = (status: number, type: string, message: string, headers?: Readonly<Record<string, string>>): FakeUpstream.Reply => ({
+  status,
+  body: { type: "error", error: { type, message } },
+  ...(headers === undefined ? {} : { headers })
+})
+
+/** 429 `rate_limit_error`, with `retry-after` when given. */
+export const rateLimited = (retryAfter?: string): FakeUpstream.Reply =>
+  error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", retryAfter === undefined ? undefined : { "retry-after": retryAfter })
+
+/** 529 `overloaded_error` by default, or 500 `api_error`. */
+export const overloaded = (status = 529): FakeUpstream.Reply =>
+  error(status, status === 529 ? "overloaded_error" : "api_error", status === 529 ? "Overloaded" : "Internal server error")
+
+export const badRequest = (message = "messages: field required"): FakeUpstream.Reply => error(400, "invalid_request_error", message)
+
+const sseHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache" } as const
+const jsonHeaders = { "content-type": "application/json" } as const
+
+const event = (name: string, data: string) => `event: ${name}\ndata: ${data}\n\n`
+
+interface MessagesBody {
+  readonly model?: unknown
+  readonly stream?: unknown
+}
+
+let sequence = 0
+
+const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exchange: FakeUpstream.Exchange): Promise<void> => {
+  const { res } = exchange
+  const body = (typeof request.body === "object" && request.body !== null ? request.body : {}) as MessagesBody
+  const modelName = typeof body.model === "string" ? body.model : "fake-model"
+  const model = JSON.stringify(modelName)
+  const pieces = FakeUpstream.splitAnswer(script.answer ?? defaultAnswer, script.chunks)
+  const usage = script.usage ?? { input_tokens: FakeUpstream.promptTokensOf(request.body), output_tokens: pieces.length }
+  const stopReasonName = script.stopReason ?? "end_turn"
+  const stopReason = JSON.stringify(stopReasonName)
+  const id = `msg_fake${++sequence}`
+
+  if (script.firstByteDelayMs) {
+    await exchange.wait(script.firstByteDelayMs)
+    if (exchange.closed) return
+  }
+
+  if (body.stream !== true) {
+    if (script.dropAfterChunks !== undefined) return exchange.drop()
+    res.writeHead(200, jsonHeaders)
+    if (script.malformedAfterChunks !== undefined) return void res.end(`{"id":"${id}","type":"message","content":[`)
+    res.end(JSON.stringify({
+      id,
+      type: "message",
+      role: "assistant",
+      model: modelName,
+      content: [{ type: "text", text: pieces.join("") }],
+      stop_reason: stopReasonName,
+      stop_sequence: null,
+      usage
+    }))
+    return
+  }
+
+  res.writeHead(200, sseHeaders)
+  let out = event(
+    "message_start",
+    `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${usage.input_tokens},"output_tokens":1}}}`
+  ) +
+    event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`) +
+    event("ping", `{"type": "ping"}`)
+  const flush = () => {
+    if (out.length > 0) res.write(out)
+    out = ""
+  }
+  for (let i = 0; i <= pieces.length; i++) {
+    if (script.malformedAfterChunks === i) {
+      out += `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated\n\n`
+      flush()
+      return void res.end()
+    }
+    if (script.errorAfterChunks?.after === i) {
+      out += event("error", JSON.stringify({ type: "error", error: { type: script.errorAfterChunks.type, message: script.errorAfterChunks.message } }))
+      flush()
+      return void res.end()
+    }
+    if (script.dropAfterChunks === i) {
+      flush()
+      return exchange.drop()
+    }
+    if (i === pieces.length) break
+    if (script.chunkDelayMs) {
+      flush()
+      await exchange.wait(script.chunkDelayMs)
+      if (exchange.closed) return
+    }
+    out += event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(pieces[i])}}}`)
+    exchange.chunks++
+  }
+  out += event("content_block_stop", `{"type":"content_block_stop","index":0}`) +
+    event("message_delta", `{"type":"message_delta","delta":{"stop_reason":${stopReason},"stop_sequence":null},"usage":{"output_tokens":${usage.output_tokens}}}`)
+  if (!script.omitMessageStop) out += event("message_stop", `{"type":"message_stop"}`)
+  res.end(out)
+}
+
+export const start = async (options: Options = {}): Promise<FakeAnthropic> => {
+  const handler: FakeUpstream.Handler<Script> = (script, request, exchange) => {
+    if (options.apiKey !== undefined && request.headers["x-api-key"] !== options.apiKey) {
+      const sent = request.headers["x-api-key"] ?? ""
+      return FakeUpstream.sendReply(error(401, "authentication_error", `invalid x-api-key: ${String(sent)}`), exchange)
+    }
+    return FakeUpstream.isReply(script) ? FakeUpstream.sendReply(script, exchange) : answer(script, request, exchange)
+  }
+  return FakeUpstream.start<Script>(
+    { defaultScript: options.defaultScript ?? {}, ...(options.recordRequests === undefined ? {} : { recordRequests: options.recordRequests }) },
+    (method, path) => (method === "POST" && path === "/v1/messages" ? handler : undefined)
+  )
+}
+
+/** `start` as a scoped Effect: the server stops when the scope closes. */
+export const scoped = (options: Options = {}): Effect.Effect<FakeAnthropic, never, Scope.Scope> => FakeUpstream.scoped(() => start(options))

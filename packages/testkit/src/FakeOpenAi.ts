@@ -1,0 +1,210 @@
+/**
+ * A fake OpenAI-compatible Chat Completions server: a real HTTP server on a free loopback port
+ * that answers `POST …/chat/completions` from a queue of scripts, streaming (`stream: true`,
+ * server-sent events ending in `data: [DONE]`) or not (one `chat.completion` JSON).
+ *
+ * ```ts
+ * const fake = await FakeOpenAi.start()
+ * fake.enqueue({ answer: "Hello there", chunks: 2, usage: { prompt_tokens: 7, completion_tokens: 2 } })
+ * fake.enqueue(FakeOpenAi.rateLimited("3"))
+ * // point a client at fake.baseUrl (`http://127.0.0.1:<port>/v1`)
+ * fake.requests // what it received; fake.disconnects: clients that hung up mid-answer
+ * await fake.stop()
+ * ```
+ *
+ * Streams look like OpenAI's: a first chunk with the role, one chunk per piece of the answer,
+ * a chunk with `finish_reason` and an empty delta, then (only when the request asked with
+ * `stream_options.include_usage`) a chunk with `choices: []` and the usage. With
+ * `usagePlacement: "last-content-chunk"` the last piece carries `finish_reason` and the usage
+ * instead, as vLLM and llama.cpp do.
+ */
+import type { Effect, Scope } from "effect"
+import * as FakeUpstream from "./FakeUpstream.js"
+
+export type { Disconnect, RecordedRequest, Reply } from "./FakeUpstream.js"
+
+export interface Usage {
+  readonly prompt_tokens: number
+  readonly completion_tokens: number
+}
+
+/** A scripted answer; every field is optional. */
+export interface Answer {
+  /** Default: `"Hello from the fake upstream."` */
+  readonly answer?: string
+  /** How many pieces to split the answer into (default: one per word), or the pieces themselves. */
+  readonly chunks?: number | ReadonlyArray<string>
+  /** Default: the estimated prompt tokens of the request, and one token per piece. */
+  readonly usage?: Usage
+  /** Default `"final-chunk"` (OpenAI's own, only when asked for); `"missing"` sends none. */
+  readonly usagePlacement?: "final-chunk" | "last-content-chunk" | "missing"
+  /** Default `"stop"`. */
+  readonly finishReason?: string
+  /** Milliseconds before the status line. */
+  readonly firstByteDelayMs?: number
+  /** Milliseconds before each piece of the answer. */
+  readonly chunkDelayMs?: number
+  /** Destroy the connection after this many pieces (for a non-streaming request: at once). */
+  readonly dropAfterChunks?: number
+  /** Send a `data:` line that is not JSON after this many pieces, then end the response. */
+  readonly malformedAfterChunks?: number
+  /** End the stream after the last chunk without `data: [DONE]`. */
+  readonly omitDone?: boolean
+}
+
+export type Script = Answer | FakeUpstream.Reply
+
+export interface Options {
+  readonly defaultScript?: Script
+  /** When set, a request without `Authorization: Bearer <apiKey>` gets a 401 (which echoes the key it was sent). */
+  readonly apiKey?: string
+  /** Keep a record of requests (default true; a benchmark turns it off). */
+  readonly recordRequests?: boolean
+}
+
+export interface FakeOpenAi extends FakeUpstream.FakeServer<Script> {
+  /** `url` + `/v1`, what an OpenAI client takes as its base URL. */
+  readonly baseUrl: string
+}
+
+export const defaultAnswer = "Hello from the fake upstream."
+
+const error = (status: number, type: string, message: string, headers?: Readonly<Record<string, string>>): FakeUpstream.Reply => ({
+  status,
+  body: { error: { message, type, param: null, code: null } },
+  ...(headers === undefined ? {} : { headers })
+})
+
+/** 429, with `Retry-After` when given (seconds, or an HTTP date). */
+export const rateLimited = (retryAfter?: string): FakeUpstream.Reply =>
+  error(429, "rate_limit_exceeded", "Rate limit reached for requests", retryAfter === undefined ? undefined : { "retry-after": retryAfter })
+
+export const serverError = (status = 500): FakeUpstream.Reply => error(status, "server_error", "The server had an error while processing your request.")
+
+export const badRequest = (message = "Invalid request"): FakeUpstream.Reply => error(400, "invalid_request_error", message)
+
+interface Prepared {
+  readonly pieces: ReadonlyArray<string>
+  /** Each piece as a JSON string literal. */
+  readonly piecesJson: ReadonlyArray<string>
+  readonly answerJson: string
+  readonly finishJson: string
+}
+
+// Scripts are immutable values: prepare each once (the default is reused for every request).
+const prepared = new WeakMap<Answer, Prepared>()
+
+const prepare = (script: Answer): Prepared => {
+  let found = prepared.get(script)
+  if (found === undefined) {
+    const answer = script.answer ?? defaultAnswer
+    const pieces = FakeUpstream.splitAnswer(answer, script.chunks)
+    found = {
+      pieces,
+      piecesJson: pieces.map((piece) => JSON.stringify(piece)),
+      answerJson: JSON.stringify(pieces.join("")),
+      finishJson: JSON.stringify(script.finishReason ?? "stop")
+    }
+    prepared.set(script, found)
+  }
+  return found
+}
+
+const sseHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache" } as const
+const jsonHeaders = { "content-type": "application/json" } as const
+
+const usageJson = (usage: Usage) =>
+  `{"prompt_tokens":${usage.prompt_tokens},"completion_tokens":${usage.completion_tokens},"total_tokens":${usage.prompt_tokens + usage.completion_tokens}}`
+
+interface ChatBody {
+  readonly model?: unknown
+  readonly stream?: unknown
+  readonly stream_options?: { readonly include_usage?: unknown }
+}
+
+let sequence = 0
+
+const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exchange: FakeUpstream.Exchange): Promise<void> => {
+  const { res } = exchange
+  const body = (typeof request.body === "object" && request.body !== null ? request.body : {}) as ChatBody
+  const model = JSON.stringify(typeof body.model === "string" ? body.model : "fake-model")
+  const { answerJson, finishJson, pieces, piecesJson } = prepare(script)
+  const placement = script.usagePlacement ?? "final-chunk"
+  const usage = script.usage ?? { prompt_tokens: FakeUpstream.promptTokensOf(request.body), completion_tokens: pieces.length }
+  const id = `chatcmpl-fake${++sequence}`
+  const created = Math.floor(Date.now() / 1000)
+
+  if (script.firstByteDelayMs) {
+    await exchange.wait(script.firstByteDelayMs)
+    if (exchange.closed) return
+  }
+
+  if (body.stream !== true) {
+    if (script.dropAfterChunks !== undefined) return exchange.drop()
+    res.writeHead(200, jsonHeaders)
+    if (script.malformedAfterChunks !== undefined) return void res.end(`{"id":"${id}","object":"chat.completion","choices":[`)
+    res.end(
+      `{"id":"${id}","object":"chat.completion","created":${created},"model":${model},"choices":[{"index":0,"message":{"role":"assistant","content":${answerJson}},"logprobs":null,"finish_reason":${finishJson}}]` +
+        (placement === "missing" ? "}" : `,"usage":${usageJson(usage)}}`)
+    )
+    return
+  }
+
+  const prefix = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${model},"choices":[`
+  const includeUsage = body.stream_options?.include_usage === true
+  // OpenAI sends `"usage":null` on every chunk when usage was asked for.
+  const nullUsage = includeUsage ? `,"usage":null}\n\n` : "}\n\n"
+  const inLast = placement === "last-content-chunk" && pieces.length > 0
+  res.writeHead(200, sseHeaders)
+  let out = `${prefix}{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]${nullUsage}`
+  const flush = () => {
+    if (out.length > 0) res.write(out)
+    out = ""
+  }
+  for (let i = 0; i <= pieces.length; i++) {
+    if (script.malformedAfterChunks === i) {
+      out += `data: {"id":"${id}","choices":[{"delta":{"content":"unterminated\n\n`
+      flush()
+      return void res.end()
+    }
+    if (script.dropAfterChunks === i) {
+      flush()
+      return exchange.drop()
+    }
+    if (i === pieces.length) break
+    if (script.chunkDelayMs) {
+      flush()
+      await exchange.wait(script.chunkDelayMs)
+      if (exchange.closed) return
+    }
+    out += inLast && i === pieces.length - 1
+      ? `${prefix}{"index":0,"delta":{"content":${piecesJson[i]}},"finish_reason":${finishJson}}],"usage":${usageJson(usage)}}\n\n`
+      : `${prefix}{"index":0,"delta":{"content":${piecesJson[i]}},"finish_reason":null}]${nullUsage}`
+    exchange.chunks++
+  }
+  if (!inLast) {
+    out += `${prefix}{"index":0,"delta":{},"finish_reason":${finishJson}}]${nullUsage}`
+    if (placement === "final-chunk" && includeUsage) out += `${prefix}],"usage":${usageJson(usage)}}\n\n`
+  }
+  if (!script.omitDone) out += "data: [DONE]\n\n"
+  res.end(out)
+}
+
+export const start = async (options: Options = {}): Promise<FakeOpenAi> => {
+  const expected = options.apiKey === undefined ? undefined : `Bearer ${options.apiKey}`
+  const handler: FakeUpstream.Handler<Script> = (script, request, exchange) => {
+    if (expected !== undefined && request.headers.authorization !== expected) {
+      const sent = (request.headers.authorization ?? "").replace(/^Bearer /, "")
+      return FakeUpstream.sendReply(error(401, "invalid_request_error", `Incorrect API key provided: ${sent}.`), exchange)
+    }
+    return FakeUpstream.isReply(script) ? FakeUpstream.sendReply(script, exchange) : answer(script, request, exchange)
+  }
+  const server = await FakeUpstream.start<Script>(
+    { defaultScript: options.defaultScript ?? {}, ...(options.recordRequests === undefined ? {} : { recordRequests: options.recordRequests }) },
+    (method, path) => (method === "POST" && path.endsWith("/chat/completions") ? handler : undefined)
+  )
+  return Object.assign(server, { baseUrl: `${server.url}/v1` })
+}
+
+/** `start` as a scoped Effect: the server stops when the scope closes. */
+export const scoped = (options: Options = {}): Effect.Effect<FakeOpenAi, never, Scope.Scope> => FakeUpstream.scoped(() => start(options))

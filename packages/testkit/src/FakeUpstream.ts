@@ -1,0 +1,309 @@
+/**
+ * What the fake model upstreams (`FakeOpenAi`, `FakeAnthropic`) share: a real node:http server
+ * on a free loopback port, a queue of scripted replies with a default for when it is empty, a
+ * record of the requests received and of the clients that hung up before their answer was
+ * complete, and the timing and fault injection of a scripted stream.
+ *
+ * Real sockets rather than a mocked `fetch`: what the adapters must get right (aborting a
+ * request, timeouts, a connection dropped mid-stream) only happens on a real connection.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { FetchHttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Effect, type Scope } from "effect"
+
+/**
+ * The HTTP clients a provider adapter may be given (fetch's and undici's), so that a suite can
+ * run against the fakes over each. Build one in the test's scope (`Layer.build`): undici's owns
+ * a connection pool that closes with it.
+ */
+export const httpClients = { fetch: FetchHttpClient.layer, undici: NodeHttpClient.layerUndici } as const
+export type HttpClientName = keyof typeof httpClients
+export const httpClientNames: ReadonlyArray<HttpClientName> = ["fetch", "undici"]
+
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  /** The parsed JSON body, or the raw text when it was not JSON (`undefined` when empty). */
+  readonly body: unknown
+}
+
+export interface Disconnect {
+  /** The index in `requests` of the request whose client went away. */
+  readonly request: number
+  /** Content chunks written before that (0 when it left before the first byte). */
+  readonly chunksWritten: number
+  /** `Date.now()` when the server saw the connection close. */
+  readonly at: number
+}
+
+/** A plain HTTP answer: an error status, or a body that is not what the client expects. */
+export interface Reply {
+  readonly status: number
+  /** An object is sent as JSON; a string as it is. */
+  readonly body?: unknown
+  readonly headers?: Readonly<Record<string, string>>
+  /** Milliseconds before the status line is written. */
+  readonly firstByteDelayMs?: number
+}
+
+export const isReply = (script: object): script is Reply => "status" in script && typeof script.status === "number"
+
+/** One exchange in progress, as a protocol handler drives it. */
+export interface Exchange {
+  readonly index: number
+  readonly res: ServerResponse
+  /** True once the client has gone away (or the script dropped the connection). */
+  readonly closed: boolean
+  /** Content chunks written so far; protocol handlers increment it. */
+  chunks: number
+  /** Closes the connection abruptly, after what was written has been flushed. */
+  readonly drop: () => void
+  /** Resolves after `ms`, or at once when the connection closes (so no timer outlives it). */
+  readonly wait: (ms: number) => Promise<void>
+}
+
+export type Handler<S> = (script: S, request: RecordedRequest, exchange: Exchange) => void | Promise<void>
+
+export interface Options<S> {
+  /** Answers when the queue is empty. */
+  readonly defaultScript: S
+  /** Keep a record of requests (on by default; a benchmark turns it off to keep memory flat). */
+  readonly recordRequests?: boolean
+}
+
+export interface FakeServer<S> {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string
+  readonly requests: ReadonlyArray<RecordedRequest>
+  readonly disconnects: ReadonlyArray<Disconnect>
+  /** Scripts for the next requests, in order; each is used once. */
+  readonly enqueue: (...scripts: ReadonlyArray<S>) => void
+  readonly setDefault: (script: S) => void
+  /** Resolves once `count` clients have hung up; rejects after `timeoutMs`. */
+  readonly waitForDisconnects: (count?: number, timeoutMs?: number) => Promise<ReadonlyArray<Disconnect>>
+  /** Resolves once `count` requests have arrived; rejects after `timeoutMs`. */
+  readonly waitForRequests: (count?: number, timeoutMs?: number) => Promise<ReadonlyArray<RecordedRequest>>
+  /** Forgets the queue and the records (the default stays). */
+  readonly reset: () => void
+  readonly stop: () => Promise<void>
+}
+
+const readBody = (req: IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const parts: Array<Buffer> = []
+    req.on("data", (part: Buffer) => parts.push(part))
+    req.on("end", () => resolve(parts.length === 1 ? parts[0]!.toString("utf8") : Buffer.concat(parts).toString("utf8")))
+    req.on("error", reject)
+  })
+
+const parseBody = (text: string): unknown => {
+  if (text.length === 0) return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/** Writes a `Reply` (after its delay), unless the client has gone away meanwhile. */
+export const sendReply = async (reply: Reply, exchange: Exchange): Promise<void> => {
+  if (reply.firstByteDelayMs) await exchange.wait(reply.firstByteDelayMs)
+  if (exchange.closed) return
+  const body = reply.body === undefined ? "" : typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body)
+  const headers: Record<string, string> = { ...reply.headers }
+  if (body.length > 0 && !Object.keys(headers).some((name) => name.toLowerCase() === "content-type")) {
+    headers["content-type"] = typeof reply.body === "string" ? "text/plain" : "application/json"
+  }
+  exchange.res.writeHead(reply.status, headers)
+  exchange.res.end(body)
+}
+
+/** Splits an answer into pieces that concatenate back to it: word groups, or characters when asked for more pieces than words. */
+export const splitAnswer = (answer: string, chunks: number | ReadonlyArray<string> | undefined): ReadonlyArray<string> => {
+  if (Array.isArray(chunks)) return chunks
+  const words = answer.match(/\s*\S+\s*/g) ?? (answer.length > 0 ? [answer] : [])
+  const wanted = typeof chunks === "number" ? Math.max(1, Math.floor(chunks)) : words.length
+  if (wanted > words.length) {
+    const chars = Array.from(answer)
+    return groups(chars, Math.min(wanted, chars.length))
+  }
+  return groups(words, wanted)
+}
+
+const groups = (items: ReadonlyArray<string>, count: number): ReadonlyArray<string> => {
+  if (count <= 0 || items.length === 0) return []
+  const out: Array<string> = []
+  for (let i = 0; i < count; i++) {
+    const from = Math.floor((i * items.length) / count)
+    const to = Math.floor(((i + 1) * items.length) / count)
+    out.push(items.slice(from, to).join(""))
+  }
+  return out
+}
+
+/** About four characters a token, like the domain's estimate. */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+
+/** Estimated prompt tokens of a chat body's `messages` (and `system`, for Anthropic). */
+export const promptTokensOf = (body: unknown): number => {
+  if (typeof body !== "object" || body === null) return 0
+  let total = 0
+  const system = (body as { system?: unknown }).system
+  if (typeof system === "string") total += estimateTokens(system)
+  const messages = (body as { messages?: unknown }).messages
+  if (Array.isArray(messages)) {
+    for (const message of messages) {
+      const content = typeof message === "object" && message !== null ? (message as { content?: unknown }).content : undefined
+      if (typeof content === "string") total += estimateTokens(content)
+    }
+  }
+  return total
+}
+
+export const start = <S extends object>(
+  options: Options<S>,
+  route: (method: string, path: string) => Handler<S> | undefined
+): Promise<FakeServer<S>> => {
+  const record = options.recordRequests ?? true
+  let defaultScript = options.defaultScript
+  let queue: Array<S> = []
+  let requests: Array<RecordedRequest> = []
+  let disconnects: Array<Disconnect> = []
+  let received = 0
+  const waiters = new Set<() => void>()
+  const notify = () => {
+    for (const waiter of waiters) waiter()
+  }
+
+  const waitUntil = <A>(ready: () => A | undefined, timeoutMs: number, what: string): Promise<A> =>
+    new Promise((resolve, reject) => {
+      const now = ready()
+      if (now !== undefined) return resolve(now)
+      const check = () => {
+        const value = ready()
+        if (value === undefined) return
+        clearTimeout(timer)
+        waiters.delete(check)
+        resolve(value)
+      }
+      const timer = setTimeout(() => {
+        waiters.delete(check)
+        reject(new Error(`fake upstream: timed out after ${timeoutMs} ms waiting for ${what}`))
+      }, timeoutMs)
+      waiters.add(check)
+    })
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const index = received++
+    let closed = false
+    let dropped = false
+    let wake: (() => void) | undefined
+    const exchange: Exchange = {
+      index,
+      res,
+      get closed() {
+        return closed
+      },
+      chunks: 0,
+      drop: () => {
+        dropped = true
+        closed = true
+        // end() rather than destroy(): what was written still arrives, then the connection
+        // closes in the middle of the body.
+        res.socket?.end()
+      },
+      wait: (ms) =>
+        new Promise<void>((resolve) => {
+          if (closed) return resolve()
+          const timer = setTimeout(() => {
+            wake = undefined
+            resolve()
+          }, ms)
+          wake = () => {
+            clearTimeout(timer)
+            wake = undefined
+            resolve()
+          }
+        })
+    }
+    res.on("close", () => {
+      if (!res.writableFinished && !dropped) {
+        closed = true
+        disconnects.push({ request: index, chunksWritten: exchange.chunks, at: Date.now() })
+        notify()
+      }
+      closed = true
+      wake?.()
+    })
+    const text = await readBody(req)
+    const path = (req.url ?? "/").split("?")[0]!
+    const request: RecordedRequest = { method: req.method ?? "GET", path, headers: req.headers, body: parseBody(text) }
+    if (record) {
+      requests.push(request)
+      notify()
+    }
+    const handler = route(request.method, path)
+    if (handler === undefined) {
+      res.writeHead(404, { "content-type": "application/json" })
+      res.end(`{"error":{"message":"fake upstream: no route for ${request.method} ${path}","type":"invalid_request_error"}}`)
+      return
+    }
+    const script = queue.length > 0 ? queue.shift()! : defaultScript
+    await handler(script, request, exchange)
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(500, { "content-type": "text/plain" })
+        res.end(`fake upstream failed: ${String(error)}`)
+      } else {
+        res.destroy()
+      }
+    })
+  })
+  server.keepAliveTimeout = 5_000
+
+  return new Promise((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        get requests() {
+          return requests
+        },
+        get disconnects() {
+          return disconnects
+        },
+        enqueue: (...scripts) => {
+          queue.push(...scripts)
+        },
+        setDefault: (script) => {
+          defaultScript = script
+        },
+        waitForDisconnects: (count = 1, timeoutMs = 1_000) =>
+          waitUntil(() => (disconnects.length >= count ? disconnects : undefined), timeoutMs, `${count} client disconnect(s)`),
+        waitForRequests: (count = 1, timeoutMs = 1_000) =>
+          waitUntil(() => (requests.length >= count ? requests : undefined), timeoutMs, `${count} request(s)`),
+        reset: () => {
+          queue = []
+          requests = []
+          disconnects = []
+        },
+        stop: () =>
+          new Promise<void>((resolveStop) => {
+            server.close(() => resolveStop())
+            server.closeAllConnections()
+          })
+      })
+    })
+  })
+}
+
+/** `start` as a scoped Effect: the server stops when the scope closes. */
+export const scoped = <F extends { readonly stop: () => Promise<void> }>(start: () => Promise<F>): Effect.Effect<F, never, Scope.Scope> =>
+  Effect.acquireRelease(Effect.promise(start), (fake) => Effect.promise(() => fake.stop()))
