@@ -4,26 +4,8 @@
  */
 import { createServer, type Server as NodeServer } from "node:http"
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
-import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
-import { Database, NodeSecretTokens, ScryptPasswordHasher, Storage, UlidIds } from "@huddle/adapters"
-import * as Catalog from "@huddle/adapters/models/Catalog"
-import * as Providers from "@huddle/adapters/models/Providers"
-import * as Accounts from "@huddle/domain/services/Accounts"
-import { AccountSettings } from "@huddle/domain/services/AccountSettings"
-import * as ApiKeys from "@huddle/domain/services/ApiKeys"
-import * as Authentication from "@huddle/domain/services/Authentication"
-import * as ContextAssembly from "@huddle/domain/services/ContextAssembly"
-import * as Credits from "@huddle/domain/services/Credits"
-import * as Memories from "@huddle/domain/services/Memories"
-import * as OrgAccess from "@huddle/domain/services/OrgAccess"
-import * as Organizations from "@huddle/domain/services/Organizations"
-import * as OrgCredits from "@huddle/domain/services/OrgCredits"
-import * as OrgSettings from "@huddle/domain/services/OrgSettings"
-import * as Huddles from "@huddle/domain/services/Huddles"
-import * as IntentPipeline from "@huddle/domain/services/IntentPipeline"
-import * as Intents from "@huddle/domain/services/Intents"
-import * as RequestContext from "@huddle/domain/services/RequestContext"
-import * as Router from "@huddle/domain/services/Router"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Engine } from "@huddle/adapters"
 import { Duration, Effect, Layer, Logger } from "effect"
 import { Api } from "./Api.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
@@ -39,37 +21,15 @@ import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
 import { OrgsHttp } from "./http/OrgsHttp.js"
 import type { ServerConfig } from "./ServerConfig.js"
 
-/** The domain services over storage and the node adapters. */
-export const domainLayer = (config: ServerConfig) => {
-  const infrastructure = Layer.mergeAll(Storage.layer, ScryptPasswordHasher.layer, NodeSecretTokens.layer).pipe(
-    Layer.provideMerge(UlidIds.layer),
-    Layer.provideMerge(Database.layer(config.engine))
-  )
-  const settings = Layer.succeed(AccountSettings, {
+/** The engine (every domain service over storage and providers) as this server runs it. */
+export const domainLayer = (config: ServerConfig) =>
+  Engine.layer({
+    storage: config.engine,
     starterCredits: config.starterCredits,
-    sessionTtl: config.sessionTtl
+    sessionTtl: config.sessionTtl,
+    providers: config.providers,
+    catalog: config.catalog
   })
-  const organizations = Layer.mergeAll(Organizations.layer, OrgSettings.layer, OrgCredits.layer, Credits.layer).pipe(
-    Layer.provideMerge(OrgAccess.layer)
-  )
-  const memories = Layer.mergeAll(Memories.layer, ContextAssembly.layer)
-  const models = Router.layer.pipe(
-    Layer.provideMerge(Providers.layer(config.providers).pipe(Layer.provide(NodeHttpClient.layerUndici))),
-    Layer.provideMerge(Catalog.layer(config.catalog))
-  )
-  const huddles = Intents.layer.pipe(
-    Layer.provideMerge(Huddles.layer),
-    Layer.provideMerge(IntentPipeline.layer),
-    Layer.provideMerge(models)
-  )
-  return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer, RequestContext.layer).pipe(
-    Layer.provideMerge(huddles),
-    Layer.provideMerge(memories),
-    Layer.provideMerge(organizations),
-    Layer.provideMerge(infrastructure),
-    Layer.provide(settings)
-  )
-}
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp]),

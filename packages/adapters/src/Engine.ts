@@ -1,0 +1,84 @@
+/**
+ * The Huddle engine without HTTP: every domain service over storage, model providers and the
+ * node adapters, as one layer. The HTTP server is built on it; another Node service can embed it
+ * (see docs/embedding.md).
+ *
+ * ```ts
+ * const engine = Engine.layer({ storage: { _tag: "Pglite", dataDir: ".huddle" } })
+ * const program = Effect.gen(function*() {
+ *   const accounts = yield* Accounts.Accounts
+ *   const huddles = yield* Huddles.Huddles
+ *   // …
+ * })
+ * Effect.runPromise(Effect.provide(program, engine))
+ * ```
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import * as Accounts from "@huddle/domain/services/Accounts"
+import { AccountSettings } from "@huddle/domain/services/AccountSettings"
+import * as ApiKeys from "@huddle/domain/services/ApiKeys"
+import * as Authentication from "@huddle/domain/services/Authentication"
+import * as ContextAssembly from "@huddle/domain/services/ContextAssembly"
+import * as Credits from "@huddle/domain/services/Credits"
+import * as Huddles from "@huddle/domain/services/Huddles"
+import * as IntentPipeline from "@huddle/domain/services/IntentPipeline"
+import * as Intents from "@huddle/domain/services/Intents"
+import * as Memories from "@huddle/domain/services/Memories"
+import * as OrgAccess from "@huddle/domain/services/OrgAccess"
+import * as Organizations from "@huddle/domain/services/Organizations"
+import * as OrgCredits from "@huddle/domain/services/OrgCredits"
+import * as OrgSettings from "@huddle/domain/services/OrgSettings"
+import * as RequestContext from "@huddle/domain/services/RequestContext"
+import * as Router from "@huddle/domain/services/Router"
+import { type Duration, Layer } from "effect"
+import * as NodeSecretTokens from "./crypto/NodeSecretTokens.js"
+import * as ScryptPasswordHasher from "./crypto/ScryptPasswordHasher.js"
+import * as Catalog from "./models/Catalog.js"
+import * as Providers from "./models/Providers.js"
+import * as Database from "./sql/Database.js"
+import * as Storage from "./Storage.js"
+import * as UlidIds from "./UlidIds.js"
+
+export interface Options {
+  /** Where data lives: PostgreSQL (`{ _tag: "Postgres", url }`) or embedded PGlite. */
+  readonly storage: Database.Engine
+  /** Personal credits for new accounts (default 1000). */
+  readonly starterCredits?: number | undefined
+  readonly sessionTtl?: Duration.Duration | undefined
+  /** Model providers; the offline provider is always there. */
+  readonly providers?: Providers.Options | undefined
+  /** The model catalog; default: the offline models (and those of configured providers). */
+  readonly catalog?: Catalog.Options | undefined
+}
+
+/** Every service of `@huddle/domain`, ready to use; the database is migrated when it starts. */
+export const layer = (options: Options) => {
+  const infrastructure = Layer.mergeAll(Storage.layer, ScryptPasswordHasher.layer, NodeSecretTokens.layer).pipe(
+    Layer.provideMerge(UlidIds.layer),
+    Layer.provideMerge(Database.layer(options.storage))
+  )
+  const settings = Layer.succeed(AccountSettings, {
+    starterCredits: options.starterCredits ?? AccountSettings.defaults.starterCredits,
+    sessionTtl: options.sessionTtl ?? AccountSettings.defaults.sessionTtl
+  })
+  const organizations = Layer.mergeAll(Organizations.layer, OrgSettings.layer, OrgCredits.layer, Credits.layer).pipe(
+    Layer.provideMerge(OrgAccess.layer)
+  )
+  const memories = Layer.mergeAll(Memories.layer, ContextAssembly.layer)
+  const models = Router.layer.pipe(
+    Layer.provideMerge(Providers.layer(options.providers ?? {}).pipe(Layer.provide(NodeHttpClient.layerUndici))),
+    Layer.provideMerge(Catalog.layer(options.catalog ?? {}))
+  )
+  const huddles = Intents.layer.pipe(
+    Layer.provideMerge(Huddles.layer),
+    Layer.provideMerge(IntentPipeline.layer),
+    Layer.provideMerge(models)
+  )
+  return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer, RequestContext.layer).pipe(
+    Layer.provideMerge(huddles),
+    Layer.provideMerge(memories),
+    Layer.provideMerge(organizations),
+    Layer.provideMerge(infrastructure),
+    Layer.provide(settings)
+  )
+}
