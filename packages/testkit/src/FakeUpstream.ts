@@ -293,6 +293,7 @@ export const start = <S extends object>(
           queue = []
           requests = []
           disconnects = []
+          received = 0
         },
         stop: () =>
           new Promise<void>((resolveStop) => {

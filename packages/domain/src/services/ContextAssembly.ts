@@ -5,6 +5,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { MemoryScope } from "../Memory.js"
+import { estimateTokens } from "../Model.js"
 import { MembershipRepository } from "../ports/MembershipRepository.js"
 import { MemoryRepository } from "../ports/MemoryRepository.js"
 import { WorkspaceRepository } from "../ports/WorkspaceRepository.js"
@@ -39,8 +40,8 @@ export interface Service {
 
 export class ContextAssembly extends Context.Tag("@huddle/domain/ContextAssembly")<ContextAssembly, Service>() {}
 
-/** A rough token count for budgeting: about four characters a token. */
-export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+/** The token estimate used for budgeting, shared with the model call. */
+export { estimateTokens }
 
 /** The form under which two memories count as the same: trimmed, white space collapsed, lower case. */
 export const normalise = (content: string): string => content.trim().replace(/\s+/g, " ").toLowerCase()

@@ -1,0 +1,193 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as AnthropicProvider from "@huddle/adapters/models/AnthropicProvider"
+import { CatalogModel, type ModelChunk, type ModelRequest } from "@huddle/domain/Model"
+import type { Provider } from "@huddle/domain/ports/ModelProviders"
+import * as FakeAnthropic from "@huddle/testkit/FakeAnthropic"
+import * as FakeUpstream from "@huddle/testkit/FakeUpstream"
+import { Chunk, Duration, Effect, Either, Fiber, Layer, Redacted, type Scope, Stream } from "effect"
+
+const secret = "sk-ant-test-0123456789abcdef"
+
+const model = new CatalogModel({
+  id: "claude-test",
+  tier: "standard",
+  provider: "anthropic",
+  upstream_model: "claude-upstream-name",
+  price: { input_per_1k: 3, output_per_1k: 15 },
+  context_window: 200_000,
+  max_output_tokens: 1024
+})
+
+const request: ModelRequest = {
+  model,
+  messages: [
+    { role: "system", content: "You are terse." },
+    { role: "system", content: "Remembered facts:\n- the team ships on Fridays" },
+    { role: "user", content: "When do we ship?" },
+    { role: "assistant", content: "Fridays." },
+    { role: "user", content: "Are you sure?" }
+  ],
+  temperature: 1.5,
+  maxOutputTokens: 128
+}
+
+interface Setup {
+  readonly fake: FakeAnthropic.FakeAnthropic
+  readonly provider: Provider
+}
+
+const setup = (client: FakeUpstream.HttpClientName, options: { readonly timeout?: Duration.DurationInput; readonly apiKey?: string } = {}): Effect.Effect<Setup, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const fake = yield* FakeAnthropic.scoped({ apiKey: secret })
+    const provider = yield* AnthropicProvider.make({
+      baseUrl: fake.url,
+      apiKey: Redacted.make(options.apiKey ?? secret),
+      timeout: options.timeout ?? "2 seconds"
+    }).pipe(Effect.provide(yield* Layer.build(FakeUpstream.httpClients[client])))
+    return { fake, provider }
+  })
+
+const collect = (provider: Provider) => Stream.runCollect(provider.stream(request)).pipe(Effect.map(Chunk.toReadonlyArray))
+
+const untilFailure = (provider: Provider) =>
+  provider.stream(request).pipe(
+    Stream.either,
+    Stream.runCollect,
+    Effect.map((items) => {
+      const all = Chunk.toReadonlyArray(items)
+      return {
+        chunks: all.flatMap((item) => (Either.isRight(item) ? [item.right] : [])),
+        failure: all.flatMap((item) => (Either.isLeft(item) ? [item.left] : []))[0]
+      }
+    })
+  )
+
+const textOf = (chunks: ReadonlyArray<ModelChunk>) => chunks.flatMap((chunk) => (chunk._tag === "Delta" ? [chunk.text] : [])).join("")
+
+describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client) => {
+  it.scopedLive("streams the text deltas, then one Usage combining input and output, then the stop reason", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup(client)
+      const answer = "Yes: we ship on Fridays, every week."
+      fake.enqueue({ answer, chunks: 4, usage: { input_tokens: 42, output_tokens: 11 }, stopReason: "end_turn" })
+      const chunks = yield* collect(provider)
+      expect(chunks.map((chunk) => chunk._tag)).toEqual(["Delta", "Delta", "Delta", "Delta", "Usage", "Finish"])
+      expect(textOf(chunks)).toBe(answer)
+      expect(chunks[4]).toMatchObject({ _tag: "Usage", usage: { input_tokens: 42, output_tokens: 11 } })
+      expect(chunks[5]).toEqual({ _tag: "Finish", reason: "end_turn" })
+    }))
+
+  it.scopedLive("sends system messages as the top-level system field, with the key and version headers", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup(client)
+      yield* collect(provider)
+      const [received] = fake.requests
+      expect(received?.method).toBe("POST")
+      expect(received?.path).toBe("/v1/messages")
+      expect(received?.headers["x-api-key"]).toBe(secret)
+      expect(received?.headers["anthropic-version"]).toBe("2023-06-01")
+      expect(received?.headers.authorization).toBeUndefined()
+      expect(received?.body).toEqual({
+        model: "claude-upstream-name",
+        max_tokens: 128,
+        stream: true,
+        system: "You are terse.\n\nRemembered facts:\n- the team ships on Fridays",
+        messages: [
+          { role: "user", content: "When do we ship?" },
+          { role: "assistant", content: "Fridays." },
+          { role: "user", content: "Are you sure?" }
+        ],
+        // Anthropic's range ends at 1.
+        temperature: 1
+      })
+    }))
+
+  it.scopedLive("reports max_tokens as the finish reason, and tolerates a stream without message_stop", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup(client)
+      fake.enqueue({ answer: "cut short", stopReason: "max_tokens", omitMessageStop: true, usage: { input_tokens: 5, output_tokens: 2 } })
+      const chunks = yield* collect(provider)
+      expect(textOf(chunks)).toBe("cut short")
+      expect(chunks.slice(-2)).toMatchObject([{ _tag: "Usage", usage: { input_tokens: 5, output_tokens: 2 } }, { _tag: "Finish", reason: "max_tokens" }])
+    }))
+
+  it.scopedLive("error events in the stream fail it by their type", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup(client)
+      fake.enqueue(
+        { answer: "one two three", errorAfterChunks: { after: 1, type: "overloaded_error", message: "Overloaded" } },
+        { answer: "one two three", errorAfterChunks: { after: 0, type: "invalid_request_error", message: "prompt is too long" } },
+        { answer: "one two three", errorAfterChunks: { after: 0, type: "rate_limit_error", message: "slow down" } }
+      )
+      const overloaded = yield* untilFailure(provider)
+      expect(textOf(overloaded.chunks)).toBe("one ")
+      expect(overloaded.failure).toMatchObject({ reason: "server_error", retryable: true })
+      expect(overloaded.failure?.message).toContain("Overloaded")
+      expect((yield* untilFailure(provider)).failure).toMatchObject({ reason: "rejected", retryable: false })
+      expect((yield* untilFailure(provider)).failure).toMatchObject({ reason: "rate_limited", retryable: true })
+    }))
+
+  it.scopedLive("maps statuses: 429 with retry-after, 529 and 500 retryable, 400 not", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup(client)
+      fake.enqueue(FakeAnthropic.rateLimited("12"), FakeAnthropic.overloaded(529), FakeAnthropic.overloaded(500), FakeAnthropic.badRequest())
+      const limited = yield* Effect.flip(collect(provider))
+      expect(limited).toMatchObject({ provider: "anthropic", model: "claude-test", reason: "rate_limited", retryable: true, status: 429 })
+      expect(limited.retryAfter && Duration.toMillis(limited.retryAfter)).toBe(12_000)
+      expect(yield* Effect.flip(collect(provider))).toMatchObject({ reason: "server_error", retryable: true, status: 529 })
+      expect(yield* Effect.flip(collect(provider))).toMatchObject({ reason: "server_error", retryable: true, status: 500 })
+      const rejected = yield* Effect.flip(collect(provider))
+      expect(rejected).toMatchObject({ reason: "rejected", retryable: false, status: 400 })
+      expect(rejected.message).toContain("messages: field required")
+    }))
+
+  it.scopedLive("a wrong key: rejected, and the key never appears in the failure", () =>
+    Effect.gen(function*() {
+      const wrong = "sk-ant-wrong-abcdef0123456789"
+      const { fake, provider } = yield* setup(client, { apiKey: wrong })
+      const failure = yield* Effect.flip(collect(provider))
+      expect(fake.requests[0]?.headers["x-api-key"]).toBe(wrong)
+      expect(failure).toMatchObject({ reason: "rejected", status: 401 })
+      expect(failure.message).toContain("invalid x-api-key")
+      expect(JSON.stringify(failure)).not.toContain(wrong)
+      expect(String(failure)).not.toContain(wrong)
+    }))
+
+  it.scopedLive("a dropped connection: a connection failure after the deltas already delivered", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup(client)
+      fake.enqueue({ answer: "alpha beta gamma delta", dropAfterChunks: 3 })
+      const { chunks, failure } = yield* untilFailure(provider)
+      expect(textOf(chunks)).toBe("alpha beta gamma ")
+      expect(failure).toMatchObject({ reason: "connection", retryable: true })
+    }))
+
+  it.scopedLive("malformed JSON in an event: bad_response", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup(client)
+      fake.enqueue({ answer: "alpha beta", malformedAfterChunks: 1 })
+      const { chunks, failure } = yield* untilFailure(provider)
+      expect(textOf(chunks)).toBe("alpha ")
+      expect(failure).toMatchObject({ reason: "bad_response", retryable: false })
+    }))
+
+  it.scopedLive("times out on a slow first byte", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup(client, { timeout: "200 millis" })
+      fake.enqueue({ firstByteDelayMs: 3000 })
+      expect(yield* Effect.flip(collect(provider))).toMatchObject({ reason: "timeout", retryable: true })
+      yield* Effect.promise(() => fake.waitForDisconnects(1, 1000))
+    }))
+
+  it.scopedLive("interruption closes the connection: the upstream sees the client leave", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup(client)
+      fake.enqueue({ answer: "one two three four five six seven eight nine ten", chunkDelayMs: 100 })
+      const fiber = yield* Effect.fork(provider.stream(request).pipe(Stream.runDrain))
+      yield* Effect.promise(() => fake.waitForRequests(1, 1000))
+      yield* Effect.sleep("150 millis")
+      yield* Fiber.interrupt(fiber)
+      const [disconnect] = yield* Effect.promise(() => fake.waitForDisconnects(1, 1000))
+      expect(disconnect?.chunksWritten).toBeLessThan(10)
+    }))
+})

@@ -1,0 +1,136 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as Catalog from "@huddle/adapters/models/Catalog"
+import { Catalog as CatalogPort } from "@huddle/domain/ports/Catalog"
+import { ConfigProvider, Effect, Layer } from "effect"
+
+const dir = mkdtempSync(join(tmpdir(), "huddle-catalog-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+let files = 0
+const write = (content: unknown) => {
+  const path = join(dir, `catalog-${++files}.json`)
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content))
+  return path
+}
+
+const valid = {
+  models: [
+    {
+      id: "llama-small",
+      tier: "economy",
+      provider: "ollama",
+      upstream_model: "llama3.1:8b",
+      price: { input_per_1k: 0.1, output_per_1k: 0.2 },
+      context_window: 8192,
+      max_output_tokens: 2048
+    },
+    { id: "offline-economy", tier: "economy", provider: "offline", price: { input_per_1k: 1, output_per_1k: 2 }, context_window: 32768, max_output_tokens: 1024 }
+  ]
+}
+
+const ids = (catalog: { readonly models: ReadonlyArray<{ readonly id: string; readonly tier: string }> }, tier: string) =>
+  catalog.models.filter((model) => model.tier === tier).map((model) => model.id)
+
+describe("Catalog", () => {
+  it("defaults to the three offline models, one per tier, with small nonzero prices", () => {
+    const catalog = Catalog.defaultCatalog()
+    expect(catalog.models.map((model) => [model.id, model.tier, model.provider])).toEqual([
+      ["offline-economy", "economy", "offline"],
+      ["offline-standard", "standard", "offline"],
+      ["offline-premium", "premium", "offline"]
+    ])
+    expect(catalog.models.map((model) => [model.price.input_per_1k, model.price.output_per_1k])).toEqual([[1, 2], [2, 4], [4, 8]])
+    for (const model of catalog.models) {
+      expect(model.context_window).toBe(32768)
+      expect(model.max_output_tokens).toBe(1024)
+    }
+  })
+
+  it("puts OpenAI's and then Anthropic's models ahead of the offline one in each tier when configured", () => {
+    const openai = Catalog.defaultCatalog({ openai: true })
+    expect(ids(openai, "economy")).toEqual(["gpt-4o-mini", "offline-economy"])
+    expect(ids(openai, "standard")).toEqual(["gpt-4o", "offline-standard"])
+    expect(ids(openai, "premium")).toEqual(["gpt-4.1", "offline-premium"])
+    const both = Catalog.defaultCatalog({ openai: true, anthropic: true })
+    expect(ids(both, "economy")).toEqual(["gpt-4o-mini", "claude-haiku-4-5", "offline-economy"])
+    expect(ids(both, "premium")).toEqual(["gpt-4.1", "claude-opus-4-1", "offline-premium"])
+    const anthropic = Catalog.defaultCatalog({ anthropic: true })
+    expect(ids(anthropic, "standard")).toEqual(["claude-sonnet-4-5", "offline-standard"])
+    for (const model of both.models) {
+      expect(model.price.input_per_1k).toBeGreaterThan(0)
+      expect(model.price.output_per_1k).toBeGreaterThan(0)
+    }
+  })
+
+  it.effect("loads a catalog file", () =>
+    Effect.gen(function*() {
+      const catalog = yield* Catalog.load(write(valid))
+      expect(catalog.models.map((model) => model.id)).toEqual(["llama-small", "offline-economy"])
+      expect(catalog.models[0]?.upstream_model).toBe("llama3.1:8b")
+      expect(catalog.models[1]?.upstream_model).toBeUndefined()
+    }))
+
+  it.effect("refuses an invalid file with a message naming the bad field", () =>
+    Effect.gen(function*() {
+      const badPrice = structuredClone(valid)
+      badPrice.models[1]!.price.input_per_1k = -1
+      const path = write(badPrice)
+      const error = yield* Effect.flip(Catalog.load(path))
+      expect(error._tag).toBe("CatalogError")
+      expect(error.message).toContain(path)
+      expect(error.message).toContain("models[1].price.input_per_1k")
+
+      const badTier = { models: [{ ...valid.models[0], tier: "luxury", context_window: 0 }] }
+      const tierError = yield* Effect.flip(Catalog.load(write(badTier)))
+      expect(tierError.message).toContain("models[0].tier")
+      expect(tierError.message).toContain("models[0].context_window")
+
+      const missing = { models: [{ ...valid.models[0], provider: undefined }] }
+      expect((yield* Effect.flip(Catalog.load(write(missing)))).message).toContain("models[0].provider")
+      expect((yield* Effect.flip(Catalog.load(write({ models: [] })))).message).toContain("models")
+    }))
+
+  it.effect("refuses a repeated id, JSON that does not parse, and a file that is not there", () =>
+    Effect.gen(function*() {
+      const repeated = { models: [valid.models[0], valid.models[1], valid.models[0]] }
+      expect((yield* Effect.flip(Catalog.load(write(repeated)))).message).toContain(`models[2].id: "llama-small" appears twice`)
+      expect((yield* Effect.flip(Catalog.load(write("{ models: ")))).message).toContain("not JSON")
+      const absent = join(dir, "absent.json")
+      const error = yield* Effect.flip(Catalog.load(absent))
+      expect(error.message).toContain("cannot read")
+      expect(error.message).toContain(absent)
+    }))
+
+  it.effect("the example in docs/models.md is a valid catalog", () =>
+    Effect.gen(function*() {
+      const docs = readFileSync(fileURLToPath(new URL("../../../../docs/models.md", import.meta.url)), "utf8")
+      const example = /```json\n([\s\S]*?)\n```/.exec(docs)?.[1]
+      expect(example).toBeDefined()
+      const catalog = yield* Catalog.parse(example ?? "", "docs/models.md")
+      expect(catalog.models.length).toBeGreaterThan(0)
+    }))
+
+  const withEnv = (env: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+  it.effect("builds the Catalog port from the environment: HUDDLE_CATALOG, or the default for the configured keys", () =>
+    Effect.gen(function*() {
+      const fromFile = yield* CatalogPort.pipe(
+        Effect.provide(Catalog.layerConfig(Catalog.fromEnv).pipe(Layer.provide(withEnv({ HUDDLE_CATALOG: write(valid) }))))
+      )
+      expect(fromFile.forTier("economy").map((model) => model.id)).toEqual(["llama-small", "offline-economy"])
+      expect(fromFile.forTier("premium")).toEqual([])
+
+      const withKeys = yield* CatalogPort.pipe(
+        Effect.provide(Catalog.layerConfig(Catalog.fromEnv).pipe(Layer.provide(withEnv({ OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "" }))))
+      )
+      expect(withKeys.forTier("standard").map((model) => model.id)).toEqual(["gpt-4o", "offline-standard"])
+      expect(withKeys.find("gpt-4o-mini")._tag).toBe("Some")
+
+      const bare = yield* CatalogPort.pipe(Effect.provide(Catalog.layerConfig(Catalog.fromEnv).pipe(Layer.provide(withEnv({})))))
+      expect(bare.models.map((model) => model.provider)).toEqual(["offline", "offline", "offline"])
+    }))
+})
