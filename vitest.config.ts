@@ -1,21 +1,19 @@
-import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
-
-const packages = fileURLToPath(new URL("./packages/", import.meta.url))
+import { processSuites, resolve, test } from "./vitest.shared.js"
 
 export default defineConfig({
-  resolve: {
-    // Tests run against the TypeScript sources of the workspace packages, not their builds.
-    alias: [
-      { find: /^@huddle\/([a-z]+)$/, replacement: `${packages}$1/src/index.ts` },
-      { find: /^@huddle\/([a-z]+)\/(.*)$/, replacement: `${packages}$1/src/$2.ts` }
-    ]
-  },
+  resolve,
   test: {
-    include: ["packages/*/test/**/*.test.ts"],
-    globalSetup: ["packages/testkit/src/globalSetup.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: "forks"
+    ...test,
+    projects: [
+      {
+        resolve,
+        test: { ...test, name: "suites", include: ["packages/*/test/**/*.test.ts"], exclude: processSuites }
+      },
+      {
+        resolve,
+        test: { ...test, name: "processes", include: processSuites, sequence: { groupOrder: 1 } }
+      }
+    ]
   }
 })

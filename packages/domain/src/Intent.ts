@@ -23,7 +23,13 @@ export class Plan extends Schema.Class<Plan>("Plan")({
   temperature: Schema.Number,
   memories_used: Schema.Int,
   history_messages: Schema.Int,
-  messages: Schema.Array(Schema.Struct({ role: Schema.Literal("system", "user", "assistant"), content: Schema.String })),
+  /**
+   * The exact model input, kept so that an approved intent runs as it was reviewed. It holds the
+   * injected memories, so it never leaves the service (see `withoutPrompt`).
+   */
+  messages: Schema.optional(
+    Schema.Array(Schema.Struct({ role: Schema.Literal("system", "user", "assistant"), content: Schema.String }))
+  ),
   /** Passages the review stage flags for a human (risky content under a low risk tolerance). */
   flags: Schema.Array(Schema.String)
 }) {}
@@ -50,3 +56,10 @@ export class Intent extends Schema.Class<Intent>("Intent")({
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc
 }) {}
+
+/** The intent as callers see it: without the stored model input (memories, history). */
+export const withoutPrompt = (intent: Intent): Intent => {
+  if (intent.plan === null || intent.plan.messages === undefined) return intent
+  const { messages: _, ...plan } = intent.plan
+  return new Intent({ ...intent, plan: new Plan(plan) }, { disableValidation: true })
+}

@@ -12,6 +12,7 @@ import { MeApi } from "./api/MeApi.js"
 import { MemoriesApi } from "./api/MemoriesApi.js"
 import { OrgAdminApi } from "./api/OrgAdminApi.js"
 import { OrgsApi } from "./api/OrgsApi.js"
+import { RpcApi } from "./api/RpcApi.js"
 
 export class Api extends HttpApi.make("huddle")
   .add(HealthApi)
@@ -22,6 +23,7 @@ export class Api extends HttpApi.make("huddle")
   .add(OrgAdminApi.prefix("/v1"))
   .add(MemoriesApi.prefix("/v1"))
   .add(HuddleApi.prefix("/v1"))
+  .add(RpcApi.prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.
   .addError(Envelope.InvalidRequest)
   .addError(Envelope.Unauthorized)

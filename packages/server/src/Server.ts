@@ -19,6 +19,7 @@ import { MeHttp } from "./http/MeHttp.js"
 import { MemoriesHttp } from "./http/MemoriesHttp.js"
 import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
 import { OrgsHttp } from "./http/OrgsHttp.js"
+import { RpcHttp } from "./http/RpcHttp.js"
 import type { ServerConfig } from "./ServerConfig.js"
 
 /** The engine (every domain service over storage and providers) as this server runs it. */
@@ -32,7 +33,7 @@ export const domainLayer = (config: ServerConfig) =>
   })
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp]),
+  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp]),
   Layer.provide(AuthenticatedLive)
 )
 
@@ -68,6 +69,13 @@ const drainOnShutdown = (server: NodeServer, grace: Duration.Duration) =>
 /** The HTTP server with everything behind it; it listens for as long as the layer is alive. */
 export const layer = (config: ServerConfig) => {
   const node = createServer()
+  // The port opens before the database is migrated; until the API's handler is attached (and
+  // again after it is detached at shutdown) requests get a 503 rather than no answer.
+  node.on("request", (_request, response) => {
+    if (node.listenerCount("request") > 1) return
+    response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+    response.end(JSON.stringify({ error: "SERVICE_UNAVAILABLE", message: "The server is starting or stopping; retry shortly" }))
+  })
   const served = HttpApiBuilder.serve(RequestEdge.middleware).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),

@@ -196,7 +196,7 @@ export const make = Effect.gen(function*() {
       }).pipe(Effect.tapError((error) => save(executing, { status: "failed", error: failure(error) })))
 
       const call = router.stream(models, {
-        messages: plan.messages,
+        messages: plan.messages ?? [],
         temperature: plan.temperature,
         maxOutputTokens: plan.max_output_tokens
       }).pipe(

@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { Conflict, type Forbidden, NotFound } from "../Errors.js"
-import type { Intent, IntentStatus } from "../Intent.js"
+import { type Intent, type IntentStatus, withoutPrompt } from "../Intent.js"
 import { fromRows, type Page, type PageRequest } from "../Page.js"
 import type { Principal } from "../Principal.js"
 import { IntentRepository } from "../ports/IntentRepository.js"
@@ -67,15 +67,20 @@ export const make = Effect.gen(function*() {
       return outcome
     })
 
+  const publicOutcome = (outcome: Outcome): Outcome => ({ ...outcome, intent: withoutPrompt(outcome.intent) })
+
   return Intents.of({
-    submit: pipeline.submit,
-    get: visible,
+    submit: (submission, emit) => Effect.map(pipeline.submit(submission, emit), publicOutcome),
+    get: (principal, id) => Effect.map(visible(principal, id), withoutPrompt),
     list: (principal, page) =>
-      repo.listForUser(principal.user.id, page).pipe(Effect.map((rows) => fromRows(rows, page.limit))),
-    approve,
+      repo.listForUser(principal.user.id, page).pipe(
+        Effect.map((rows) => fromRows(rows.map(withoutPrompt), page.limit))
+      ),
+    approve: (principal, id, emit) => Effect.map(approve(principal, id, emit), publicOutcome),
     reject: (principal, id) =>
       decide(principal, id, "rejected").pipe(
-        Effect.zipRight(visible(principal, id))
+        Effect.zipRight(visible(principal, id)),
+        Effect.map(withoutPrompt)
       )
   })
 })

@@ -1,0 +1,34 @@
+/**
+ * `POST /v1/rpc`: JSON-RPC 2.0 (docs/decisions/0008-json-rpc.md). The body is read and parsed by
+ * the handler itself (`handleRaw`), so that malformed JSON is answered with a JSON-RPC parse
+ * error (-32700) rather than the edge's 400; the payload schema here documents the shape only.
+ * The methods, with their params and results, are described by `rpc.discover` (OpenRPC).
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as JsonRpc from "../rpc/JsonRpc.js"
+import { OrgHeaders } from "./HuddleApi.js"
+import { Authenticated } from "./Security.js"
+
+export class RpcApi extends HttpApiGroup.make("rpc")
+  .add(
+    HttpApiEndpoint.post("call", "/rpc")
+      .setPayload(JsonRpc.RequestBody)
+      .setHeaders(OrgHeaders)
+      .addSuccess(JsonRpc.ResponseBody)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(
+        OpenApi.Description,
+        [
+          "JSON-RPC 2.0: a request `{jsonrpc: \"2.0\", method, params, id}`, a notification (no `id`) or a batch (an array).",
+          "The bare `{method, params}` shape is answered too. Methods: `intent.submit`, `intent.get`, `intent.list`,",
+          "`intent.approve`, `intent.reject` and `rpc.discover`, which answers with an OpenRPC 1.2 document describing them.",
+          "Errors are JSON-RPC error objects whose `data` is `{error: CODE, message}`. Protocol errors (-32700, -32600,",
+          "-32601, -32602) are answered 200; a single call failing in its method answers with the REST status of its",
+          "error (400, 402, 403, 404, 409, 502, 500) and a JSON-RPC body; a batch always answers 200. Only notifications: 204.",
+          "Missing or invalid credentials (401) and too large a body (413) are plain HTTP errors, before any call runs."
+        ].join(" ")
+      )
+  )
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "JSON-RPC")
+{}

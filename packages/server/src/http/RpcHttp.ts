@@ -1,0 +1,42 @@
+/**
+ * The handler of `POST /v1/rpc`: reads the body as text (so that malformed JSON is a JSON-RPC
+ * parse error), answers it with the JSON-RPC dispatcher over the method table, and turns the
+ * answer into an HTTP response. Failing to read the body (too large, connection lost) is left to
+ * the edge, which answers it as a plain HTTP error.
+ */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { CurrentPrincipal } from "@huddle/domain/Principal"
+import { Effect } from "effect"
+import { Api } from "../Api.js"
+import { defectToError, describeDefect } from "../edge/ErrorTranslation.js"
+import * as JsonRpc from "../rpc/JsonRpc.js"
+import * as Methods from "../rpc/Methods.js"
+import * as RpcErrors from "../rpc/RpcErrors.js"
+
+/** A defect inside a method: logged (kind and message only), answered as -32603 without internals. */
+export const onDefect = (defect: unknown, method: string) =>
+  Effect.logError("unexpected failure").pipe(
+    Effect.annotateLogs({ defect: describeDefect(defect), rpc_method: method }),
+    Effect.as(RpcErrors.internalError(defectToError(defect)))
+  )
+
+export const RpcHttp = HttpApiBuilder.group(Api, "rpc", (handlers) =>
+  Effect.gen(function*() {
+    const rpc = JsonRpc.make(yield* Methods.make, {
+      onDefect,
+      // Per-method rate limits (by `method.rateClass`) go here.
+      admit: undefined
+    })
+    return handlers.handleRaw("call", ({ headers, request }) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        const text = yield* Effect.orDie(request.text)
+        const answer = yield* rpc.answer(text, {
+          principal,
+          headerOrgId: headers["huddle-organization"] ?? headers["openai-organization"]
+        })
+        return answer.body === undefined
+          ? HttpServerResponse.empty({ status: 204 })
+          : HttpServerResponse.unsafeJson(answer.body, { status: answer.status })
+      }))
+  }))

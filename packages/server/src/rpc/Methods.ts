@@ -1,0 +1,173 @@
+/**
+ * The methods of `/v1/rpc`, in one table: each with the schema its params are decoded with, the
+ * schema its result is encoded with (the OpenRPC document is generated from both), its rate
+ * class and its handler, which calls the domain.
+ */
+import { Intent, IntentStatus } from "@huddle/domain/Intent"
+import { ModelTier, Preferences } from "@huddle/domain/Preferences"
+import type { Principal } from "@huddle/domain/Principal"
+import { ignoreEvents } from "@huddle/domain/services/IntentPipeline"
+import { Intents } from "@huddle/domain/services/Intents"
+import { RequestContext } from "@huddle/domain/services/RequestContext"
+import { Effect, Schema } from "effect"
+import { maxInputLength } from "../api/HuddleApi.js"
+import { maxLimit, page } from "../api/Lists.js"
+import * as JsonRpc from "./JsonRpc.js"
+import * as OpenRpc from "./OpenRpc.js"
+
+/** Who calls, and the org the request's headers ask for (`Huddle-Organization`, `OpenAI-Organization`). */
+export interface Caller {
+  readonly principal: Principal
+  readonly headerOrgId: string | undefined
+}
+
+const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({ title: "id" })
+
+const Input = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "must not be empty" }),
+  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }),
+  Schema.maxLength(maxInputLength, { message: () => `must be at most ${maxInputLength} characters` })
+).annotations({ title: "input", description: `What to do or answer (1 to ${maxInputLength} characters)` })
+
+export const SubmitParams = Schema.Struct({
+  input: Input,
+  model_tier: Schema.optional(ModelTier.annotations({
+    description: "The tier asked for; an enforced org policy wins (see the result's settings.model_tier.decided_by)"
+  })),
+  model: Schema.optional(Id.annotations({
+    description: "A catalog model by name; refused with POLICY_VIOLATION when an enforced policy forbids its tier"
+  })),
+  org_id: Schema.optional(Id.annotations({
+    description: "The org to run in (its credits, policies, memories); otherwise the Huddle-Organization or OpenAI-Organization header, otherwise a key's bound org, otherwise personal"
+  })),
+  workspace_id: Schema.optional(Id.annotations({ description: "One of the caller's workspaces (default: the personal one)" }))
+})
+
+const ById = Schema.Struct({ id: Id.annotations({ description: "The intent's id" }) })
+
+export const ListParams = Schema.Struct({
+  limit: Schema.optionalWith(
+    Schema.Int.pipe(Schema.between(1, maxLimit, { message: () => `must be an integer between 1 and ${maxLimit}` }))
+      .annotations({ title: "limit", description: `Page size, 1 to ${maxLimit}`, default: 50 }),
+    { default: () => 50 }
+  ),
+  cursor: Schema.optional(Schema.String.pipe(Schema.maxLength(128)).annotations({
+    title: "cursor",
+    description: "The next_cursor of the previous page"
+  })),
+  status: Schema.optional(IntentStatus.annotations({ description: "Only intents in this status" }))
+})
+
+export const IntentPage = page(Intent)
+
+const NoParams = Schema.Struct({})
+
+export const info: OpenRpc.Info = {
+  title: "Huddle JSON-RPC",
+  version: "1.0.0",
+  description:
+    "Intents over JSON-RPC 2.0 at POST /v1/rpc: batches and notifications; the bare {method, params} shape is answered too. Domain errors carry data {error, message} as the REST envelope does.",
+  url: "/v1/rpc"
+}
+
+export const make = Effect.gen(function*() {
+  const intents = yield* Intents
+  const requestContext = yield* RequestContext
+
+  const intentMethods: ReadonlyArray<JsonRpc.Method<Caller>> = [
+    JsonRpc.method({
+      name: "intent.submit",
+      summary: "Submit an intent",
+      description:
+        "Runs the single-mode pipeline and answers with the intent: completed (or failed), or awaiting_review when the org's auto_execute: false policy is in force, in which case nothing is charged until it is approved.",
+      rateClass: "intent_submission",
+      params: SubmitParams,
+      result: Intent,
+      resultName: "intent",
+      errors: ["InvalidRequest", "InsufficientCredits", "PolicyViolation", "NotFound", "UpstreamUnavailable"],
+      handler: (params, caller: Caller) =>
+        Effect.gen(function*() {
+          const context = yield* requestContext.resolve(caller.principal, {
+            orgId: params.org_id,
+            headerOrgId: caller.headerOrgId,
+            workspaceId: params.workspace_id
+          })
+          const outcome = yield* intents.submit({
+            principal: caller.principal,
+            orgId: context.orgId,
+            workspaceId: context.workspaceId,
+            sessionId: null,
+            input: params.input,
+            request: params.model_tier === undefined ? undefined : new Preferences({ model_tier: params.model_tier }),
+            model: params.model
+          }, ignoreEvents)
+          return outcome.intent
+        })
+    }),
+    JsonRpc.method({
+      name: "intent.get",
+      summary: "Read an intent",
+      description: "An intent the caller submitted, or one of an org the caller administers.",
+      rateClass: "read",
+      params: ById,
+      result: Intent,
+      resultName: "intent",
+      errors: ["NotFound"],
+      handler: (params, caller: Caller) => intents.get(caller.principal, params.id)
+    }),
+    JsonRpc.method({
+      name: "intent.list",
+      summary: "List the caller's intents",
+      description: "The intents the caller submitted, newest first, a page at a time.",
+      rateClass: "read",
+      params: ListParams,
+      result: IntentPage,
+      resultName: "page",
+      errors: [],
+      handler: (params, caller: Caller) => intents.list(caller.principal, params)
+    }),
+    JsonRpc.method({
+      name: "intent.approve",
+      summary: "Approve an intent awaiting review",
+      description:
+        "Executes it (credits are reserved for its submitter) and answers with the intent after execution. The submitter or an admin of its org may approve, once.",
+      // It runs the model: it counts as a submission.
+      rateClass: "intent_submission",
+      params: ById,
+      result: Intent,
+      resultName: "intent",
+      errors: ["NotFound", "Conflict", "Forbidden", "InsufficientCredits", "PolicyViolation", "InvalidRequest", "UpstreamUnavailable"],
+      handler: (params, caller: Caller) =>
+        Effect.map(intents.approve(caller.principal, params.id, ignoreEvents), (outcome) => outcome.intent)
+    }),
+    JsonRpc.method({
+      name: "intent.reject",
+      summary: "Reject an intent awaiting review",
+      description: "It will not run and nothing is charged. The submitter or an admin of its org may reject, once.",
+      // A state change that runs no model: counted with the reads.
+      rateClass: "read",
+      params: ById,
+      result: Intent,
+      resultName: "intent",
+      errors: ["NotFound", "Conflict"],
+      handler: (params, caller: Caller) => intents.reject(caller.principal, params.id)
+    })
+  ]
+
+  let discovered: OpenRpc.OpenRpcDocument | undefined
+  const discover: JsonRpc.Method<Caller> = JsonRpc.method({
+    name: "rpc.discover",
+    summary: "Describe this endpoint",
+    description: "The OpenRPC 1.2 document of every method, with its params, result and errors.",
+    rateClass: "read",
+    params: NoParams,
+    result: OpenRpc.OpenRpcDocument,
+    resultName: "openrpc",
+    errors: [],
+    handler: (_params, _caller: Caller) =>
+      Effect.sync(() => (discovered ??= OpenRpc.document([...intentMethods, discover], info)))
+  })
+
+  const methods: ReadonlyArray<JsonRpc.Method<Caller>> = [...intentMethods, discover]
+  return methods
+})
