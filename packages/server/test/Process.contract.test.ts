@@ -259,7 +259,8 @@ describe.each(TestDatabase.availableEngines())("the server process on %s", (engi
     })
   }, 40_000)
 
-  it.runIf(engine === "pglite")("starts quickly, on new storage and again", async () => {
+  // Start-up time is a promise of the embedded default; PostgreSQL's own start is not ours.
+  if (engine === "pglite") it("starts quickly, on new storage and again", async () => {
     const storage = await freshStorage(engine)
     const first = await startServer(storage.env, storage.cwd)
     expect(await first.stop(), first.output()).toEqual({ code: 0, signal: null })
