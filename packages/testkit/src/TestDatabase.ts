@@ -5,7 +5,8 @@
  */
 import { readFileSync } from "node:fs"
 import { randomBytes } from "node:crypto"
-import { Database, Migrations, PgliteClient } from "@huddle/adapters"
+import { Database } from "@huddle/adapters"
+import * as PgliteTemplate from "@huddle/adapters/sql/PgliteTemplate"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import pg from "pg"
 
@@ -24,15 +25,10 @@ export const availableEngines = (): ReadonlyArray<EngineName> => {
 
 export const templateEnvVar = "HUDDLE_TEST_TEMPLATE"
 
-/** Builds a migrated PGlite and returns its data directory as a tarball. */
+/** A migrated PGlite data directory as a tarball (the same template the server ships). */
 export const buildTemplate = (): Promise<Blob> =>
-  Effect.gen(function*() {
-    const db = yield* PgliteClient.Pglite
-    yield* Migrations.run
-    return yield* Effect.promise(() => db.dumpDataDir("none"))
-  }).pipe(
-    Effect.provide(PgliteClient.layer({})),
-    Effect.scoped,
+  PgliteTemplate.dump.pipe(
+    Effect.map((bytes) => new Blob([bytes])),
     Effect.orDie,
     Logger.withMinimumLogLevel(LogLevel.Warning),
     Effect.runPromise

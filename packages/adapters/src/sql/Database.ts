@@ -6,6 +6,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer, type Redacted } from "effect"
 import * as Migrations from "./Migrations.js"
 import * as PgliteClient from "./PgliteClient.js"
+import * as PgliteTemplate from "./PgliteTemplate.js"
 import * as PostgresClient from "./PostgresClient.js"
 
 export type Engine =
@@ -17,7 +18,10 @@ const migrated = Layer.effectDiscard(Effect.orDie(Migrations.run))
 export const layer = (engine: Engine): Layer.Layer<SqlClient> => {
   const client = engine._tag === "Postgres"
     ? PostgresClient.layer(engine)
-    : PgliteClient.layer(engine)
+    : PgliteClient.layer({
+      ...engine,
+      loadDataDir: engine.loadDataDir ?? (engine.dataDir ? PgliteTemplate.forNewDataDir(engine.dataDir) : undefined)
+    })
   return Layer.provideMerge(migrated, client).pipe(Layer.orDie)
 }
 
