@@ -50,3 +50,7 @@ export const notFound = (what: string) => new NotFound({ message: `${what} not f
 export class UpstreamUnavailable extends Schema.TaggedError<UpstreamUnavailable>()("UpstreamUnavailable", {
   message: Schema.String
 }) {}
+
+/** The wire code of a typed error (`InsufficientCredits` → `INSUFFICIENT_CREDITS`). */
+export const codeOf = (error: { readonly _tag: string }): string =>
+  error._tag.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase()

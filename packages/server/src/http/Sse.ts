@@ -6,6 +6,7 @@
  * interrupts it, and the pipeline settles credits for what was used.
  */
 import { HttpServerResponse } from "@effect/platform"
+import { codeOf } from "@huddle/domain/Errors"
 import type { PipelineEvent } from "@huddle/domain/services/IntentPipeline"
 import { Cause, Deferred, Duration, Effect, Exit, Mailbox, Option, Predicate, Scope, Stream } from "effect"
 
@@ -23,7 +24,7 @@ export const pipelineFrame = (event: PipelineEvent): Uint8Array =>
 
 const errorCode = (error: unknown): { error: string; message: string } =>
   Predicate.hasProperty(error, "_tag") && Predicate.hasProperty(error, "message") && typeof error.message === "string"
-    ? { error: String(error._tag).replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase(), message: error.message }
+    ? { error: codeOf({ _tag: String(error._tag) }), message: error.message }
     : { error: "INTERNAL", message: "An unexpected error occurred" }
 
 export interface Options {

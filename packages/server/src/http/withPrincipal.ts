@@ -1,0 +1,6 @@
+import { CurrentPrincipal, type Principal } from "@huddle/domain/Principal"
+import { Effect } from "effect"
+
+/** Runs a domain call as the authenticated caller of the request. */
+export const withPrincipal = <A, E, R>(f: (principal: Principal) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(CurrentPrincipal, f)
