@@ -76,6 +76,17 @@ export const layer = (config: ServerConfig) => {
     response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
     response.end(JSON.stringify({ error: "SERVICE_UNAVAILABLE", message: "The server is starting or stopping; retry shortly" }))
   })
+  // Requests Node itself refuses (oversized headers, broken HTTP) still get the envelope.
+  node.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy()
+    const [status, reason, code, message] = error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large", "REQUEST_HEADERS_TOO_LARGE", "The request headers are too large"]
+      : [400, "Bad Request", "INVALID_REQUEST", "The request is not valid HTTP"]
+    const body = JSON.stringify({ error: code, message })
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+    )
+  })
   const served = HttpApiBuilder.serve(RequestEdge.middleware).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),

@@ -57,6 +57,21 @@ describe("the HTTP edge", () => {
     expect(res.body).toEqual({ error: "PAYLOAD_TOO_LARGE", message: expect.any(String) })
   })
 
+  it("answers oversized headers with 431 and the envelope", async () => {
+    const { request } = await import("node:http")
+    const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${server.url}/v1/me`, { headers: { "x-padding": "a".repeat(40_000) } }, (response) => {
+        let body = ""
+        response.on("data", (chunk) => (body += chunk))
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }))
+      })
+      req.on("error", reject)
+      req.end()
+    })
+    expect(res.status).toBe(431)
+    expect(JSON.parse(res.body)).toEqual({ error: "REQUEST_HEADERS_TOO_LARGE", message: expect.any(String) })
+  })
+
   it("echoes a well-formed X-Request-Id and makes one otherwise", async () => {
     const echoed = await server.request("GET", "/healthz", { headers: { "x-request-id": "trace-abc.123" } })
     expect(echoed.headers.get("x-request-id")).toBe("trace-abc.123")
