@@ -18,6 +18,7 @@ import * as Accounts from "@huddle/domain/services/Accounts"
 import { AccountSettings } from "@huddle/domain/services/AccountSettings"
 import * as ApiKeys from "@huddle/domain/services/ApiKeys"
 import * as Authentication from "@huddle/domain/services/Authentication"
+import * as Completions from "@huddle/domain/services/Completions"
 import * as ContextAssembly from "@huddle/domain/services/ContextAssembly"
 import * as Credits from "@huddle/domain/services/Credits"
 import * as Huddles from "@huddle/domain/services/Huddles"
@@ -71,7 +72,7 @@ export const layer = (options: Options) => {
   )
   const huddles = Intents.layer.pipe(
     Layer.provideMerge(Huddles.layer),
-    Layer.provideMerge(IntentPipeline.layer),
+    Layer.provideMerge(Layer.merge(IntentPipeline.layer, Completions.layer)),
     Layer.provideMerge(models)
   )
   return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer, RequestContext.layer).pipe(

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { EffectiveSettings } from "./Policy.js"
 import { HuddleMode } from "./Preferences.js"
-import { Usage } from "./Model.js"
+import { ChatRole, Usage } from "./Model.js"
 
 export const IntentStatus = Schema.Literal(
   "received",
@@ -28,7 +28,7 @@ export class Plan extends Schema.Class<Plan>("Plan")({
    * injected memories, so it never leaves the service (see `withoutPrompt`).
    */
   messages: Schema.optional(
-    Schema.Array(Schema.Struct({ role: Schema.Literal("system", "user", "assistant"), content: Schema.String }))
+    Schema.Array(Schema.Struct({ role: ChatRole, content: Schema.String }))
   ),
   /** Passages the review stage flags for a human (risky content under a low risk tolerance). */
   flags: Schema.Array(Schema.String)

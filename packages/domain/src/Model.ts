@@ -25,12 +25,60 @@ export class ModelCatalog extends Schema.Class<ModelCatalog>("ModelCatalog")({
   models: Schema.NonEmptyArray(CatalogModel)
 }) {}
 
-export const ChatRole = Schema.Literal("system", "user", "assistant")
+export const ChatRole = Schema.Literal("system", "user", "assistant", "tool")
 export type ChatRole = typeof ChatRole.Type
+
+/** A function call an assistant turn asked for (OpenAI's shape). */
+export interface ToolCall {
+  readonly id: string
+  readonly type: "function"
+  readonly function: { readonly name: string; readonly arguments: string }
+}
 
 export interface ChatMessage {
   readonly role: ChatRole
   readonly content: string
+  /** An assistant turn's tool calls. */
+  readonly tool_calls?: ReadonlyArray<ToolCall> | undefined
+  /** A `tool` turn: the call it answers. */
+  readonly tool_call_id?: string | undefined
+  /** The participant's name, when the client gave one. */
+  readonly name?: string | undefined
+}
+
+/** A JSON object passed through to a provider as it came (tool parameters, a response format's schema). */
+export type JsonObject = { readonly [key: string]: unknown }
+
+export interface ToolDefinition {
+  readonly type: "function"
+  readonly function: {
+    readonly name: string
+    readonly description?: string | undefined
+    readonly parameters?: JsonObject | undefined
+    readonly strict?: boolean | null | undefined
+  }
+}
+
+export type ToolChoice = "none" | "auto" | "required" | { readonly type: "function"; readonly function: { readonly name: string } }
+
+export type ResponseFormat =
+  | { readonly type: "text" }
+  | { readonly type: "json_object" }
+  | { readonly type: "json_schema"; readonly json_schema: JsonObject }
+
+/**
+ * Parameters of OpenAI's Chat Completions that are passed through to providers that speak it;
+ * the others ignore them (the offline provider answers in text, never with tool calls).
+ */
+export interface CallOptions {
+  readonly top_p?: number | undefined
+  readonly stop?: string | ReadonlyArray<string> | undefined
+  readonly seed?: number | undefined
+  readonly response_format?: ResponseFormat | undefined
+  readonly tools?: ReadonlyArray<ToolDefinition> | undefined
+  readonly tool_choice?: ToolChoice | undefined
+  /** An end-user id for the provider's abuse monitoring. */
+  readonly user?: string | undefined
 }
 
 export class Usage extends Schema.Class<Usage>("Usage")({
@@ -44,11 +92,25 @@ export interface ModelRequest {
   readonly messages: ReadonlyArray<ChatMessage>
   readonly temperature?: number | undefined
   readonly maxOutputTokens: number
+  readonly options?: CallOptions | undefined
 }
 
-/** What a provider streams back: text deltas, then (somewhere) usage, then the end. */
+/**
+ * A piece of a tool call as it streams (OpenAI's `delta.tool_calls[]`): the first piece of a
+ * call carries its `id` and function `name`, the following ones more of its `arguments`.
+ */
+export interface ToolCallDelta {
+  readonly _tag: "ToolCallDelta"
+  readonly index: number
+  readonly id?: string | undefined
+  readonly name?: string | undefined
+  readonly arguments?: string | undefined
+}
+
+/** What a provider streams back: text (or tool-call) deltas, then (somewhere) usage, then the end. */
 export type ModelChunk =
   | { readonly _tag: "Delta"; readonly text: string }
+  | ToolCallDelta
   | { readonly _tag: "Usage"; readonly usage: Usage }
   | { readonly _tag: "Finish"; readonly reason: string }
 

@@ -17,8 +17,10 @@ import { HealthHttp } from "./http/HealthHttp.js"
 import { HuddleHttp } from "./http/HuddleHttp.js"
 import { MeHttp } from "./http/MeHttp.js"
 import { MemoriesHttp } from "./http/MemoriesHttp.js"
+import { OpenAiHttp } from "./http/OpenAiHttp.js"
 import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
 import { OrgsHttp } from "./http/OrgsHttp.js"
+import * as RateLimitLive from "./http/RateLimitLive.js"
 import { RpcHttp } from "./http/RpcHttp.js"
 import type { ServerConfig } from "./ServerConfig.js"
 
@@ -33,8 +35,8 @@ export const domainLayer = (config: ServerConfig) =>
   })
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp]),
-  Layer.provide(AuthenticatedLive)
+  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp, OpenAiHttp]),
+  Layer.provide([AuthenticatedLive, RateLimitLive.RateLimitedLive])
 )
 
 const docsLayer = Layer.mergeAll(
@@ -91,6 +93,7 @@ export const layer = (config: ServerConfig) => {
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
     Layer.provide(apiLayer),
+    Layer.provide(RateLimitLive.layer(config.rateLimits)),
     Layer.provide(domainLayer(config))
   )
   return drainOnShutdown(node, config.shutdownGrace).pipe(

@@ -5,7 +5,9 @@
 import type { Database } from "@huddle/adapters"
 import * as Catalog from "@huddle/adapters/models/Catalog"
 import * as Providers from "@huddle/adapters/models/Providers"
-import { Config, Duration, LogLevel, Option } from "effect"
+import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
+import { Config, Duration, LogLevel, Option, Redacted } from "effect"
+import type * as RateLimitLive from "./http/RateLimitLive.js"
 
 export interface ServerConfig {
   readonly host: string
@@ -18,7 +20,47 @@ export interface ServerConfig {
   readonly logLevel: LogLevel.LogLevel
   readonly providers: Providers.Options
   readonly catalog: Catalog.Options
+  readonly rateLimits: RateLimitLive.Options
 }
+
+const perMinute = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "must be a positive number of requests per minute", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+const isRedisUrl = (url: Redacted.Redacted) => {
+  try {
+    RateLimitStore.redisOptions(Redacted.value(url))
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Rate limits: `HUDDLE_RATE_*`, and `REDIS_URL` for counters shared by every instance. */
+export const rateLimitsFromEnv: Config.Config<RateLimitLive.Options> = Config.all({
+  intent: perMinute("HUDDLE_RATE_INTENT", 60),
+  chat: perMinute("HUDDLE_RATE_CHAT", 60),
+  read: perMinute("HUDDLE_RATE_READ", 120),
+  redisUrl: Config.option(
+    Config.redacted("REDIS_URL").pipe(
+      Config.validate({ message: "must be redis://[user:password@]host[:port][/db] or rediss://…", validation: isRedisUrl })
+    )
+  ),
+  prefix: Config.string("HUDDLE_RATE_LIMIT_PREFIX").pipe(Config.withDefault(RateLimitStore.defaultPrefix)),
+  timeout: Config.duration("HUDDLE_RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(RateLimitStore.defaultTimeout)),
+  onStoreError: Config.literal("open", "closed")("HUDDLE_RATE_LIMIT_ON_STORE_ERROR").pipe(Config.withDefault("open" as const))
+}).pipe(
+  Config.map(({ chat, intent, onStoreError, prefix, read, redisUrl, timeout }): RateLimitLive.Options => ({
+    limits: { intent, chat, read },
+    store: Option.match(redisUrl, {
+      onNone: (): RateLimitStore.Options => ({ _tag: "Memory" }),
+      onSome: (url): RateLimitStore.Options => ({ _tag: "Redis", url, prefix, timeout })
+    }),
+    onStoreError
+  }))
+)
 
 export const fromEnv: Config.Config<ServerConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -37,7 +79,8 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
   shutdownGrace: Config.duration("HUDDLE_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
   logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   providers: Providers.fromEnv,
-  catalog: Catalog.fromEnv
+  catalog: Catalog.fromEnv,
+  rateLimits: rateLimitsFromEnv
 }).pipe(
   Config.map(({ dataDir, databaseUrl, ...rest }): ServerConfig => ({
     ...rest,

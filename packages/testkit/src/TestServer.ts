@@ -8,12 +8,15 @@
  * await server.stop()
  * ```
  */
+import { randomBytes } from "node:crypto"
 import { HttpServer } from "@effect/platform"
 import type * as Catalog from "@huddle/adapters/models/Catalog"
 import type * as Providers from "@huddle/adapters/models/Providers"
+import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
+import * as RateLimitLive from "@huddle/server/http/RateLimitLive"
 import * as Server from "@huddle/server/Server"
 import type { ServerConfig } from "@huddle/server/ServerConfig"
-import { Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
 import * as TestDatabase from "./TestDatabase.js"
 
 export interface Options {
@@ -24,7 +27,40 @@ export interface Options {
   /** Model providers (default: offline only) and the catalog (default: the offline models). */
   readonly providers?: Providers.Options
   readonly catalog?: Catalog.Options
+  readonly rateLimits?: RateLimitOptions
 }
+
+/** Rate limits of a test server: small limits make them reachable in a test. */
+export interface RateLimitOptions {
+  /** Requests per minute per credential (defaults: the service's 60, 60 and 120). */
+  readonly intent?: number
+  readonly chat?: number
+  readonly read?: number
+  /** Counters in this Redis (`REDIS_URL`) rather than in memory. */
+  readonly redisUrl?: string
+  /** The Redis key prefix; default: one of its own for each server, so that runs never share counters. */
+  readonly redisPrefix?: string
+  readonly redisTimeout?: Duration.DurationInput
+  /** `HUDDLE_RATE_LIMIT_ON_STORE_ERROR` (default `open`). */
+  readonly onStoreError?: "open" | "closed"
+}
+
+export const rateLimitsFor = (options: RateLimitOptions = {}): ServerConfig["rateLimits"] => ({
+  limits: {
+    intent: options.intent ?? RateLimitLive.defaultLimits.intent,
+    chat: options.chat ?? RateLimitLive.defaultLimits.chat,
+    read: options.read ?? RateLimitLive.defaultLimits.read
+  },
+  store: options.redisUrl === undefined
+    ? { _tag: "Memory" }
+    : {
+      _tag: "Redis",
+      url: Redacted.make(options.redisUrl),
+      prefix: options.redisPrefix ?? `huddle-test:${randomBytes(6).toString("hex")}:`,
+      timeout: options.redisTimeout ?? RateLimitStore.defaultTimeout
+    },
+  onStoreError: options.onStoreError ?? "open"
+})
 
 export interface Response {
   readonly status: number
@@ -85,7 +121,8 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
   shutdownGrace: Duration.seconds(2),
   logLevel: LogLevel.Info,
   providers: options.providers ?? {},
-  catalog: options.catalog ?? {}
+  catalog: options.catalog ?? {},
+  rateLimits: rateLimitsFor(options.rateLimits)
 })
 
 export const start = async (options: Options = {}): Promise<TestServer> => {

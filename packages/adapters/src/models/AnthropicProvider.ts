@@ -174,7 +174,10 @@ export const make = (options: Options): Effect.Effect<Provider, never, HttpClien
         max_tokens: request.maxOutputTokens,
         stream: true,
         ...(system.length > 0 ? { system } : {}),
-        messages: request.messages.flatMap(({ content, role }) => (role === "system" ? [] : [{ role, content }])),
+        // Tools are not passed through to Anthropic: a tool result reaches it as the user's text.
+        messages: request.messages.flatMap(({ content, role }) =>
+          role === "system" ? [] : [{ role: role === "tool" ? "user" : role, content }]
+        ),
         // Anthropic's range is 0–1 where OpenAI's is 0–2.
         ...(request.temperature === undefined ? {} : { temperature: Math.min(1, Math.max(0, request.temperature)) })
       }

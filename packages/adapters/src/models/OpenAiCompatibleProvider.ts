@@ -15,9 +15,12 @@
  * a retry here would hide the failures that its policy is built on.
  *
  * `max_tokens` rather than `max_completion_tokens`: every compatible server understands it.
+ * The request's pass-through parameters (`tools`, `tool_choice`, `response_format`, `top_p`,
+ * `stop`, `seed`, `user`) and the messages' tool calls are sent as they are; the tool-call pieces
+ * of `delta.tool_calls` come back as `ToolCallDelta`s.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/Model"
+import { type ChatMessage, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/Model"
 import type { Provider, ProviderFailure } from "@huddle/domain/ports/ModelProviders"
 import { Duration, Effect, Either, type Redacted, Schema, Stream } from "effect"
 import * as Upstream from "./Upstream.js"
@@ -35,9 +38,21 @@ export interface Options {
 
 const Count = Schema.NonNegativeInt
 
+const ToolCallPiece = Schema.Struct({
+  index: Schema.optional(Count),
+  id: Schema.optional(Schema.NullOr(Schema.String)),
+  function: Schema.optional(Schema.NullOr(Schema.Struct({
+    name: Schema.optional(Schema.NullOr(Schema.String)),
+    arguments: Schema.optional(Schema.NullOr(Schema.String))
+  })))
+})
+
 const ChatCompletionChunk = Schema.Struct({
   choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
-    delta: Schema.optional(Schema.NullOr(Schema.Struct({ content: Schema.optional(Schema.NullOr(Schema.String)) }))),
+    delta: Schema.optional(Schema.NullOr(Schema.Struct({
+      content: Schema.optional(Schema.NullOr(Schema.String)),
+      tool_calls: Schema.optional(Schema.NullOr(Schema.Array(ToolCallPiece)))
+    }))),
     finish_reason: Schema.optional(Schema.NullOr(Schema.String))
   })))),
   usage: Schema.optional(Schema.NullOr(Schema.Struct({ prompt_tokens: Count, completion_tokens: Count }))),
@@ -75,7 +90,19 @@ const interpret = (call: Upstream.Call, state: State, data: string): Effect.Effe
     const choice = chunk.choices?.[0]
     if (choice?.finish_reason) state.finish = choice.finish_reason
     const text = choice?.delta?.content
-    return Effect.succeed(text ? [{ _tag: "Delta", text }] : none)
+    const calls = choice?.delta?.tool_calls
+    if (!calls || calls.length === 0) return Effect.succeed(text ? [{ _tag: "Delta", text }] : none)
+    const out: Array<ModelChunk> = text ? [{ _tag: "Delta", text }] : []
+    for (const [position, call] of calls.entries()) {
+      out.push({
+        _tag: "ToolCallDelta",
+        index: call.index ?? position,
+        id: call.id ?? undefined,
+        name: call.function?.name ?? undefined,
+        arguments: call.function?.arguments ?? undefined
+      })
+    }
+    return Effect.succeed(out)
   })
 }
 
@@ -94,6 +121,15 @@ const ending = (call: Upstream.Call, state: State): Stream.Stream<ModelChunk, Pr
   tail.push({ _tag: "Finish", reason: state.finish ?? "stop" })
   return Stream.fromIterable(tail)
 }
+
+/** A message as the wire has it: an assistant turn that only calls tools has `content: null`. */
+const wireMessage = ({ content, name, role, tool_call_id, tool_calls }: ChatMessage) => ({
+  role,
+  content: content.length === 0 && tool_calls !== undefined && tool_calls.length > 0 ? null : content,
+  ...(name === undefined ? {} : { name }),
+  ...(tool_calls === undefined || tool_calls.length === 0 ? {} : { tool_calls }),
+  ...(tool_call_id === undefined ? {} : { tool_call_id })
+})
 
 /** A provider over the `HttpClient` in context (the server gives it undici's or fetch's). */
 export const make = (options: Options): Effect.Effect<Provider, never, HttpClient.HttpClient> =>
@@ -114,11 +150,13 @@ export const make = (options: Options): Effect.Effect<Provider, never, HttpClien
       const call: Upstream.Call = { provider: options.name, model: request.model.id, secret: apiKey, timeout }
       const body = {
         model: request.model.upstream_model ?? request.model.id,
-        messages: request.messages.map(({ content, role }) => ({ role, content })),
+        messages: request.messages.map(wireMessage),
         stream: true,
         stream_options: { include_usage: true },
         max_tokens: request.maxOutputTokens,
-        ...(request.temperature === undefined ? {} : { temperature: request.temperature })
+        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+        // The pass-through parameters carry their wire names; unset ones are not serialised.
+        ...request.options
       }
       const http = HttpClientRequest.post("/chat/completions").pipe(HttpClientRequest.bodyUnsafeJson(body))
       return Stream.unwrapScoped(Effect.map(Upstream.openEventStream(client, call, http), (response) => {

@@ -7,7 +7,7 @@
  * call the reservation is settled to the real usage, on success, failure or cancellation alike.
  */
 import { Cause, Context, DateTime, Effect, Exit, Layer, Option, Predicate, Stream } from "effect"
-import { InvalidRequest, type NotFound, PolicyViolation, type InsufficientCredits, type UpstreamUnavailable } from "../Errors.js"
+import { codeOf, InvalidRequest, type NotFound, PolicyViolation, type InsufficientCredits, type UpstreamUnavailable } from "../Errors.js"
 import { Ids } from "../Ids.js"
 import { Intent, IntentError, Plan } from "../Intent.js"
 import { type CatalogModel, type ChatMessage, costOf, estimateTokens, Usage } from "../Model.js"
@@ -118,7 +118,7 @@ const fitHistory = (history: ReadonlyArray<ChatMessage>, budgetTokens: number): 
 
 const failure = (error: { readonly _tag: string; readonly message: string }) =>
   new IntentError({
-    error: error._tag.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase(),
+    error: codeOf(error),
     message: error.message
   })
 
@@ -215,6 +215,9 @@ export const make = Effect.gen(function*() {
             case "Delta":
               progress.text += chunk.text
               return emit({ _tag: "Token", text: chunk.text })
+            case "ToolCallDelta":
+              // The huddle offers no tools, so a model has none to call.
+              return Effect.void
             case "Usage":
               progress.usage = chunk.usage
               return Effect.void

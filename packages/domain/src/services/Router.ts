@@ -5,7 +5,7 @@
  */
 import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
 import { UpstreamUnavailable } from "../Errors.js"
-import type { CatalogModel, ChatMessage, ModelChunk } from "../Model.js"
+import type { CallOptions, CatalogModel, ChatMessage, ModelChunk } from "../Model.js"
 import { ModelProviders, ProviderFailure } from "../ports/ModelProviders.js"
 
 export type RouterChunk =
@@ -17,6 +17,8 @@ export interface Call {
   readonly messages: ReadonlyArray<ChatMessage>
   readonly temperature?: number | undefined
   readonly maxOutputTokens: number
+  /** Passed through to the provider (OpenAI-compatible ones use them). */
+  readonly options?: CallOptions | undefined
 }
 
 export interface Policy {
@@ -72,9 +74,10 @@ export const make = Effect.gen(function*() {
         model,
         messages: call.messages,
         temperature: call.temperature,
-        maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens)
+        maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens),
+        options: call.options
       }).pipe(Stream.tap((chunk) => Effect.sync(() => {
-        if (chunk._tag === "Delta") produced = true
+        if (chunk._tag === "Delta" || chunk._tag === "ToolCallDelta") produced = true
       })))
       const start: Stream.Stream<RouterChunk> = Stream.make({ _tag: "Attempt", model, attempt } as const)
       return Stream.concat(start, attemptStream).pipe(

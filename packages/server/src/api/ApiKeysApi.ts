@@ -3,6 +3,7 @@ import { ApiKey, ApiKeyName, CreatedApiKey } from "@huddle/domain/ApiKey"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { ListParams, page } from "./Lists.js"
+import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
 export const CreateApiKeyRequest = Schema.Struct({
@@ -34,6 +35,7 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
       .annotate(OpenApi.Description, "Revoke an API key; it is refused from the next request on (web session only).")
   )
   .addError(Envelope.SessionRequired)
+  .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "API keys")
 {}

@@ -7,6 +7,11 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("Payl
   message: Schema.String
 }) {}
 
+/** Too many requests of one rate class from one credential (api/RateLimit.ts). */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  message: Schema.String
+}) {}
+
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
   message: Schema.String
 }) {}

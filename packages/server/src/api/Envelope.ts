@@ -38,10 +38,11 @@ export const SessionRequired = envelope(Errors.SessionRequired, "SessionRequired
 export const PolicyViolation = envelope(Errors.PolicyViolation, "PolicyViolation", "POLICY_VIOLATION", 403, "An enforced organization policy forbids this")
 export const NotFound = envelope(Errors.NotFound, "NotFound", "NOT_FOUND", 404, "No such resource")
 export const Conflict = envelope(Errors.Conflict, "Conflict", "CONFLICT", 409, "Conflicts with existing state")
+export const RateLimited = envelope(EdgeErrors.RateLimited, "RateLimited", "RATE_LIMITED", 429, "Too many requests of this kind from this credential; retry after `Retry-After` seconds")
 export const UpstreamUnavailable = envelope(Errors.UpstreamUnavailable, "UpstreamUnavailable", "UPSTREAM_UNAVAILABLE", 502, "No model could answer (after retries and fallback)")
 export const PayloadTooLarge = envelope(EdgeErrors.PayloadTooLarge, "PayloadTooLarge", "PAYLOAD_TOO_LARGE", 413, "The request body is too large")
 export const Internal = envelope(EdgeErrors.Internal, "Internal", "INTERNAL", 500, "An unexpected failure; quote the request id")
-export const ServiceUnavailable = envelope(EdgeErrors.ServiceUnavailable, "ServiceUnavailable", "SERVICE_UNAVAILABLE", 503, "A dependency (the database) is unavailable; retry later")
+export const ServiceUnavailable = envelope(EdgeErrors.ServiceUnavailable, "ServiceUnavailable", "SERVICE_UNAVAILABLE", 503, "A dependency (the database or the rate-limit store) is unavailable; retry later")
 
 /** The envelope's shape, for documentation and for tests that read error bodies. */
 export const ErrorBody = Schema.Struct({ error: Schema.String, message: Schema.String })

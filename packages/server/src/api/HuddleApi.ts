@@ -4,6 +4,7 @@ import { HuddleMode, ModelTier } from "@huddle/domain/Preferences"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { ListParams, page } from "./Lists.js"
+import * as RateLimit from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
 /** The longest input a huddle message accepts (characters). */
@@ -46,6 +47,7 @@ const streamingNote =
 export class HuddleApi extends HttpApiGroup.make("huddle")
   .add(
     HttpApiEndpoint.post("start", "/huddle")
+      .annotate(RateLimit.Class, "intent")
       .setPayload(StartRequest)
       .setUrlParams(StreamParams)
       .setHeaders(OrgHeaders)
@@ -54,6 +56,7 @@ export class HuddleApi extends HttpApiGroup.make("huddle")
   )
   .add(
     HttpApiEndpoint.post("message", "/huddle/sessions/:session_id/messages")
+      .annotate(RateLimit.Class, "intent")
       .setPath(SessionPath)
       .setPayload(MessageRequest)
       .setUrlParams(StreamParams)
@@ -80,6 +83,7 @@ export class HuddleApi extends HttpApiGroup.make("huddle")
   .addError(Envelope.InsufficientCredits)
   .addError(Envelope.PolicyViolation)
   .addError(Envelope.UpstreamUnavailable)
+  .middleware(RateLimit.RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Huddle")
 {}

@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Preferences } from "@huddle/domain/Preferences"
 import { Profile } from "@huddle/domain/services/Accounts"
+import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 import { AuditEvent } from "@huddle/domain/Audit"
 import { ListParams, page } from "./Lists.js"
@@ -23,6 +24,7 @@ export class MeApi extends HttpApiGroup.make("me")
       .addSuccess(page(AuditEvent))
       .annotate(OpenApi.Description, "Account-level security events the caller took part in: API keys created and revoked, organizations deleted.")
   )
+  .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Me")
 {}

@@ -3,6 +3,7 @@ import { Memory, MemoryContent, MemoryScope } from "@huddle/domain/Memory"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { ListParams, page } from "./Lists.js"
+import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
 const Id = Schema.String.pipe(Schema.maxLength(64))
@@ -72,6 +73,7 @@ export class MemoriesApi extends HttpApiGroup.make("memories")
       .annotate(OpenApi.Description, "Delete a memory (its author; for an org memory, an admin of the org).")
   )
   .addError(Envelope.NotFound)
+  .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Memories")
 {}

@@ -11,6 +11,7 @@ import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { ListParams, page } from "./Lists.js"
 import { OrgIdPath } from "./OrgsApi.js"
+import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
 const MemberPath = Schema.Struct({
@@ -104,6 +105,7 @@ export class OrgAdminApi extends HttpApiGroup.make("orgAdmin")
   )
   .addError(Envelope.NotFound)
   .addError(Envelope.Forbidden)
+  .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Organization administration")
 {}

@@ -6,6 +6,7 @@ import { OrgCreditsView } from "@huddle/domain/services/OrgCredits"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { page } from "./Lists.js"
+import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
 export const OrgIdPath = Schema.Struct({ orgId: Schema.String.pipe(Schema.maxLength(64)) })
@@ -50,6 +51,7 @@ export class OrgsApi extends HttpApiGroup.make("orgs")
       .annotate(OpenApi.Description, "The organization's credit pool, the caller's personal balance, and who pays for the caller's requests.")
   )
   .addError(Envelope.NotFound)
+  .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Organizations")
 {}

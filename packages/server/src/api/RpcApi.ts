@@ -7,6 +7,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import * as JsonRpc from "../rpc/JsonRpc.js"
 import { OrgHeaders } from "./HuddleApi.js"
+import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
 export class RpcApi extends HttpApiGroup.make("rpc")
@@ -25,10 +26,15 @@ export class RpcApi extends HttpApiGroup.make("rpc")
           "Errors are JSON-RPC error objects whose `data` is `{error: CODE, message}`. Protocol errors (-32700, -32600,",
           "-32601, -32602) are answered 200; a single call failing in its method answers with the REST status of its",
           "error (400, 402, 403, 404, 409, 502, 500) and a JSON-RPC body; a batch always answers 200. Only notifications: 204.",
-          "Missing or invalid credentials (401) and too large a body (413) are plain HTTP errors, before any call runs."
+          "Missing or invalid credentials (401) and too large a body (413) are plain HTTP errors, before any call runs.",
+          "Each call counts against its method's rate class (`intent` for intent.submit and intent.approve, `read` for the",
+          "others): a single call over the limit is a plain HTTP 429 `RATE_LIMITED` with `Retry-After`; in a batch, a call",
+          "over the limit is answered with error -32007 (`data.error` `RATE_LIMITED`) and the others still run."
         ].join(" ")
       )
   )
+  // Each call counts against its method's rate class (`x-rate-class` in rpc.discover; http/RpcHttp.ts).
+  .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "JSON-RPC")
 {}

@@ -2,13 +2,16 @@
  * Gives every failure that reaches the edge a place in the error envelope: the platform's own
  * failures (schema decoding, malformed bodies, unknown routes) become our typed errors, and
  * defects become `INTERNAL` without internals. Typed errors pass through unchanged and are
- * encoded by the contract's error schemas (api/Envelope.ts).
+ * encoded by the contract's error schemas (api/Envelope.ts), except on the OpenAI-compatible
+ * paths, which answer them here in OpenAI's envelope (api/OpenAiErrors.ts).
  */
-import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { InvalidRequest, NotFound } from "@huddle/domain/Errors"
 import { Cause, Effect, Option, Predicate } from "effect"
 import { Api } from "../Api.js"
 import { Internal, PayloadTooLarge, ServiceUnavailable } from "../api/EdgeErrors.js"
+import { isOpenAiPath } from "../api/OpenAiApi.js"
+import * as OpenAiErrors from "../api/OpenAiErrors.js"
 
 interface Issue {
   readonly path: ReadonlyArray<PropertyKey>
@@ -23,8 +26,39 @@ const describeIssue = (issue: Issue): string =>
     ? "The request body must be a JSON object"
     : issue.message
 
+const keyOf = (path: ReadonlyArray<PropertyKey>) => path.map(String).join(".")
+
+/** The alternatives an optional or nullable field adds to every failure of its own schema. */
+const absentAlternative = /^Expected (null|undefined), actual /
+
+/**
+ * The issues worth reading: without the "or absent" alternatives of optional fields, without a
+ * union's failure at a path when one of its members failed deeper inside it (the member the
+ * value was meant for), and with the expected literals of one path merged.
+ */
+const relevant = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> => {
+  const present = issues.filter((issue) => !absentAlternative.test(issue.message))
+  const kept = present.length > 0 ? present : issues
+  const keys = kept.map((issue) => keyOf(issue.path))
+  const deepest = kept.filter((_, i) =>
+    !keys.some((other, j) => j !== i && kept[j]!.path.length > kept[i]!.path.length && other.startsWith(`${keys[i]}.`))
+  )
+  const merged: Array<Issue> = []
+  for (const issue of deepest) {
+    const literal = /^Expected ("[^"]*"), actual (.*)$/.exec(issue.message)
+    const previous = merged.at(-1)
+    const previousLiteral = previous && /^Expected ("[^"]*"(?: \| "[^"]*")*), actual (.*)$/.exec(previous.message)
+    if (literal && previous && previousLiteral && keyOf(previous.path) === keyOf(issue.path) && previousLiteral[2] === literal[2]) {
+      merged[merged.length - 1] = { path: issue.path, message: `Expected ${previousLiteral[1]} | ${literal[1]}, actual ${literal[2]}` }
+    } else {
+      merged.push(issue)
+    }
+  }
+  return merged
+}
+
 const describeIssues = (issues: ReadonlyArray<Issue>): string =>
-  issues.length === 0 ? "The request is invalid" : issues.slice(0, 5).map(describeIssue).join("; ")
+  issues.length === 0 ? "The request is invalid" : relevant(issues).slice(0, 5).map(describeIssue).join("; ")
 
 const pathOf = (url: string) => url.split("?")[0] ?? url
 
@@ -87,10 +121,13 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
     (app) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const rejected = checkBody(request, options.maxBodyBytes)
-        return rejected
-          ? Effect.fail(rejected)
-          : app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes)))
-      }).pipe(
+        const attempt: Effect.Effect<
+          HttpServerResponse.HttpServerResponse,
+          InvalidRequest | PayloadTooLarge,
+          HttpServerRequest.HttpServerRequest
+        > =
+          rejected ? Effect.fail(rejected) : app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes)))
+        const answered = attempt.pipe(
           Effect.catchAllCause((cause) => {
             if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
             const failure = Cause.failureOption(cause)
@@ -103,6 +140,12 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
             )
           })
         )
+        // The OpenAI-compatible paths answer every failure in OpenAI's envelope (DESIGN §4), here
+        // and nowhere else; the other paths leave it to the contract's error schemas.
+        return isOpenAiPath(pathOf(request.url))
+          ? Effect.catchAll(answered, (error) => Effect.succeed(OpenAiErrors.response(error)))
+          : answered
+      })
   )
 
 /** A defect's kind and message, never its stack: logs must not carry internals either. */

@@ -12,6 +12,7 @@ import { defectToError, describeDefect } from "../edge/ErrorTranslation.js"
 import * as JsonRpc from "../rpc/JsonRpc.js"
 import * as Methods from "../rpc/Methods.js"
 import * as RpcErrors from "../rpc/RpcErrors.js"
+import * as RateLimitLive from "./RateLimitLive.js"
 
 /** A defect inside a method: logged (kind and message only), answered as -32603 without internals. */
 export const onDefect = (defect: unknown, method: string) =>
@@ -20,21 +21,19 @@ export const onDefect = (defect: unknown, method: string) =>
     Effect.as(RpcErrors.internalError(defectToError(defect)))
   )
 
+/** Whether a body is a batch: JSON whose first token is `[`. */
+const isBatch = (text: string) => /^[ \t\n\r]*\[/.test(text)
+
 export const RpcHttp = HttpApiBuilder.group(Api, "rpc", (handlers) =>
   Effect.gen(function*() {
-    const rpc = JsonRpc.make(yield* Methods.make, {
-      onDefect,
-      // Per-method rate limits (by `method.rateClass`) go here.
-      admit: undefined
-    })
+    const admission = yield* RateLimitLive.rpcAdmission
+    const rpc = JsonRpc.make(yield* Methods.make, { onDefect, admit: admission.admit })
     return handlers.handleRaw("call", ({ headers, request }) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
         const text = yield* Effect.orDie(request.text)
-        const answer = yield* rpc.answer(text, {
-          principal,
-          headerOrgId: headers["huddle-organization"] ?? headers["openai-organization"]
-        })
+        const caller = { principal, headerOrgId: headers["huddle-organization"] ?? headers["openai-organization"] }
+        const answer = yield* admission.answering(caller, isBatch(text), rpc.answer(text, caller))
         return answer.body === undefined
           ? HttpServerResponse.empty({ status: 204 })
           : HttpServerResponse.unsafeJson(answer.body, { status: answer.status })

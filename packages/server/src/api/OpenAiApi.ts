@@ -1,0 +1,185 @@
+/**
+ * The OpenAI-compatible endpoints: `POST /v1/chat/completions` and the model listing, in
+ * OpenAI's wire format (the subset that clients send; values we cannot honour are refused with
+ * a 400 naming the field rather than ignored). Errors on these paths are OpenAI's envelope
+ * `{ "error": { "message", "type", "param", "code" } }`, `code` holding our CODE: the edge
+ * renders them (see `isOpenAiPath` and `OpenAiErrors.ts`).
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import * as Envelope from "./Envelope.js"
+import { OrgHeaders } from "./HuddleApi.js"
+import * as RateLimit from "./RateLimit.js"
+import { Authenticated } from "./Security.js"
+
+/** Whether a path is answered in OpenAI's shapes, errors included. */
+export const isOpenAiPath = (path: string): boolean =>
+  path === "/v1/chat/completions" || path === "/v1/models" || path.startsWith("/v1/models/")
+
+const refused = (what: string) => (value: unknown) => value === null || value === undefined || what
+
+/** A content part; only text parts are understood. */
+const ContentPart = Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) }).pipe(
+  Schema.filter((part) =>
+    part.type !== "text"
+      ? `${part.type} content parts are not supported; only text parts are`
+      : part.text !== undefined || "a text part needs `text`"
+  )
+)
+
+export const Content = Schema.Union(Schema.String, Schema.Array(ContentPart))
+
+export const ToolCall = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("function"),
+  function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+})
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const Message = Schema.Struct({
+  role: Schema.Literal("system", "developer", "user", "assistant", "tool"),
+  content: Schema.optional(Schema.NullOr(Content)),
+  name: Schema.optional(Schema.String),
+  tool_calls: Schema.optional(Schema.Array(ToolCall)),
+  tool_call_id: Schema.optional(Schema.String),
+  audio: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("audio is not supported"))))
+}).pipe(
+  Schema.filter((message) => {
+    if (message.role === "tool" && message.tool_call_id === undefined) return "a tool message needs `tool_call_id`"
+    const hasContent = message.content !== undefined && message.content !== null
+    if (!hasContent && !(message.role === "assistant" && (message.tool_calls?.length ?? 0) > 0)) {
+      return `a ${message.role} message needs \`content\``
+    }
+    return true
+  })
+)
+export type Message = typeof Message.Type
+
+export const Tool = Schema.Struct({
+  type: Schema.Literal("function"),
+  function: Schema.Struct({
+    name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
+    description: Schema.optional(Schema.String),
+    parameters: Schema.optional(JsonObject),
+    strict: Schema.optional(Schema.NullOr(Schema.Boolean))
+  })
+})
+
+export const ToolChoice = Schema.Union(
+  Schema.Literal("none", "auto", "required"),
+  Schema.Struct({ type: Schema.Literal("function"), function: Schema.Struct({ name: Schema.String }) })
+)
+
+export const ResponseFormat = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("text") }),
+  Schema.Struct({ type: Schema.Literal("json_object") }),
+  Schema.Struct({ type: Schema.Literal("json_schema"), json_schema: JsonObject })
+)
+
+const Nullable = <A, I>(schema: Schema.Schema<A, I>) => Schema.optional(Schema.NullOr(schema))
+
+export const ChatCompletionRequest = Schema.Struct({
+  model: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)),
+  messages: Schema.Array(Message).pipe(Schema.minItems(1)),
+  temperature: Nullable(Schema.Number.pipe(Schema.between(0, 2))),
+  top_p: Nullable(Schema.Number.pipe(Schema.between(0, 1))),
+  max_tokens: Nullable(Schema.Int.pipe(Schema.positive())),
+  max_completion_tokens: Nullable(Schema.Int.pipe(Schema.positive())),
+  stop: Nullable(Schema.Union(Schema.String, Schema.Array(Schema.String).pipe(Schema.maxItems(4)))),
+  seed: Nullable(Schema.Int),
+  user: Schema.optional(Schema.String),
+  stream: Nullable(Schema.Boolean),
+  stream_options: Nullable(Schema.Struct({ include_usage: Schema.optional(Schema.Boolean) })),
+  response_format: Schema.optional(ResponseFormat),
+  tools: Schema.optional(Schema.Array(Tool).pipe(Schema.maxItems(128))),
+  tool_choice: Schema.optional(ToolChoice),
+  n: Nullable(Schema.Number.pipe(Schema.filter((n) => n === 1 || "only n = 1 is supported: one choice per request"))),
+  audio: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("audio output is not supported")))),
+  modalities: Nullable(
+    Schema.Array(Schema.String).pipe(
+      Schema.filter((modalities) => modalities.every((m) => m === "text") || "only the text modality is supported")
+    )
+  ),
+  logprobs: Nullable(Schema.Boolean.pipe(Schema.filter((on) => !on || "logprobs are not supported"))),
+  functions: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("`functions` is not supported; use `tools`")))),
+  function_call: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("`function_call` is not supported; use `tool_choice`"))))
+})
+export type ChatCompletionRequest = typeof ChatCompletionRequest.Type
+
+export const FinishReason = Schema.Literal("stop", "length", "tool_calls", "content_filter")
+
+export const CompletionUsage = Schema.Struct({
+  prompt_tokens: Schema.Int,
+  completion_tokens: Schema.Int,
+  total_tokens: Schema.Int
+})
+
+export const ChatCompletion = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("chat.completion"),
+  created: Schema.Int,
+  model: Schema.String,
+  choices: Schema.Tuple(Schema.Struct({
+    index: Schema.Literal(0),
+    message: Schema.Struct({
+      role: Schema.Literal("assistant"),
+      content: Schema.NullOr(Schema.String),
+      refusal: Schema.Null,
+      tool_calls: Schema.optional(Schema.Array(ToolCall))
+    }),
+    logprobs: Schema.Null,
+    finish_reason: FinishReason
+  })),
+  usage: CompletionUsage
+}).annotations({ identifier: "ChatCompletion" })
+
+export const ModelObject = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("model"),
+  created: Schema.Int,
+  owned_by: Schema.String
+}).annotations({ identifier: "Model" })
+
+export const ModelList = Schema.Struct({
+  object: Schema.Literal("list"),
+  data: Schema.Array(ModelObject)
+}).annotations({ identifier: "ModelList" })
+
+const openAiErrors =
+  "Errors use OpenAI's envelope `{\"error\": {\"message\", \"type\", \"param\", \"code\"}}` with `code` holding the Huddle error code (e.g. `INSUFFICIENT_CREDITS`) and the status shown."
+
+export class OpenAiApi extends HttpApiGroup.make("openai")
+  .add(
+    HttpApiEndpoint.post("createChatCompletion", "/chat/completions")
+      .annotate(RateLimit.Class, "chat")
+      .setPayload(ChatCompletionRequest)
+      .setHeaders(OrgHeaders)
+      .addSuccess(ChatCompletion)
+      .annotate(
+        OpenApi.Description,
+        "OpenAI-compatible chat completion. `model` is a tier (`economy`, `standard`, `premium`) or a model id from `GET /v1/models`. The organization's memories are put in front of the messages as a system message; the worst-case cost is reserved before any model is called and settled to the reported usage. With `stream: true` the answer is `text/event-stream` of `chat.completion.chunk` objects ending with `data: [DONE]` (and, with `stream_options.include_usage`, a last chunk with `usage`). " +
+          openAiErrors
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listModels", "/models")
+      .setHeaders(OrgHeaders)
+      .addSuccess(ModelList)
+      .annotate(OpenApi.Description, `The tier aliases and catalog models the caller's organization policy allows. ${openAiErrors}`)
+  )
+  .add(
+    HttpApiEndpoint.get("retrieveModel", "/models/:model")
+      .setPath(Schema.Struct({ model: Schema.String }))
+      .setHeaders(OrgHeaders)
+      .addSuccess(ModelObject)
+      .annotate(OpenApi.Description, `One model of the listing; any other is not found. ${openAiErrors}`)
+  )
+  .addError(Envelope.NotFound)
+  .addError(Envelope.InsufficientCredits)
+  .addError(Envelope.PolicyViolation)
+  .addError(Envelope.UpstreamUnavailable)
+  .middleware(RateLimit.RateLimited)
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "OpenAI-compatible")
+{}

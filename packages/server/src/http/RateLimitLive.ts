@@ -1,0 +1,266 @@
+/**
+ * Rate limits at work (docs/decisions/0011-rate-limits.md): `RateLimits` counts a request of a
+ * class against its credential with `@effect/experimental`'s `RateLimiter` (memory or Redis
+ * store); `RateLimitedLive` is the contract's `RateLimited` middleware, which applies each
+ * endpoint's declared class before its handler; `rpcAdmission` does the same per JSON-RPC call.
+ */
+import * as RateLimiter from "@effect/experimental/RateLimiter"
+import { HttpApi, HttpApp, HttpRouter, HttpServerResponse } from "@effect/platform"
+import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
+import { CurrentPrincipal, type Principal } from "@huddle/domain/Principal"
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { Api } from "../Api.js"
+import { RateLimited, ServiceUnavailable } from "../api/EdgeErrors.js"
+import * as RateLimit from "../api/RateLimit.js"
+import type * as JsonRpc from "../rpc/JsonRpc.js"
+import * as RpcErrors from "../rpc/RpcErrors.js"
+
+/** Requests per minute, per credential, of each class. */
+export type Limits = { readonly [Class in RateLimit.RateClass]: number }
+
+export const defaultLimits: Limits = { intent: 60, chat: 60, read: 120 }
+
+export interface Options {
+  readonly limits: Limits
+  readonly store: RateLimitStore.Options
+  /** When the store cannot be reached: `open` lets requests through (logging a warning), `closed` answers 503. */
+  readonly onStoreError: "open" | "closed"
+}
+
+export const window = Duration.minutes(1)
+
+/** What a request learns from the counters. */
+export type Verdict =
+  | { readonly _tag: "Admitted"; readonly limit: number; readonly remaining: number; readonly reset: number }
+  | { readonly _tag: "Limited"; readonly limit: number; readonly reset: number }
+  /** The store failed and the deployment fails open: let through, nothing known. */
+  | { readonly _tag: "Unknown" }
+  /** The store failed and the deployment fails closed. */
+  | { readonly _tag: "Unavailable" }
+
+/** How long a client should wait when the store is down and the deployment fails closed. */
+export const storeRetryAfterSeconds = 5
+
+/** Whole seconds, at least 1: `Retry-After: 0` would invite an immediate retry that fails again. */
+const seconds = (duration: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(duration) / 1000))
+
+export const headersOf = (verdict: Verdict): Record<string, string> => {
+  switch (verdict._tag) {
+    case "Admitted":
+      return {
+        [RateLimit.headers.limit]: String(verdict.limit),
+        [RateLimit.headers.remaining]: String(verdict.remaining),
+        [RateLimit.headers.reset]: String(verdict.reset)
+      }
+    case "Limited":
+      return {
+        [RateLimit.headers.limit]: String(verdict.limit),
+        [RateLimit.headers.remaining]: "0",
+        [RateLimit.headers.reset]: String(verdict.reset),
+        [RateLimit.headers.retryAfter]: String(verdict.reset)
+      }
+    case "Unknown":
+      return {}
+    case "Unavailable":
+      return { [RateLimit.headers.retryAfter]: String(storeRetryAfterSeconds) }
+  }
+}
+
+const what: { readonly [Class in RateLimit.RateClass]: string } = {
+  intent: "intent submissions",
+  chat: "chat completions",
+  read: "reads"
+}
+
+/** The error a refusal is answered with; `undefined` when the request may go on. */
+export const refusal = (verdict: Verdict, rateClass: RateLimit.RateClass): RateLimited | ServiceUnavailable | undefined => {
+  switch (verdict._tag) {
+    case "Limited":
+      return new RateLimited({
+        message: `Too many ${what[rateClass]}: at most ${verdict.limit} a minute per credential; retry after ${verdict.reset} s`
+      })
+    case "Unavailable":
+      return new ServiceUnavailable({ message: "Rate limits cannot be checked right now; retry shortly" })
+    default:
+      return undefined
+  }
+}
+
+/** Puts headers on the response of the request being served, whatever it turns out to be. */
+export const setHeaders = (headers: Record<string, string>) =>
+  Object.keys(headers).length === 0
+    ? Effect.void
+    : HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+
+/** A store failure's kind and message for the log, without anything that looks like a URL (which may hold a password). */
+const describeStoreFailure = (error: RateLimiter.RateLimitStoreError): string => {
+  const cause = error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : error.message
+  return cause.replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, "<url>")
+}
+
+export class RateLimits extends Context.Tag("@huddle/server/RateLimits")<RateLimits, {
+  /** Counts one request of `rateClass` against the principal's credential. Never fails. */
+  readonly check: (principal: Principal, rateClass: RateLimit.RateClass) => Effect.Effect<Verdict>
+}>() {}
+
+/** At most one warning about the store every this many milliseconds: an outage must not flood the log. */
+const warningInterval = 10_000
+
+export const make = (options: Options) =>
+  Effect.gen(function*() {
+    const limiter = yield* RateLimiter.RateLimiter
+    let lastWarning = Number.NEGATIVE_INFINITY
+
+    const storeFailed = (error: RateLimiter.RateLimitStoreError): Effect.Effect<Verdict> =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        if (now - lastWarning >= warningInterval) {
+          lastWarning = now
+          yield* Effect.logWarning(
+            options.onStoreError === "open"
+              ? "rate-limit store unavailable: requests are let through unlimited (HUDDLE_RATE_LIMIT_ON_STORE_ERROR=open)"
+              : "rate-limit store unavailable: requests are refused with 503 (HUDDLE_RATE_LIMIT_ON_STORE_ERROR=closed)"
+          ).pipe(Effect.annotateLogs({ store: options.store._tag, failure: describeStoreFailure(error) }))
+        }
+        return options.onStoreError === "open" ? { _tag: "Unknown" } : { _tag: "Unavailable" }
+      })
+
+    return RateLimits.of({
+      check: (principal, rateClass) =>
+        limiter.consume({
+          algorithm: "fixed-window",
+          onExceeded: "fail",
+          window,
+          limit: options.limits[rateClass],
+          key: `${rateClass}:${principal.credential_id}`
+        }).pipe(
+          Effect.map((result): Verdict => ({
+            _tag: "Admitted",
+            limit: result.limit,
+            remaining: result.remaining,
+            reset: seconds(result.resetAfter)
+          })),
+          Effect.catchAll((error) =>
+            error instanceof RateLimiter.RateLimitExceeded
+              ? Effect.succeed<Verdict>({ _tag: "Limited", limit: error.limit, reset: seconds(error.retryAfter) })
+              : storeFailed(error)
+          )
+        )
+    })
+  })
+
+export const layer = (options: Options): Layer.Layer<RateLimits> =>
+  Layer.effect(RateLimits, make(options)).pipe(
+    Layer.tap(() =>
+      Effect.logInfo("rate limits").pipe(
+        Effect.annotateLogs({
+          store: options.store._tag,
+          on_store_error: options.onStoreError,
+          per_minute: `intent ${options.limits.intent}, chat ${options.limits.chat}, read ${options.limits.read}`
+        })
+      )
+    ),
+    Layer.provide(RateLimiter.layer),
+    Layer.provide(RateLimitStore.layer(options.store))
+  )
+
+const routeKey = (method: string, path: string) => `${method} ${path}`
+
+/** The class of every route of the contract that has one, by method and path. */
+export const routeClasses = (): ReadonlyMap<string, RateLimit.RateClass> => {
+  const classes = new Map<string, RateLimit.RateClass>()
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, mergedAnnotations }) => {
+      const rateClass = RateLimit.classOf(endpoint.method, endpoint.path, mergedAnnotations)
+      if (rateClass !== undefined) classes.set(routeKey(endpoint.method, endpoint.path), rateClass)
+    }
+  })
+  return classes
+}
+
+/** The contract's `RateLimited` middleware: the route's class, counted before the handler runs. */
+export const RateLimitedLive = Layer.effect(
+  RateLimit.RateLimited,
+  Effect.map(RateLimits, (limits) => {
+    const classes = routeClasses()
+    return Effect.gen(function*() {
+      const { route } = yield* HttpRouter.RouteContext
+      const rateClass = classes.get(routeKey(route.method, route.path))
+      if (rateClass === undefined) return
+      const principal = yield* Effect.serviceOption(CurrentPrincipal)
+      if (Option.isNone(principal)) {
+        return yield* Effect.dieMessage("RateLimited ran without a principal: declare it before Authenticated on the group")
+      }
+      const verdict = yield* limits.check(principal.value, rateClass)
+      yield* setHeaders(headersOf(verdict))
+      const refused = refusal(verdict, rateClass)
+      if (refused !== undefined) return yield* Effect.fail(refused)
+    })
+  })
+)
+
+// --- JSON-RPC -----------------------------------------------------------------------------------
+
+const rpcClass = (rateClass: JsonRpc.RateClass): RateLimit.RateClass => (rateClass === "intent_submission" ? "intent" : "read")
+
+/** JSON-RPC's code for `RATE_LIMITED` (docs/decisions/0008-json-rpc.md). */
+export const rateLimitedCode = -32007
+
+interface Counted {
+  readonly rateClass: RateLimit.RateClass
+  readonly verdict: Verdict
+}
+
+/** The most telling verdict of a request's calls: a refusal first, else the class with least left. */
+const mostConstrained = (counted: ReadonlyArray<Counted>): Counted | undefined =>
+  counted.reduce<Counted | undefined>((worst, next) => {
+    if (worst === undefined) return next
+    const rank = (c: Counted) =>
+      c.verdict._tag === "Unavailable" ? -2 : c.verdict._tag === "Limited" ? -1 : c.verdict._tag === "Admitted" ? c.verdict.remaining : Infinity
+    return rank(next) < rank(worst) ? next : worst
+  }, undefined)
+
+/**
+ * Rate limits for `/v1/rpc`: `admit` (the dispatcher's hook) counts each call against its
+ * method's class and refuses one over the limit with -32007 (a batch's other calls still run);
+ * `answering` wraps the answer of one request: when it was a single call (not a batch) and was
+ * refused, the whole request is answered as the plain HTTP error (429, or 503 failing closed),
+ * as other transport failures are; otherwise the response carries the headers of the class
+ * with the least left.
+ */
+export const rpcAdmission = Effect.map(RateLimits, (limits) => {
+  const requests = new WeakMap<object, Array<Counted>>()
+  return {
+    admit: <C extends { readonly principal: Principal }>(method: JsonRpc.Method<C>, caller: C) => {
+      const rateClass = rpcClass(method.rateClass)
+      return Effect.flatMap(limits.check(caller.principal, rateClass), (verdict) => {
+        requests.get(caller)?.push({ rateClass, verdict })
+        const refused = refusal(verdict, rateClass)
+        if (refused === undefined) return Effect.void
+        return Effect.fail(
+          refused._tag === "RateLimited"
+            ? new RpcErrors.RpcError({
+              code: rateLimitedCode,
+              message: refused.message,
+              data: { error: "RATE_LIMITED", message: refused.message },
+              status: 429
+            })
+            : RpcErrors.internalError(refused)
+        )
+      })
+    },
+    answering: <A, C extends object>(caller: C, batch: boolean, answer: Effect.Effect<A>) =>
+      Effect.gen(function*() {
+        const counted: Array<Counted> = []
+        requests.set(caller, counted)
+        const answered = yield* answer
+        const worst = mostConstrained(counted)
+        if (worst === undefined) return answered
+        yield* setHeaders(headersOf(worst.verdict))
+        const refused = batch ? undefined : refusal(worst.verdict, worst.rateClass)
+        if (refused !== undefined) return yield* Effect.fail(refused)
+        return answered
+      })
+  }
+})

@@ -1,0 +1,212 @@
+/**
+ * Rate limits with the Redis store, against the real Redis at 127.0.0.1:6379 (`REDIS_TEST_URL`
+ * to use another; CI starts one): the shared cases, counters shared between instances, and what
+ * happens when Redis cannot be reached (HUDDLE_RATE_LIMIT_ON_STORE_ERROR open and closed). Every
+ * server and store here uses a key prefix of its own, so runs never see each other's counters.
+ */
+import { randomBytes } from "node:crypto"
+import { createServer, type Server, type Socket, connect } from "node:net"
+import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
+import { Principal } from "@huddle/domain/Principal"
+import { Email, User, UserId } from "@huddle/domain/User"
+import * as RateLimitLive from "@huddle/server/http/RateLimitLive"
+import { Accounts, TestServer } from "@huddle/testkit"
+import { DateTime, Effect, Layer, Redacted, Schema } from "effect"
+import { Redis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectRetryAfter, limits, rateHeaders, registerScenarios } from "./rateLimitScenarios.js"
+
+const redisUrl = process.env.REDIS_TEST_URL ?? "redis://127.0.0.1:6379"
+const unreachable = "redis://:hunter2@127.0.0.1:1"
+const uniquePrefix = () => `huddle-test:${randomBytes(6).toString("hex")}:`
+
+describe("rate limits, Redis store", () => {
+  registerScenarios(() => TestServer.start({ rateLimits: { ...limits, redisUrl, redisPrefix: uniquePrefix() } }))
+})
+
+const principal = (credential_id: string) =>
+  new Principal({
+    user: new User({ id: UserId.make("usr_test"), email: Schema.decodeSync(Email)("test@example.com"), created_at: DateTime.unsafeNow() }),
+    via: "api_key",
+    credential_id,
+    bound_org_id: null
+  })
+
+describe("counters in Redis", () => {
+  const prefix = uniquePrefix()
+  const instance = () =>
+    RateLimitLive.layer({
+      limits,
+      store: { _tag: "Redis", url: Redacted.make(redisUrl), prefix, timeout: RateLimitStore.defaultTimeout },
+      onStoreError: "closed"
+    })
+
+  it("are shared by every instance that uses the same Redis", async () => {
+    const verdicts = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          // Two instances: each its own RateLimiter and Redis connection.
+          const a = RateLimitLive.RateLimits.pipe(Effect.provide(yield* Layer.build(instance())))
+          const b = RateLimitLive.RateLimits.pipe(Effect.provide(yield* Layer.build(instance())))
+          const first = yield* a
+          const second = yield* b
+          const who = principal("key_shared")
+          return [
+            yield* first.check(who, "intent"),
+            yield* second.check(who, "intent"),
+            yield* first.check(who, "intent"),
+            yield* second.check(who, "intent"),
+            yield* second.check(who, "read"),
+            yield* first.check(principal("key_other"), "intent")
+          ]
+        })
+      )
+    )
+    expect(verdicts.map((v) => (v._tag === "Admitted" ? v.remaining : v._tag))).toEqual([2, 1, 0, "Limited", limits.read - 1, 2])
+
+    // The counters are Redis keys under the prefix, per class and credential, that expire.
+    const redis = new Redis(redisUrl)
+    try {
+      expect((await redis.keys(`${prefix}*`)).sort()).toEqual(
+        [`${prefix}intent:key_other`, `${prefix}intent:key_shared`, `${prefix}read:key_shared`]
+      )
+      const ttl = await redis.pttl(`${prefix}intent:key_shared`)
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(60_000)
+    } finally {
+      await redis.quit()
+    }
+  })
+})
+
+describe("Redis unreachable, failing open (the default)", () => {
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start({ rateLimits: { ...limits, redisUrl: unreachable, redisPrefix: uniquePrefix() } })
+  })
+  afterAll(() => server.stop())
+
+  it("lets requests through without limits or headers, and logs a warning without the URL's secret", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    for (let i = 0; i < limits.intent + 2; i++) {
+      const res = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "still answered?" } })
+      expect(res.status, res.text).toBe(200)
+      expect(res.headers.get("ratelimit-limit")).toBeNull()
+    }
+    expect((await server.request("GET", "/v1/me", { token: user.session })).status).toBe(200)
+    const warnings = server.logs.filter((line) => line.includes("rate-limit store unavailable"))
+    // One warning, not one per request.
+    expect(warnings).toHaveLength(1)
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ logLevel: "WARN" })
+    expect(server.logs.join("\n")).not.toContain("hunter2")
+  })
+})
+
+/** A TCP proxy to Redis that a test can cut and restore, to take Redis away mid-traffic. */
+const redisProxy = async () => {
+  const target = new URL(redisUrl)
+  const sockets = new Set<Socket>()
+  let server: Server | undefined
+  const listen = (port: number) =>
+    new Promise<number>((resolve) => {
+      server = createServer((client) => {
+        const upstream = connect(Number(target.port || 6379), target.hostname)
+        for (const socket of [client, upstream]) {
+          sockets.add(socket)
+          socket.on("close", () => sockets.delete(socket))
+          socket.on("error", () => {
+            client.destroy()
+            upstream.destroy()
+          })
+        }
+        client.pipe(upstream).pipe(client)
+      })
+      server.listen(port, "127.0.0.1", () => {
+        const address = server!.address()
+        resolve(typeof address === "object" && address !== null ? address.port : port)
+      })
+    })
+  const port = await listen(0)
+  const cut = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy()
+      server!.close(() => resolve())
+    })
+  return { url: `redis://127.0.0.1:${port}`, cut, restore: () => listen(port).then(() => undefined) }
+}
+
+describe("Redis unreachable, failing closed", () => {
+  let server: TestServer.TestServer
+  let down: TestServer.TestServer
+  let proxy: Awaited<ReturnType<typeof redisProxy>>
+  beforeAll(async () => {
+    proxy = await redisProxy()
+    ;[server, down] = await Promise.all([
+      TestServer.start({ rateLimits: { ...limits, redisUrl: proxy.url, redisPrefix: uniquePrefix(), onStoreError: "closed" } }),
+      TestServer.start({ rateLimits: { ...limits, redisUrl: unreachable, redisPrefix: uniquePrefix(), onStoreError: "closed" } })
+    ])
+  })
+  afterAll(async () => {
+    await Promise.all([server.stop(), down.stop()])
+    await proxy.cut()
+  })
+
+  const expectUnavailable = (res: TestServer.Response) => {
+    expect(res.status, res.text).toBe(503)
+    expect(res.headers.get("retry-after")).toBe(String(RateLimitLive.storeRetryAfterSeconds))
+    expectRetryAfter(res)
+  }
+
+  it("answers every limited endpoint 503 with Retry-After, in each endpoint's envelope; unlimited ones still work", async () => {
+    const user = await Accounts.signupAndLogin(down)
+    const huddle = await down.request("POST", "/v1/huddle", { token: user.session, body: { input: "hello" } })
+    expectUnavailable(huddle)
+    expect(huddle.body).toEqual({ error: "SERVICE_UNAVAILABLE", message: expect.any(String) })
+    expectUnavailable(await down.request("GET", "/v1/me", { token: user.session }))
+    const rpc = await down.request("POST", "/v1/rpc", { token: user.session, body: { jsonrpc: "2.0", method: "intent.submit", params: { input: "x" }, id: 1 } })
+    expectUnavailable(rpc)
+    expect(rpc.body).toEqual({ error: "SERVICE_UNAVAILABLE", message: expect.any(String) })
+    const chat = await down.request("POST", "/v1/chat/completions", {
+      token: user.session,
+      body: { model: "standard", messages: [{ role: "user", content: "hi" }] }
+    })
+    expectUnavailable(chat)
+    expect(chat.body).toMatchObject({ error: { type: "server_error", code: "SERVICE_UNAVAILABLE" } })
+    expect((await down.request("PUT", "/v1/me/preferences", { token: user.session, body: { model_tier: "economy" } })).status).toBe(200)
+    expect(down.logs.join("\n")).not.toContain("hunter2")
+  })
+
+  it("refuses while Redis is away, changing nothing, and recovers without a restart when it is back", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const first = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "before" } })
+    expect(first.status, first.text).toBe(200)
+    expect(rateHeaders(first)).toMatchObject({ limit: limits.intent, remaining: limits.intent - 1 })
+    const balance = (await server.request("GET", "/v1/me", { token: user.session })).body.credits.balance
+
+    await proxy.cut()
+    for (let i = 0; i < 3; i++) {
+      expectUnavailable(await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "during" } }))
+    }
+    expectUnavailable(
+      await server.request("POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, { token: user.session, body: { content: "during" } })
+    )
+
+    await proxy.restore()
+    const deadline = Date.now() + 10_000
+    let me = await server.request("GET", "/v1/me", { token: user.session })
+    while (me.status === 503 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      me = await server.request("GET", "/v1/me", { token: user.session })
+    }
+    expect(me.status, me.text).toBe(200)
+    expect(me.body.credits.balance).toBe(balance)
+    const sessions = await server.request("GET", "/v1/huddle/sessions", { token: user.session })
+    expect(sessions.body.data.map((s: { id: string }) => s.id)).toEqual([first.body.session_id])
+    const session = await server.request("GET", `/v1/huddle/sessions/${first.body.session_id}`, { token: user.session })
+    expect(session.body.messages).toHaveLength(2)
+    // The counters survived the outage: one intent used before it, none during.
+    const after = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "after" } })
+    expect(after.status, after.text).toBe(200)
+    expect(rateHeaders(after)).toMatchObject({ limit: limits.intent, remaining: limits.intent - 2 })
+  }, 30_000)
+})
