@@ -205,7 +205,7 @@ export const RateLimitedLive = Layer.effect(
 const rpcClass = (rateClass: JsonRpc.RateClass): RateLimit.RateClass => (rateClass === "intent_submission" ? "intent" : "read")
 
 /** JSON-RPC's code for `RATE_LIMITED` (docs/decisions/0008-json-rpc.md). */
-export const rateLimitedCode = -32007
+export const rateLimitedCode = RpcErrors.rateLimited.code
 
 interface Counted {
   readonly rateClass: RateLimit.RateClass

@@ -84,10 +84,10 @@ export const document = <C>(methods: ReadonlyArray<Method<C>>, info: Info): Open
     paramStructure: "by-name" as const,
     params: paramDescriptors(jsonSchema(m.params)),
     result: { name: m.resultName, schema: jsonSchema(m.result) },
-    errors: m.errors.map((tag) => {
-      const entry = RpcErrors.applicationCodes[tag]
-      return { code: entry.code, message: entry.meaning, data: { error: entry.error } }
-    }),
+    errors: [
+      ...m.errors.map((tag) => RpcErrors.applicationCodes[tag]),
+      RpcErrors.rateLimited
+    ].map((entry) => ({ code: entry.code, message: entry.meaning, data: { error: entry.error } })),
     "x-rate-class": m.rateClass
   }))
   return {

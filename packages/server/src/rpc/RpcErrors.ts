@@ -158,6 +158,14 @@ export const applicationCodes: { readonly [Tag in DomainErrorTag]: ApplicationCo
   }
 }
 
+/** A call refused by its method's rate limit (in a batch; a single call gets HTTP 429). */
+export const rateLimited = {
+  code: -32007,
+  error: "RATE_LIMITED",
+  status: 429,
+  meaning: "The caller's rate limit for this kind of method is spent; retry after the window"
+} as const
+
 export const fromDomain = (error: DomainError): RpcError => {
   const entry = applicationCodes[error._tag]
   return new RpcError({
