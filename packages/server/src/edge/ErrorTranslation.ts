@@ -5,7 +5,7 @@
  * encoded by the contract's error schemas (api/Envelope.ts), except on the OpenAI-compatible
  * paths, which answer them here in OpenAI's envelope (api/OpenAiErrors.ts).
  */
-import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { InvalidRequest, NotFound } from "@huddle/domain/Errors"
 import { Cause, Effect, Option, Predicate } from "effect"
 import { Api } from "../Api.js"
@@ -91,6 +91,24 @@ export const defectToError = (defect: unknown) =>
     ? new ServiceUnavailable({ message: "The service is temporarily unavailable; retry shortly" })
     : new Internal({ message: "An unexpected error occurred" })
 
+/** How long a client is asked to wait (`Retry-After`) when storage is unreachable. */
+export const unavailableRetryAfterSeconds = 2
+
+/**
+ * Every 503 gets `Retry-After`, whichever envelope answers it: set here, once, on the response
+ * that is finally sent, unless whoever refused already chose one (the rate limiter does).
+ */
+const retryAfterOnUnavailable = (error: unknown) =>
+  Predicate.isTagged(error, "ServiceUnavailable")
+    ? HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(
+        response.status === 503 && response.headers["retry-after"] === undefined
+          ? HttpServerResponse.setHeader(response, "retry-after", String(unavailableRetryAfterSeconds))
+          : response
+      )
+    )
+    : Effect.void
+
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined
 
@@ -138,7 +156,8 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
               Effect.annotateLogs({ defect: describeDefect(defect) }),
               Effect.zipRight(Effect.fail(defectToError(defect) as never))
             )
-          })
+          }),
+          Effect.tapError(retryAfterOnUnavailable)
         )
         // The OpenAI-compatible paths answer every failure in OpenAI's envelope (DESIGN §4), here
         // and nowhere else; the other paths leave it to the contract's error schemas.
