@@ -125,6 +125,13 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: n
   return undefined
 }
 
+/**
+ * A stack overflow while a request is decoded: JSON nested so deeply (`[[[[…`, well within the
+ * body limit) that formatting or decoding it recurses past the stack. The client's fault: 400.
+ */
+const isTooDeep = (defect: unknown) =>
+  defect instanceof RangeError && defect.message.includes("Maximum call stack size exceeded")
+
 const translatable = (defect: unknown) =>
   Predicate.isTagged(defect, "RequestError") || Predicate.isTagged(defect, "HttpApiDecodeError") ||
   Predicate.isTagged(defect, "RouteNotFound")
@@ -152,6 +159,9 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
             if (failure._tag === "Some") return Effect.fail(translate(failure.value) as never)
             const defect = Cause.squash(cause)
             if (translatable(defect)) return Effect.fail(translate(defect) as never)
+            if (isTooDeep(defect)) {
+              return Effect.fail(new InvalidRequest({ message: "The request body is nested too deeply" }) as never)
+            }
             return Effect.logError("unexpected failure").pipe(
               Effect.annotateLogs({ defect: describeDefect(defect) }),
               Effect.zipRight(Effect.fail(defectToError(defect) as never))
