@@ -57,6 +57,25 @@ describe("the HTTP edge", () => {
     expect(res.body).toEqual({ error: "PAYLOAD_TOO_LARGE", message: expect.any(String) })
   })
 
+  it("refuses NUL characters (which PostgreSQL cannot store) with 400, in the body, path or query", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const cases = [
+      await server.request("POST", "/v1/huddle", { token: user.session, body: "{\"input\":\"a\\u0000b\"}" }),
+      await server.request("POST", "/v1/api-keys", { token: user.session, body: { name: "nul\u0000name" } }),
+      await server.request("DELETE", "/v1/huddle/sessions/%00", { token: user.session }),
+      await server.request("GET", "/v1/api-keys?cursor=%00", { token: user.session })
+    ]
+    for (const res of cases) {
+      expect(res.status).toBe(400)
+      expect(res.body).toEqual({ error: "INVALID_REQUEST", message: "The request must not contain NUL characters" })
+    }
+    // An escaped backslash followed by "u0000" is ordinary text.
+    const literal = await server.request("POST", "/v1/api-keys", { token: user.session, body: "{\"name\":\"a\\\\u0000b\"}" })
+    expect(literal.status).toBe(201)
+    expect(literal.body.name).toBe("a\\u0000b")
+    expect((await server.request("GET", "/v1/huddle/sessions", { token: user.session })).body.data).toEqual([])
+  })
+
   it("answers oversized headers with 431 and the envelope", async () => {
     const { request } = await import("node:http")
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {

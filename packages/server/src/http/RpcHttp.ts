@@ -18,7 +18,11 @@ import * as RateLimitLive from "./RateLimitLive.js"
 export const onDefect = (defect: unknown, method: string) =>
   Effect.logError("unexpected failure").pipe(
     Effect.annotateLogs({ defect: describeDefect(defect), rpc_method: method }),
-    Effect.as(RpcErrors.internalError(defectToError(defect)))
+    Effect.as(
+      ((error) => error._tag === "InvalidRequest" ? RpcErrors.fromDomain(error) : RpcErrors.internalError(error))(
+        defectToError(defect)
+      )
+    )
   )
 
 /** Whether a body is a batch: JSON whose first token is `[`. */
