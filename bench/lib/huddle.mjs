@@ -1,0 +1,90 @@
+/**
+ * Huddle under test: its catalog, its environment, and the accounts a benchmark runs as, made
+ * through the public API as a customer would (an org with an enforced policy, an org memory, a
+ * credit pool, members with org-bound API keys).
+ */
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+
+export const model = "bench-standard"
+
+/** One model per tier, all served by the fake upstream through the `openai` provider. */
+export const writeCatalog = (dir) => {
+  const price = { input_per_1k: 1, output_per_1k: 2 }
+  const entry = (id, tier) => ({ id, tier, provider: "openai", upstream_model: `${id}-upstream`, price, context_window: 16_000, max_output_tokens: 1024 })
+  const path = join(dir, "catalog.json")
+  writeFileSync(path, JSON.stringify({ models: [entry("bench-economy", "economy"), entry(model, "standard"), entry("bench-premium", "premium")] }, null, 2))
+  return path
+}
+
+/** The environment of `node packages/server/dist/main.js`: nothing inherited that could reach outside. */
+/**
+ * Rate limits stay on (every request is counted against its API key) but high enough never to
+ * answer 429 in a benchmark: 10^9 a minute. Their counters are in memory unless `redisUrl` is
+ * given (a Redis on loopback, as a deployment of several instances would use).
+ */
+export const serverEnv = ({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl, upstreamKey, starterCredits, redisUrl }) => {
+  const env = { ...process.env }
+  for (const name of Object.keys(env)) {
+    if (/^(DATABASE_URL|REDIS_URL|OPENAI_|ANTHROPIC_|HUDDLE_|PG[A-Z]+$|LOG_LEVEL$)/.test(name)) delete env[name]
+  }
+  return {
+    ...env,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { HUDDLE_DATA_DIR: dataDir }),
+    HUDDLE_CATALOG: catalogPath,
+    HUDDLE_STARTER_CREDITS: String(starterCredits),
+    HUDDLE_SHUTDOWN_GRACE: "2 seconds",
+    OPENAI_API_KEY: upstreamKey,
+    OPENAI_BASE_URL: upstreamBaseUrl,
+    HUDDLE_RATE_CHAT: "1000000000",
+    HUDDLE_RATE_READ: "1000000000",
+    HUDDLE_RATE_INTENT: "1000000000",
+    ...(redisUrl ? { REDIS_URL: redisUrl, HUDDLE_RATE_LIMIT_PREFIX: `huddle-bench-${process.pid}-${port}:` } : {}),
+    LOG_LEVEL: "Info"
+  }
+}
+
+const call = async (url, method, path, { body, token } = {}, expected) => {
+  const headers = {}
+  if (token) headers.authorization = `Bearer ${token}`
+  if (body !== undefined) headers["content-type"] = "application/json"
+  const res = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) })
+  const text = await res.text()
+  if (expected !== undefined && res.status !== expected) throw new Error(`${method} ${path}: expected ${expected}, got ${res.status}: ${text.slice(0, 500)}`)
+  return text.length > 0 ? JSON.parse(text) : undefined
+}
+
+let counter = 0
+const newUser = async (url, label) => {
+  const email = `${label}-${process.pid}-${++counter}-${Date.now().toString(36)}@bench.example.com`
+  const password = `bench-password-${counter}-${Math.random().toString(36).slice(2)}`
+  await call(url, "POST", "/v1/auth/signup", { body: { email, password } }, 201)
+  const login = await call(url, "POST", "/v1/auth/login", { body: { email, password } }, 200)
+  return { email, password, session: login.token }
+}
+
+/**
+ * An org with an enforced policy (tier ≤ standard, org pool as fallback), an org memory, a
+ * credit pool, and `keys` members, each with an API key bound to the org. Returns the keys.
+ */
+export const setup = async (url, { keys, orgCredits }) => {
+  const admin = await newUser(url, "admin")
+  const org = await call(url, "POST", "/v1/orgs", { token: admin.session, body: { name: "Bench Org" } }, 201)
+  await call(url, "PUT", `/v1/orgs/${org.id}/admin/policies`, { token: admin.session, body: { model_tier: "standard", credit_fallback: true } }, 200)
+  await call(url, "POST", `/v1/orgs/${org.id}/admin/credits`, { token: admin.session, body: { balance: "subscription", amount: orgCredits, reason: "benchmark" } }, 200)
+  await call(url, "POST", "/v1/memories", { token: admin.session, body: { scope: "org", org_id: org.id, content: "Answers are short and in British English." } }, 201)
+  const apiKeys = []
+  for (let i = 0; i < keys; i++) {
+    const member = await newUser(url, "member")
+    await call(url, "POST", `/v1/orgs/${org.id}/admin/members/invite`, { token: admin.session, body: { email: member.email, role: "member" } }, 201)
+    // Logging in again activates the membership.
+    const login = await call(url, "POST", "/v1/auth/login", { body: { email: member.email, password: member.password } }, 200)
+    const key = await call(url, "POST", "/v1/api-keys", { token: login.token, body: { name: `bench-${i}`, org_id: org.id } }, 201)
+    apiKeys.push(key.key)
+  }
+  return { orgId: org.id, adminSession: admin.session, apiKeys }
+}
+
+export const orgCredits = (url, orgId, session) => call(url, "GET", `/v1/orgs/${orgId}/credits`, { token: session }, 200)

@@ -1,0 +1,24 @@
+/**
+ * The fake OpenAI-compatible upstream of the benchmark, in a process of its own: the testkit's
+ * FakeOpenAi (real node:http on loopback) answering every chat completion with the same
+ * 20-token answer. Non-streaming: one `chat.completion` JSON. Streaming: a role chunk, 20 content
+ * chunks, a finish chunk, the usage chunk (`stream_options.include_usage`) and `data: [DONE]`.
+ * Nothing is recorded (`recordRequests: false`), so its memory stays flat.
+ *
+ * Prints one JSON line `{"ready":true,"url":...}` on stdout, then serves until SIGTERM.
+ */
+import * as FakeOpenAi from "@huddle/testkit/FakeOpenAi"
+import { answer, chunks, usage } from "./lib/answer.mjs"
+
+const apiKey = process.env.BENCH_UPSTREAM_KEY ?? "sk-bench-upstream"
+// The profile (bench/profile.mjs) varies the number of streamed pieces to price one chunk.
+const pieces = process.env.BENCH_UPSTREAM_CHUNKS ? Number(process.env.BENCH_UPSTREAM_CHUNKS) : chunks
+const fake = await FakeOpenAi.start({ apiKey, recordRequests: false, defaultScript: { answer, chunks: pieces, usage } })
+process.stdout.write(`${JSON.stringify({ ready: true, url: fake.url, baseUrl: fake.baseUrl, pid: process.pid })}\n`)
+
+const stop = () => {
+  fake.stop().then(() => process.exit(0), () => process.exit(1))
+  setTimeout(() => process.exit(0), 2000).unref()
+}
+process.on("SIGTERM", stop)
+process.on("SIGINT", stop)
