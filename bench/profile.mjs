@@ -1,21 +1,24 @@
 #!/usr/bin/env node
 /**
  * Where Huddle's time goes on `POST /v1/chat/completions` (not part of `npm run bench`; run it
- * by hand: `node bench/profile.mjs`, after `npx tsc -b`). Two parts, on PostgreSQL:
+ * by hand: `node bench/profile.mjs`, after `npx tsc -b`; about 3 minutes). Three parts, on
+ * PostgreSQL (the same server as `npm run bench`, a database of its own):
  *
  * 1. A database census: Huddle talks to PostgreSQL through bench/pgcount.mjs, a counting relay,
  *    while it answers requests one at a time; per request: round trips, the SQL statements, and
  *    the time spent waiting for the database, against the request's whole latency.
  * 2. CPU per request of lighter endpoints (/healthz, /v1/models) against the completion, under
  *    load, from /proc/<pid>/stat: what the HTTP stack, authentication and the org context cost;
- *    and of the completion with the upstream's answer in 1, 20 and 80 chunks: what one streamed
- *    chunk costs.
+ *    and of the completion with the upstream's answer in 1 and in 80 chunks, in alternating
+ *    rounds: what one streamed chunk costs.
  * 3. A CPU profile under load: Huddle runs with `node --cpu-prof` (straight to PostgreSQL) while
  *    autocannon drives it at 50 connections, once per mode; the samples taken under load are
  *    summarised by kind of code, by the part of Huddle they were for, and by function.
  *
  * Options: --duration S (load per mode, default 8) --requests N (census, default 200)
- * --connections N (50) --keys N (1) --payer personal|org (org) --out DIR (keep profiles there)
+ * --connections N (50) --keys N (1) --payer personal|org (org) --log-level LEVEL (Huddle's
+ * LOG_LEVEL, default Info) --out DIR (where the report, profile.md, and the .cpuprofile files
+ * stay; default a new temporary directory, printed at the end)
  */
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -53,7 +56,7 @@ const say = (line = "") => {
 const watchdog = setTimeout(() => {
   console.error("[profile] time limit reached")
   Proc.stopAll().finally(() => process.exit(1))
-}, 300_000)
+}, 480_000)
 
 let database
 const main = async () => {
@@ -136,7 +139,7 @@ const main = async () => {
     const c = await Proc.spawnServer("huddle-layers", [serverMain], envFor(port, database.url), join(out, "huddle-layers.log"), `${url}/readyz`)
     const key = accounts.apiKeys[0]
     say("")
-    say(`## CPU per request by endpoint, ${args.connections} connections, 3 s each (user + system CPU of the Huddle process / answered requests)`)
+    say(`## CPU per request by endpoint, ${args.connections} connections, 3 s each after 3 s of warm-up (user + system CPU of the Huddle process / answered requests)`)
     const layers = [
       ["GET", "/healthz", undefined, "HTTP stack, request edge and access log only"],
       ["GET", "/v1/models", undefined, "+ API key authentication, org context, policy (no credits, no upstream)"],
@@ -145,7 +148,7 @@ const main = async () => {
     ]
     for (const [method, path, body, what] of layers) {
       const options = { url: `${url}${path}`, method, body, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, connections: Number(args.connections) }
-      await Load.plain({ ...options, duration: 1 })
+      await Load.plain({ ...options, duration: 3 })
       const before = Proc.cpuMsOf(c.pid)
       const result = await Load.plain({ ...options, duration: 3 })
       const cpu = Proc.cpuMsOf(c.pid) - before
@@ -154,32 +157,42 @@ const main = async () => {
     await Proc.stop(c.entry)
   }
 
-  // 2b. The price of one streamed chunk: the same completion with the upstream's answer in 1,
-  //     20 (the benchmark's) and 80 pieces, each on a fresh Huddle and upstream.
+  // 2b. The price of one streamed chunk: the same completion with the upstream's answer in 1
+  //     and in 80 pieces, on two Huddles (each with its own upstream) measured in alternating
+  //     rounds, so that both see the same machine.
   {
     say("")
-    say(`## CPU per request by the number of chunks the upstream streams (same answer, same usage; ${args.connections} connections, 3 s each)`)
-    const byChunks = {}
-    for (const pieces of [1, 20, 80]) {
+    say(`## CPU per request by the number of chunks the upstream streams (same answer, same usage; ${args.connections} connections; 3 alternating rounds of 3 s per mode after 3 s of warm-up)`)
+    const variants = []
+    for (const pieces of [1, 80]) {
       const up = await Proc.spawnReadyLine(`upstream-${pieces}`, [join(root, "bench/upstream.mjs")], join(out, `upstream-${pieces}.log`), 20_000, { BENCH_UPSTREAM_CHUNKS: String(pieces) })
       port = await Proc.freePort()
       url = `http://127.0.0.1:${port}`
       const env = { ...envFor(port, database.url), OPENAI_BASE_URL: up.baseUrl }
       const h = await Proc.spawnServer(`huddle-chunks-${pieces}`, [serverMain], env, join(out, `huddle-chunks-${pieces}.log`), `${url}/readyz`)
-      const t = { name: "huddle", url, keys: accounts.apiKeys }
-      byChunks[pieces] = {}
-      for (const mode of ["nonstream", "stream"]) {
-        await Load.run(t, mode, { connections: Number(args.connections), seconds: 1 })
-        const before = Proc.cpuMsOf(h.pid)
-        const result = await Load.run(t, mode, { connections: Number(args.connections), seconds: 3 })
-        byChunks[pieces][mode] = (Proc.cpuMsOf(h.pid) - before) / Math.max(1, result.ok)
-      }
-      say(`- ${pieces} chunk(s): ${byChunks[pieces].nonstream.toFixed(2)} ms CPU per non-streaming request, ${byChunks[pieces].stream.toFixed(2)} ms per streaming request`)
-      await Proc.stop(h.entry)
-      await Proc.stop(up.entry)
+      variants.push({ pieces, up, h, target: { name: "huddle", url, keys: accounts.apiKeys }, cpu: { nonstream: 0, stream: 0 }, ok: { nonstream: 0, stream: 0 } })
     }
-    const per = (mode) => (byChunks[80][mode] - byChunks[1][mode]) / 79
-    say(`- so one more upstream chunk costs about ${per("nonstream").toFixed(3)} ms of CPU (non-streaming) and ${per("stream").toFixed(3)} ms (streaming); the request without its chunks about ${(byChunks[1].nonstream - per("nonstream")).toFixed(2)} ms and ${(byChunks[1].stream - per("stream")).toFixed(2)} ms`)
+    const conns = Number(args.connections)
+    for (const mode of ["nonstream", "stream"]) for (const v of variants) await Load.run(v.target, mode, { connections: conns, seconds: 3 })
+    for (let round = 0; round < 3; round++) {
+      for (const mode of ["nonstream", "stream"]) {
+        for (const v of round % 2 === 0 ? variants : [...variants].reverse()) {
+          const before = Proc.cpuMsOf(v.h.pid)
+          const result = await Load.run(v.target, mode, { connections: conns, seconds: 3 })
+          v.cpu[mode] += Proc.cpuMsOf(v.h.pid) - before
+          v.ok[mode] += result.ok
+        }
+      }
+    }
+    const per = {}
+    for (const v of variants) {
+      per[v.pieces] = { nonstream: v.cpu.nonstream / v.ok.nonstream, stream: v.cpu.stream / v.ok.stream }
+      say(`- ${v.pieces} chunk(s): ${per[v.pieces].nonstream.toFixed(2)} ms CPU per non-streaming request (${(v.ok.nonstream / 9).toFixed(0)} req/s), ${per[v.pieces].stream.toFixed(2)} ms per streaming request (${(v.ok.stream / 9).toFixed(0)} req/s)`)
+      await Proc.stop(v.h.entry)
+      await Proc.stop(v.up.entry)
+    }
+    const chunk = (mode) => (per[80][mode] - per[1][mode]) / 79
+    say(`- so one more upstream chunk costs about ${chunk("nonstream").toFixed(3)} ms of CPU (non-streaming) and ${chunk("stream").toFixed(3)} ms (streaming): the benchmark's 20 chunks about ${(20 * chunk("nonstream")).toFixed(1)} and ${(20 * chunk("stream")).toFixed(1)} ms`)
   }
 
   // 3. CPU profiles under load, one fresh process per mode, straight to PostgreSQL.
@@ -191,7 +204,7 @@ const main = async () => {
     const spawned = performance.now()
     const b = await Proc.spawnServer(`huddle-cpu-${mode}`, ["--cpu-prof", `--cpu-prof-dir=${dir}`, serverMain], envFor(port, database.url), join(out, `huddle-cpu-${mode}.log`), `${url}/readyz`)
     const loaded = { name: "huddle", url, keys: accounts.apiKeys }
-    await Load.run(loaded, mode, { connections: Number(args.connections), seconds: 2 })
+    await Load.run(loaded, mode, { connections: Number(args.connections), seconds: 3 })
     const cpuBefore = Proc.cpuMsOf(b.pid)
     const from = performance.now()
     const result = await Load.run(loaded, mode, { connections: Number(args.connections), seconds: Number(args.duration) })

@@ -17,12 +17,13 @@
  * --engines postgres,pglite (default both) --redis (rate-limit counters in the local Redis at
  * 127.0.0.1:6379 instead of in memory) --server-node-args="..." (node flags for Huddle, e.g.
  * "--max-old-space-size=128") --json FILE (write the results) --keep (keep logs)
+ * --time-limit S (the watchdog, default 300). BENCH_DATABASE_URL (else TEST_DATABASE_URL, else
+ * postgres://postgres@127.0.0.1:5432/postgres) names the PostgreSQL server; loopback only.
  *
  * Exit status: 0 when the measurement ran (targets met or not); 1 when the run itself failed
  * (a process died, a target answered wrongly, errors under load, the time limit was reached).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { existsSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -127,8 +128,8 @@ const main = async () => {
   log(`fake upstream at ${upstream.url} (pid ${upstream.pid}); bare proxy at ${proxy.url} (pid ${proxy.pid})`)
 
   const targets = [
-    { name: "upstream", label: "fake upstream, direct", url: upstream.url, keys: [upstreamKey], pid: upstream.pid },
-    { name: "proxy", label: "bare proxy (node:http + undici Pool)", url: proxy.url, keys: [upstreamKey], pid: proxy.pid }
+    { name: "upstream", label: "fake upstream, direct", url: upstream.url, keys: [upstreamKey], pid: upstream.pid, entry: upstream.entry },
+    { name: "proxy", label: "bare proxy (node:http + undici Pool)", url: proxy.url, keys: [upstreamKey], pid: proxy.pid, entry: proxy.entry }
   ]
 
   // 2. Huddle, on each engine, in its own process, set up through its API.
@@ -160,6 +161,7 @@ const main = async () => {
         url,
         keys: accounts.apiKeys,
         pid: server.pid,
+        entry: server.entry,
         accounts,
         server
       }
@@ -209,6 +211,12 @@ const main = async () => {
       result.startedAt = startedAt.toISOString()
       result.endedAt = new Date().toISOString()
       const after = servers.map((s) => Proc.cpuMsOf(s.pid))
+      // A server that died mid-run makes the figures meaningless: say who and how.
+      for (const t of targets) {
+        if (t.entry.exited) {
+          throw new Error(`${t.name} (pid ${t.pid}) exited during the run (code ${t.entry.code}, signal ${t.entry.signal}); the benchmark did not stop it${t.entry.signal ? " (a signal from outside: another process on this machine)" : ""}\n${Proc.tail(t.entry.logPath, 5)}`)
+        }
+      }
       result.cpuMsPerRequest = Object.fromEntries(servers.map((s, i) => [s.name, (after[i] - before[i]) / Math.max(1, result.ok)]))
       succeeded.set(target.name, succeeded.get(target.name) + result.ok)
       return result
