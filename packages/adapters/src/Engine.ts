@@ -30,6 +30,7 @@ import * as Organizations from "@huddle/domain/services/Organizations"
 import * as OrgCredits from "@huddle/domain/services/OrgCredits"
 import * as OrgSettings from "@huddle/domain/services/OrgSettings"
 import * as RequestContext from "@huddle/domain/services/RequestContext"
+import * as ReservationExpiry from "@huddle/domain/services/ReservationExpiry"
 import * as Router from "@huddle/domain/services/Router"
 import { type Duration, Layer } from "effect"
 import * as NodeSecretTokens from "./crypto/NodeSecretTokens.js"
@@ -50,6 +51,8 @@ export interface Options {
   readonly providers?: Providers.Options | undefined
   /** The model catalog; default: the offline models (and those of configured providers). */
   readonly catalog?: Catalog.Options | undefined
+  /** When credit reservations left held (a crashed process) are given back; default 30 min, checked every minute. */
+  readonly reservationExpiry?: Partial<ReservationExpiry.Settings> | undefined
 }
 
 /** Every service of `@huddle/domain`, ready to use; the database is migrated when it starts. */
@@ -75,7 +78,10 @@ export const layer = (options: Options) => {
     Layer.provideMerge(Layer.merge(IntentPipeline.layer, Completions.layer)),
     Layer.provideMerge(models)
   )
-  return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer, RequestContext.layer).pipe(
+  const expiry = ReservationExpiry.layer.pipe(
+    Layer.provide(Layer.succeed(ReservationExpiry.ReservationExpiry, { ...ReservationExpiry.defaults, ...options.reservationExpiry }))
+  )
+  return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer, RequestContext.layer, expiry).pipe(
     Layer.provideMerge(huddles),
     Layer.provideMerge(memories),
     Layer.provideMerge(organizations),

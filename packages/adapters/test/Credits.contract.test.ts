@@ -11,9 +11,10 @@ import { SqlClient } from "@effect/sql"
 import { CreditStore } from "@huddle/domain/ports/CreditStore"
 import type { CreditAccountRef, CreditPool } from "@huddle/domain/ports/CreditStore"
 import * as Credits from "@huddle/domain/services/Credits"
+import * as ReservationExpiry from "@huddle/domain/services/ReservationExpiry"
 import { Database } from "@huddle/adapters"
 import { CreditsHarness, TestDatabase } from "@huddle/testkit"
-import { Effect, Either, FastCheck as fc, Layer, ManagedRuntime, Redacted } from "effect"
+import { Duration, Effect, Either, FastCheck as fc, Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const run = promisify(execFile)
@@ -189,6 +190,49 @@ for (const engine of TestDatabase.availableEngines()) {
       expect([75, 100]).toContain(outcome.balance)
       expect(outcome.balance === 75).toBe(settled === 1)
       expect(outcome.ledger).toBe(outcome.balance)
+    }, 60_000)
+
+    it("gives back reservations left held past their expiry, and only those", async () => {
+      const userId = unique("usr")
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const sql = yield* SqlClient.SqlClient
+        const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+        yield* grant(personal, 100)
+        const reserve = (purpose: string) => credits.reserve({ userId, orgId: null, amount: 20, creditFallback: false, purpose })
+        const orphaned = yield* reserve("orphaned")
+        const settledOld = yield* reserve("settled long ago")
+        yield* credits.settle(settledOld, 5)
+        const running = yield* reserve("still running")
+        // The first two were made an hour ago; the third is a call in progress.
+        yield* sql`UPDATE credit_reservations SET created_at = now() - interval '1 hour'
+                   WHERE id IN (${orphaned.id}, ${settledOld.id})`
+        const afterOrphanSwept = yield* ReservationExpiry.sweep.pipe(
+          Effect.provideService(ReservationExpiry.ReservationExpiry, { after: Duration.minutes(30), every: Duration.minutes(1) })
+        )
+        const again = yield* ReservationExpiry.sweep.pipe(
+          Effect.provideService(ReservationExpiry.ReservationExpiry, { after: Duration.minutes(30), every: Duration.minutes(1) })
+        )
+        const statuses = yield* sql<{ purpose: string; status: string }>`
+          SELECT purpose, status FROM credit_reservations r JOIN credit_accounts a ON a.id = r.account_id
+          WHERE a.owner_id = ${userId} ORDER BY purpose`
+        // The running call still settles normally afterwards.
+        const charged = yield* credits.settle(running, 7)
+        return {
+          released: [afterOrphanSwept, again],
+          statuses: statuses.map((row) => `${row.purpose}: ${row.status}`),
+          charged,
+          balance: yield* store.balance(personal),
+          ledger: yield* store.ledgerTotal(personal)
+        }
+      }))
+      expect(outcome.released).toEqual([1, 0])
+      expect(outcome.statuses).toEqual(["orphaned: released", "settled long ago: settled", "still running: held"])
+      expect(outcome.charged).toBe(7)
+      // 100 − 5 (settled) − 7 (settled after the sweep); the orphan's 20 came back.
+      expect(outcome.balance).toBe(88)
+      expect(outcome.ledger).toBe(88)
     }, 60_000)
 
     if (engine === "postgres") {

@@ -1,8 +1,25 @@
 import { SqlClient } from "@effect/sql"
 import { Ids } from "@huddle/domain/Ids"
 import { type CreditAccountRef, CreditStore } from "@huddle/domain/ports/CreditStore"
-import { Effect, Layer, Option } from "effect"
+import { type SqlError } from "@effect/sql/SqlError"
+import { Effect, Layer, Option, Schedule } from "effect"
 import { toDate } from "./Rows.js"
+
+/**
+ * Closing a reservation must not fail on a passing fault (a pool exhausted by a burst, a dropped
+ * connection): the statements are idempotent (they act on `held` rows only), so they are retried
+ * for a few seconds. What still fails is left to `releaseExpired`.
+ */
+const closing = <A>(what: string, reservationId: string) => (effect: Effect.Effect<A, SqlError>) =>
+  effect.pipe(
+    Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(6)))),
+    Effect.tapError((error) =>
+      Effect.logWarning(`could not ${what} reservation ${reservationId}; it stays held until it expires`).pipe(
+        Effect.annotateLogs("cause", error.message)
+      )
+    ),
+    Effect.orDie
+  )
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -10,6 +27,25 @@ export const make = Effect.gen(function*() {
 
   const accountWhere = (account: CreditAccountRef) =>
     sql`owner_type = ${account.ownerType} AND owner_id = ${account.ownerId} AND pool = ${account.pool}`
+
+  const release = (reservationId: string) =>
+    Effect.gen(function*() {
+      const ledgerId = yield* ids.next("led")
+      const rows = yield* sql<{ id: string }>`
+        WITH closed AS (
+          UPDATE credit_reservations SET status = 'released', actual = 0, closed_at = now()
+          WHERE id = ${reservationId} AND status = 'held'
+          RETURNING id, account_id, amount, user_id, purpose
+        ), refunded AS (
+          UPDATE credit_accounts a SET balance = a.balance + c.amount
+          FROM closed c WHERE a.id = c.account_id
+        ), logged AS (
+          INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+          SELECT ${ledgerId}::text, account_id, amount, 'release', id, purpose, user_id, now() FROM closed
+        )
+        SELECT id FROM closed`
+      return rows.length > 0
+    }).pipe(closing("release", reservationId))
 
   return CreditStore.of({
     grant: ({ account, actorId, amount, reason }) =>
@@ -80,24 +116,19 @@ export const make = Effect.gen(function*() {
           )
           SELECT actual AS charged FROM closed`
         return Option.fromNullable(rows[0])
-      }).pipe(Effect.orDie),
-    release: (reservationId) =>
+      }).pipe(closing("settle", reservationId)),
+    release: (reservationId) => release(reservationId),
+    releaseExpired: (heldBefore) =>
       Effect.gen(function*() {
-        const ledgerId = yield* ids.next("led")
-        const rows = yield* sql<{ id: string }>`
-          WITH closed AS (
-            UPDATE credit_reservations SET status = 'released', actual = 0, closed_at = now()
-            WHERE id = ${reservationId} AND status = 'held'
-            RETURNING id, account_id, amount, user_id, purpose
-          ), refunded AS (
-            UPDATE credit_accounts a SET balance = a.balance + c.amount
-            FROM closed c WHERE a.id = c.account_id
-          ), logged AS (
-            INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-            SELECT ${ledgerId}::text, account_id, amount, 'release', id, purpose, user_id, now() FROM closed
-          )
-          SELECT id FROM closed`
-        return rows.length > 0
+        const expired = yield* sql<{ id: string }>`
+          SELECT id FROM credit_reservations
+          WHERE status = 'held' AND created_at < ${toDate(heldBefore)}
+          ORDER BY created_at LIMIT 500`
+        let released = 0
+        for (const { id } of expired) {
+          if (yield* release(id)) released++
+        }
+        return released
       }).pipe(Effect.orDie),
     orgUsageSince: (orgId, since) =>
       sql<{ used: number }>`

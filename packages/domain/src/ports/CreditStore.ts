@@ -43,6 +43,12 @@ export interface Service {
   readonly settle: (reservationId: string, actual: number) => Effect.Effect<Option.Option<{ readonly charged: number }>>
   /** Returns everything held; false if the reservation was not held. */
   readonly release: (reservationId: string) => Effect.Effect<boolean>
+  /**
+   * Releases every reservation still held that was made before `heldBefore` (its request can no
+   * longer be running: its process died, or could not reach the database to close it); returns
+   * how many. Safe to run from several instances at once.
+   */
+  readonly releaseExpired: (heldBefore: DateTime.Utc) => Effect.Effect<number>
   /** Credits charged to an org's pool (settled reservations) since a time. */
   readonly orgUsageSince: (orgId: string, since: DateTime.Utc) => Effect.Effect<number>
 }

@@ -27,9 +27,20 @@ export interface Policy {
   readonly baseDelay: Duration.Duration
   /** A Retry-After longer than this moves on to the next model instead of waiting. */
   readonly maxDelay: Duration.Duration
+  /**
+   * The longest a whole call may run, retries and fallbacks included; a call still running then
+   * fails (and settles for what it produced). Bounded so that a reservation's age says whether
+   * its call can still be running (see ReservationExpiry).
+   */
+  readonly maxDuration: Duration.Duration
 }
 
-export const defaultPolicy: Policy = { attempts: 3, baseDelay: Duration.millis(200), maxDelay: Duration.seconds(10) }
+export const defaultPolicy: Policy = {
+  attempts: 3,
+  baseDelay: Duration.millis(200),
+  maxDelay: Duration.seconds(10),
+  maxDuration: Duration.minutes(10)
+}
 
 export interface Service {
   readonly stream: (models: ReadonlyArray<CatalogModel>, call: Call) => Stream.Stream<RouterChunk, UpstreamUnavailable>
@@ -100,7 +111,12 @@ export const make = Effect.gen(function*() {
         })
       )
     }
-    return Stream.suspend(() => tryModel(0, 1))
+    const overtime = Effect.sleep(policy.maxDuration).pipe(
+      Effect.zipRight(Effect.fail(new UpstreamUnavailable({
+        message: `The model call ran past its limit of ${Duration.format(policy.maxDuration)}`
+      })))
+    )
+    return Stream.suspend(() => tryModel(0, 1)).pipe(Stream.interruptWhen(overtime))
   }
 
   return Router.of({ stream })

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "@effect/vitest"
+import { CatalogModel, type ModelChunk } from "@huddle/domain/Model"
+import { ModelProviders } from "@huddle/domain/ports/ModelProviders"
+import * as Router from "@huddle/domain/services/Router"
+import { Chunk, Duration, Effect, Either, Fiber, Layer, Option, Schedule, Stream, TestClock } from "effect"
+
+const model = new CatalogModel({
+  id: "endless",
+  tier: "standard",
+  provider: "endless",
+  price: { input_per_1k: 1, output_per_1k: 1 },
+  context_window: 1000,
+  max_output_tokens: 100
+})
+
+// A provider that never stops: one token a second.
+const endless = Layer.succeed(ModelProviders, {
+  get: () =>
+    Option.some({
+      name: "endless",
+      stream: () => Stream.repeat(Stream.make<[ModelChunk]>({ _tag: "Delta", text: "x" }), Schedule.spaced("1 second"))
+    })
+})
+
+describe("router", () => {
+  it.effect("ends a call that runs past its limit with a failure, after what it produced", () =>
+    Effect.gen(function*() {
+      const router = yield* Router.Router
+      const fiber = yield* router.stream([model], { messages: [], maxOutputTokens: 10 }).pipe(
+        Stream.runCollect,
+        Effect.map(Chunk.toReadonlyArray),
+        Effect.either,
+        Effect.fork
+      )
+      yield* TestClock.adjust(Duration.seconds(60))
+      const outcome = yield* Fiber.join(fiber)
+      expect(Either.isLeft(outcome)).toBe(true)
+      if (Either.isLeft(outcome)) expect(outcome.left.message).toContain("ran past its limit of 5s")
+    }).pipe(
+      Effect.provide(Router.layer.pipe(Layer.provide(endless))),
+      Effect.provide(Layer.succeed(Router.RouterPolicy, { ...Router.defaultPolicy, maxDuration: Duration.seconds(5) }))
+    ))
+})
