@@ -37,6 +37,7 @@ import * as NodeSecretTokens from "./crypto/NodeSecretTokens.js"
 import * as ScryptPasswordHasher from "./crypto/ScryptPasswordHasher.js"
 import * as Catalog from "./models/Catalog.js"
 import * as Providers from "./models/Providers.js"
+import * as SqlIdempotencyStore from "./repositories/SqlIdempotencyStore.js"
 import * as Database from "./sql/Database.js"
 import * as Storage from "./Storage.js"
 import * as UlidIds from "./UlidIds.js"
@@ -57,7 +58,7 @@ export interface Options {
 
 /** Every service of `@huddle/domain`, ready to use; the database is migrated when it starts. */
 export const layer = (options: Options) => {
-  const infrastructure = Layer.mergeAll(Storage.layer, ScryptPasswordHasher.layer, NodeSecretTokens.layer).pipe(
+  const infrastructure = Layer.mergeAll(Storage.layer, SqlIdempotencyStore.layer, ScryptPasswordHasher.layer, NodeSecretTokens.layer).pipe(
     Layer.provideMerge(UlidIds.layer),
     Layer.provideMerge(Database.layer(options.storage))
   )

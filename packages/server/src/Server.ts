@@ -15,6 +15,7 @@ import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
 import { AuthHttp } from "./http/AuthHttp.js"
 import { HealthHttp } from "./http/HealthHttp.js"
 import { HuddleHttp } from "./http/HuddleHttp.js"
+import * as IdempotencyLive from "./http/IdempotencyLive.js"
 import { MeHttp } from "./http/MeHttp.js"
 import { MemoriesHttp } from "./http/MemoriesHttp.js"
 import { OpenAiHttp } from "./http/OpenAiHttp.js"
@@ -36,7 +37,7 @@ export const domainLayer = (config: ServerConfig) =>
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp, OpenAiHttp]),
-  Layer.provide([AuthenticatedLive, RateLimitLive.RateLimitedLive])
+  Layer.provide([AuthenticatedLive, RateLimitLive.RateLimitedLive, IdempotencyLive.IdempotentLive()])
 )
 
 const docsLayer = Layer.mergeAll(
@@ -92,8 +93,11 @@ export const layer = (config: ServerConfig) => {
   const served = HttpApiBuilder.serve(RequestEdge.middleware).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
+    // Built before the edge's error translation, so inside it: a replay is answered, not translated.
+    Layer.provide(IdempotencyLive.replays),
     Layer.provide(apiLayer),
     Layer.provide(RateLimitLive.layer(config.rateLimits)),
+    Layer.provide(IdempotencyLive.purging()),
     Layer.provide(domainLayer(config))
   )
   return drainOnShutdown(node, config.shutdownGrace).pipe(

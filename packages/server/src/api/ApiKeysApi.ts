@@ -2,6 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { ApiKey, ApiKeyName, CreatedApiKey } from "@huddle/domain/ApiKey"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
+import * as Idempotency from "./Idempotency.js"
 import { ListParams, page } from "./Lists.js"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
@@ -16,6 +17,7 @@ export const ApiKeyPage = page(ApiKey)
 export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .add(
     HttpApiEndpoint.post("create", "/api-keys")
+      .annotateContext(Idempotency.keyed)
       .setPayload(CreateApiKeyRequest)
       .addSuccess(CreatedApiKey, { status: 201 })
       .addError(Envelope.NotFound)
@@ -35,6 +37,7 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
       .annotate(OpenApi.Description, "Revoke an API key; it is refused from the next request on (web session only).")
   )
   .addError(Envelope.SessionRequired)
+  .middleware(Idempotency.Idempotent)
   .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "API keys")

@@ -3,6 +3,7 @@ import { LoginResult } from "@huddle/domain/services/Accounts"
 import { EmailInput, Password, User } from "@huddle/domain/User"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
+import * as Idempotency from "./Idempotency.js"
 import { Authenticated } from "./Security.js"
 
 export const SignupRequest = Schema.Struct({ email: EmailInput, password: Password })
@@ -28,6 +29,8 @@ export class AuthApi extends HttpApiGroup.make("auth")
   )
   .add(
     HttpApiEndpoint.post("logout", "/auth/logout")
+      // Ending the session is naturally repeatable; a retry after it is refused with 401 anyway.
+      .annotate(Idempotency.Keyed, false)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(Envelope.SessionRequired)
       .middleware(Authenticated)

@@ -20,3 +20,13 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
 export class Internal extends Schema.TaggedError<Internal>()("Internal", {
   message: Schema.String
 }) {}
+
+/** An `Idempotency-Key` sent again with a different request (api/Idempotency.ts). */
+export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
+  message: Schema.String
+}) {}
+
+/** An `Idempotency-Key` whose first request is still running. */
+export class IdempotencyInProgress extends Schema.TaggedError<IdempotencyInProgress>()("IdempotencyInProgress", {
+  message: Schema.String
+}) {}

@@ -3,6 +3,7 @@ import { HuddleReply, HuddleSession, HuddleSessionWithMessages, SessionTitle } f
 import { HuddleMode, ModelTier } from "@huddle/domain/Preferences"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
+import * as Idempotency from "./Idempotency.js"
 import { ListParams, page } from "./Lists.js"
 import * as RateLimit from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
@@ -47,6 +48,7 @@ const streamingNote =
 export class HuddleApi extends HttpApiGroup.make("huddle")
   .add(
     HttpApiEndpoint.post("start", "/huddle")
+      .annotateContext(Idempotency.keyed)
       .annotate(RateLimit.Class, "intent")
       .setPayload(StartRequest)
       .setUrlParams(StreamParams)
@@ -56,6 +58,7 @@ export class HuddleApi extends HttpApiGroup.make("huddle")
   )
   .add(
     HttpApiEndpoint.post("message", "/huddle/sessions/:session_id/messages")
+      .annotateContext(Idempotency.keyed)
       .annotate(RateLimit.Class, "intent")
       .setPath(SessionPath)
       .setPayload(MessageRequest)
@@ -83,6 +86,7 @@ export class HuddleApi extends HttpApiGroup.make("huddle")
   .addError(Envelope.InsufficientCredits)
   .addError(Envelope.PolicyViolation)
   .addError(Envelope.UpstreamUnavailable)
+  .middleware(Idempotency.Idempotent)
   .middleware(RateLimit.RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Huddle")

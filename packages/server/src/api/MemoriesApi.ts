@@ -2,6 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Memory, MemoryContent, MemoryScope } from "@huddle/domain/Memory"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
+import * as Idempotency from "./Idempotency.js"
 import { ListParams, page } from "./Lists.js"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
@@ -34,6 +35,7 @@ const MemoryIdPath = Schema.Struct({ id: Id })
 export class MemoriesApi extends HttpApiGroup.make("memories")
   .add(
     HttpApiEndpoint.post("create", "/memories")
+      .annotateContext(Idempotency.keyed)
       .setPayload(CreateMemoryRequest)
       .addSuccess(Memory, { status: 201 })
       .addError(Envelope.Forbidden)
@@ -73,6 +75,7 @@ export class MemoriesApi extends HttpApiGroup.make("memories")
       .annotate(OpenApi.Description, "Delete a memory (its author; for an org memory, an admin of the org).")
   )
   .addError(Envelope.NotFound)
+  .middleware(Idempotency.Idempotent)
   .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Memories")

@@ -9,6 +9,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { OrgHeaders } from "./HuddleApi.js"
+import * as Idempotency from "./Idempotency.js"
 import * as RateLimit from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
@@ -152,6 +153,7 @@ const openAiErrors =
 export class OpenAiApi extends HttpApiGroup.make("openai")
   .add(
     HttpApiEndpoint.post("createChatCompletion", "/chat/completions")
+      .annotateContext(Idempotency.keyed)
       .annotate(RateLimit.Class, "chat")
       .setPayload(ChatCompletionRequest)
       .setHeaders(OrgHeaders)
@@ -179,6 +181,7 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
   .addError(Envelope.InsufficientCredits)
   .addError(Envelope.PolicyViolation)
   .addError(Envelope.UpstreamUnavailable)
+  .middleware(Idempotency.Idempotent)
   .middleware(RateLimit.RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "OpenAI-compatible")

@@ -9,6 +9,7 @@ import { Dashboard } from "@huddle/domain/services/Organizations"
 import { EmailInput } from "@huddle/domain/User"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
+import * as Idempotency from "./Idempotency.js"
 import { ListParams, page } from "./Lists.js"
 import { OrgIdPath } from "./OrgsApi.js"
 import { RateLimited } from "./RateLimit.js"
@@ -39,6 +40,7 @@ export const GrantRequest = Schema.Struct({
 export class OrgAdminApi extends HttpApiGroup.make("orgAdmin")
   .add(
     HttpApiEndpoint.post("invite", "/orgs/:orgId/admin/members/invite")
+      .annotateContext(Idempotency.keyed)
       .setPath(OrgIdPath)
       .setPayload(InviteRequest)
       .addSuccess(Member, { status: 201 })
@@ -98,6 +100,7 @@ export class OrgAdminApi extends HttpApiGroup.make("orgAdmin")
   )
   .add(
     HttpApiEndpoint.post("grantCredits", "/orgs/:orgId/admin/credits")
+      .annotateContext(Idempotency.keyed)
       .setPath(OrgIdPath)
       .setPayload(GrantRequest)
       .addSuccess(OrgPoolView)
@@ -105,6 +108,7 @@ export class OrgAdminApi extends HttpApiGroup.make("orgAdmin")
   )
   .addError(Envelope.NotFound)
   .addError(Envelope.Forbidden)
+  .middleware(Idempotency.Idempotent)
   .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Organization administration")

@@ -5,6 +5,7 @@ import { OrgPolicies } from "@huddle/domain/Policy"
 import { OrgCreditsView } from "@huddle/domain/services/OrgCredits"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
+import * as Idempotency from "./Idempotency.js"
 import { page } from "./Lists.js"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
@@ -14,6 +15,7 @@ export const OrgIdPath = Schema.Struct({ orgId: Schema.String.pipe(Schema.maxLen
 export class OrgsApi extends HttpApiGroup.make("orgs")
   .add(
     HttpApiEndpoint.post("create", "/orgs")
+      .annotateContext(Idempotency.keyed)
       .setPayload(Schema.Struct({ name: OrgName }))
       .addSuccess(Organization, { status: 201 })
       .addError(Envelope.SessionRequired)
@@ -33,6 +35,7 @@ export class OrgsApi extends HttpApiGroup.make("orgs")
   )
   .add(
     HttpApiEndpoint.post("leave", "/orgs/:orgId/leave")
+      .annotateContext(Idempotency.keyed)
       .setPath(OrgIdPath)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(Envelope.Conflict)
@@ -51,6 +54,7 @@ export class OrgsApi extends HttpApiGroup.make("orgs")
       .annotate(OpenApi.Description, "The organization's credit pool, the caller's personal balance, and who pays for the caller's requests.")
   )
   .addError(Envelope.NotFound)
+  .middleware(Idempotency.Idempotent)
   .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Organizations")

@@ -7,12 +7,14 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import * as JsonRpc from "../rpc/JsonRpc.js"
 import { OrgHeaders } from "./HuddleApi.js"
+import * as Idempotency from "./Idempotency.js"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
 export class RpcApi extends HttpApiGroup.make("rpc")
   .add(
     HttpApiEndpoint.post("call", "/rpc")
+      .annotateContext(Idempotency.keyed)
       .setPayload(JsonRpc.RequestBody)
       .setHeaders(OrgHeaders)
       .addSuccess(JsonRpc.ResponseBody)
@@ -34,6 +36,7 @@ export class RpcApi extends HttpApiGroup.make("rpc")
       )
   )
   // Each call counts against its method's rate class (`x-rate-class` in rpc.discover; http/RpcHttp.ts).
+  .middleware(Idempotency.Idempotent)
   .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "JSON-RPC")

@@ -1,0 +1,328 @@
+/**
+ * `Idempotency-Key` at work (docs/decisions/0012-idempotency.md). `IdempotentLive` is the
+ * contract's `Idempotent` middleware: on a keyed endpoint it claims the key in the
+ * `IdempotencyStore` before the handler runs, and records the response that is finally sent
+ * (after the error envelopes are rendered, a stream once it has ended) with a pre-response
+ * handler. A retry of a finished request is answered from the record: the middleware raises
+ * the recorded response as a `Replay` defect, which `replays` (an API middleware inside the
+ * edge's error translation) turns back into the answer, so the handler never runs.
+ *
+ * Records are per credential and sealed with a key derived from the credential's secret, which
+ * the database never holds: the table gives away neither answers nor API keys shown once.
+ */
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto"
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpApp,
+  HttpBody,
+  HttpRouter,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { InvalidRequest } from "@huddle/domain/Errors"
+import { type Claim, IdempotencyStore } from "@huddle/domain/ports/IdempotencyStore"
+import { CurrentPrincipal } from "@huddle/domain/Principal"
+import { Cause, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Api } from "../Api.js"
+import { IdempotencyInProgress, IdempotencyKeyReused } from "../api/EdgeErrors.js"
+import * as Idempotency from "../api/Idempotency.js"
+import { describeDefect } from "../edge/ErrorTranslation.js"
+
+export interface Options {
+  /** How long a key's answer is kept and replayed. */
+  readonly retention: Duration.Duration
+  /** How long a claim holds unless renewed: a crashed process's claim frees the key after this. */
+  readonly lockTimeout: Duration.Duration
+  /** How often records past their retention are deleted. */
+  readonly purgeInterval: Duration.Duration
+}
+
+export const defaults: Options = {
+  retention: Duration.hours(24),
+  lockTimeout: Duration.seconds(30),
+  purgeInterval: Duration.hours(1)
+}
+
+/** `Retry-After` on 409: the first request is running, so its answer may come any moment. */
+export const inProgressRetryAfterSeconds = 1
+
+// --- the recorded response --------------------------------------------------------------------
+
+export interface Recorded {
+  readonly status: number
+  /** `content-type` and the headers that describe the answer (`cache-control`, `huddle-*`). */
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Uint8Array
+}
+
+/** Headers that belong to the answer rather than to one delivery of it (request id, rate limits). */
+const isKept = (name: string) => name === "content-type" || name === "cache-control" || name.startsWith("huddle-")
+
+const keptHeaders = (response: HttpServerResponse.HttpServerResponse): Record<string, string> => {
+  const kept: Record<string, string> = {}
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (isKept(name)) kept[name] = value
+  }
+  if (kept["content-type"] === undefined && response.body._tag !== "Empty" && response.body.contentType) {
+    kept["content-type"] = response.body.contentType
+  }
+  return kept
+}
+
+/** `[length of head][head: JSON status and headers][body]`. */
+export const encodeRecorded = (recorded: Recorded): Uint8Array => {
+  const head = Buffer.from(JSON.stringify({ status: recorded.status, headers: recorded.headers }))
+  const length = Buffer.alloc(4)
+  length.writeUInt32BE(head.length)
+  return Buffer.concat([length, head, recorded.body])
+}
+
+export const decodeRecorded = (bytes: Uint8Array): Recorded => {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const length = buffer.readUInt32BE(0)
+  const head = JSON.parse(buffer.subarray(4, 4 + length).toString("utf8")) as Pick<Recorded, "status" | "headers">
+  return { status: head.status, headers: head.headers, body: new Uint8Array(buffer.subarray(4 + length)) }
+}
+
+// --- sealing ----------------------------------------------------------------------------------
+
+const sealVersion = 1
+
+/** The sealing key of a credential: its bearer secret through HMAC, so never derivable from its stored hash. */
+export const sealingKey = (secret: string): Buffer =>
+  createHmac("sha256", secret).update("huddle/idempotency/seal/v1").digest()
+
+/** AES-256-GCM, bound to the request's fingerprint: `[version][iv][tag][ciphertext]`. */
+export const seal = (key: Buffer, fingerprint: string, plain: Uint8Array): Uint8Array => {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv("aes-256-gcm", key, iv).setAAD(Buffer.from(fingerprint))
+  const ciphertext = Buffer.concat([cipher.update(plain), cipher.final()])
+  return Buffer.concat([Buffer.of(sealVersion), iv, cipher.getAuthTag(), ciphertext])
+}
+
+/** The plain bytes, or undefined when they were not sealed with this key for this fingerprint. */
+export const unseal = (key: Buffer, fingerprint: string, sealed: Uint8Array): Uint8Array | undefined => {
+  const buffer = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength)
+  if (buffer.length < 29 || buffer[0] !== sealVersion) return undefined
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", key, buffer.subarray(1, 13)).setAAD(Buffer.from(fingerprint))
+    decipher.setAuthTag(buffer.subarray(13, 29))
+    return Buffer.concat([decipher.update(buffer.subarray(29)), decipher.final()])
+  } catch {
+    return undefined
+  }
+}
+
+// --- the request ------------------------------------------------------------------------------
+
+/**
+ * What the request is: method, path with query, the organization it selects by header, body.
+ * The credential is the scope already, so its own org binding needs no place here.
+ */
+export const fingerprintOf = (request: HttpServerRequest.HttpServerRequest, body: string): string =>
+  createHash("sha256")
+    .update(JSON.stringify([
+      request.method,
+      request.url,
+      request.headers["huddle-organization"] ?? null,
+      request.headers["openai-organization"] ?? null,
+      body
+    ]))
+    .digest("hex")
+
+const bearerSecret = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  /^Bearer\s+(\S+)\s*$/i.exec(request.headers["authorization"] ?? "")?.[1]
+
+/** A streamed answer that ended by reporting a failure: like a 5xx, it is not kept. */
+const streamEndedInFailure = (contentType: string | undefined, body: Uint8Array) => {
+  if (!contentType?.startsWith("text/event-stream")) return false
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8")
+  // Our two dialects: the huddle's `error` event, and OpenAI's `data: {"error": …}` chunk.
+  return /(^|\n)event: error\n/.test(text) || /(^|\n)data: \{"error":/.test(text)
+}
+
+/** Whether an answer is kept: 2xx and 4xx, except 429 (retrying later is the point of it). */
+export const isKeptStatus = (status: number) => status < 500 && status !== 429
+
+/** The answer to a retry, raised as a defect so that nothing else runs; `replays` answers with it. */
+export class Replay {
+  constructor(readonly response: HttpServerResponse.HttpServerResponse) {}
+}
+
+const replayOf = (recorded: Recorded): HttpServerResponse.HttpServerResponse => {
+  const { "content-type": contentType, ...rest } = recorded.headers
+  const headers = { ...rest, [Idempotency.headers.replayed]: "true" }
+  return contentType === undefined && recorded.body.length === 0
+    ? HttpServerResponse.empty({ status: recorded.status, headers })
+    : HttpServerResponse.uint8Array(recorded.body, {
+      status: recorded.status,
+      headers,
+      ...(contentType === undefined ? {} : { contentType })
+    })
+}
+
+const routeKey = (method: string, path: string) => `${method} ${path}`
+
+/** Every route of the contract that honours `Idempotency-Key`, by method and path. */
+export const keyedRoutes = (): ReadonlySet<string> => {
+  const routes = new Set<string>()
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, mergedAnnotations }) => {
+      if (Idempotency.isKeyed(mergedAnnotations)) routes.add(routeKey(endpoint.method, endpoint.path))
+    }
+  })
+  return routes
+}
+
+const logStoreFailure = (what: string) => (cause: Cause.Cause<unknown>) =>
+  Effect.logWarning(`idempotency: ${what} failed`).pipe(Effect.annotateLogs({ failure: describeDefect(Cause.squash(cause)) }))
+
+/** The contract's `Idempotent` middleware. */
+export const IdempotentLive = (options: Options = defaults) =>
+  Layer.effect(
+    Idempotency.Idempotent,
+    Effect.gen(function*() {
+      const store = yield* IdempotencyStore
+      const routes = keyedRoutes()
+      const renewEvery = Duration.divide(options.lockTimeout, 3).pipe(Option.getOrElse(() => options.lockTimeout))
+
+      /** Lets the claimed request run, renewing its lock, and keeps what it answers. */
+      const watch = (claim: Claim, fingerprint: string, key: Buffer) =>
+        Effect.gen(function*() {
+          let settled = false
+          const settle = (effect: Effect.Effect<unknown>, what: string) =>
+            Effect.suspend(() => {
+              if (settled) return Effect.void
+              settled = true
+              return effect.pipe(Effect.asVoid, Effect.catchAllCause(logStoreFailure(what)))
+            })
+          const release = settle(store.release(claim), "release")
+          const complete = (recorded: Recorded) =>
+            isKeptStatus(recorded.status) && !streamEndedInFailure(recorded.headers["content-type"], recorded.body)
+              ? settle(
+                store.complete(claim, seal(key, fingerprint, encodeRecorded(recorded))).pipe(
+                  // Its lock lapsed (the database was away longer than the lock) and a retry took the key over.
+                  Effect.tap((kept) => kept ? Effect.void : Effect.logWarning("idempotency: the key's claim was lost before its answer was kept"))
+                ),
+                "record"
+              )
+              : release
+
+          // Whatever happens to the request (a failure, an interruption, a client gone), the key
+          // is given back when its scope closes unless an answer was kept.
+          yield* Effect.addFinalizer(() => release)
+          yield* DateTime.now.pipe(
+            Effect.flatMap((now) => store.renew(claim, DateTime.addDuration(now, options.lockTimeout))),
+            Effect.delay(renewEvery),
+            Effect.repeat({ while: (held) => held && !settled }),
+            Effect.catchAllCause(logStoreFailure("renew")),
+            Effect.forkScoped
+          )
+          yield* HttpApp.appendPreResponseHandler((_request, response) => {
+            if (!isKeptStatus(response.status)) return Effect.as(release, response)
+            const headers = keptHeaders(response)
+            const body = response.body
+            switch (body._tag) {
+              case "Uint8Array":
+                return Effect.as(complete({ status: response.status, headers, body: body.body }), response)
+              case "Empty":
+                return Effect.as(complete({ status: response.status, headers, body: new Uint8Array(0) }), response)
+              case "Stream": {
+                // Kept once the stream has ended; one that fails or is cut off is released by the finalizer.
+                const chunks: Array<Uint8Array> = []
+                const recorded = Stream.concat(
+                  Stream.mapChunks(body.stream, (chunk) => {
+                    for (const part of chunk) chunks.push(part)
+                    return chunk
+                  }),
+                  Stream.execute(Effect.suspend(() => complete({ status: response.status, headers, body: Buffer.concat(chunks) })))
+                )
+                return Effect.succeed(HttpServerResponse.setBody(response, HttpBody.stream(recorded, body.contentType, body.contentLength)))
+              }
+              default:
+                return Effect.as(release, response)
+            }
+          })
+        })
+
+      return Effect.gen(function*() {
+        const { route } = yield* HttpRouter.RouteContext
+        if (!routes.has(routeKey(route.method, route.path))) return
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const given = request.headers[Idempotency.headers.key]
+        if (given === undefined) return
+        if (!Idempotency.isValidKey(given)) {
+          return yield* Effect.fail(
+            new InvalidRequest({ message: `Idempotency-Key must be 1 to ${Idempotency.maxKeyLength} printable ASCII characters` })
+          )
+        }
+        const principal = yield* Effect.serviceOption(CurrentPrincipal)
+        const secret = bearerSecret(request)
+        if (Option.isNone(principal) || secret === undefined) {
+          return yield* Effect.dieMessage("Idempotent ran without a principal: declare it before Authenticated on the group")
+        }
+        // Read once here; the platform caches it for the handler's own decoding.
+        const body = yield* Effect.orDie(request.text)
+        const fingerprint = fingerprintOf(request, body)
+        const key = sealingKey(secret)
+        const now = yield* DateTime.now
+        const claimed = yield* store.claim({
+          scope: principal.value.credential_id,
+          key: given,
+          fingerprint,
+          now,
+          lockedUntil: DateTime.addDuration(now, options.lockTimeout),
+          expiredBefore: DateTime.subtractDuration(now, options.retention)
+        })
+        if (claimed._tag === "Claimed") return yield* watch(claimed.claim, fingerprint, key)
+        if (claimed.fingerprint !== fingerprint) {
+          return yield* Effect.fail(
+            new IdempotencyKeyReused({
+              message: "This Idempotency-Key was already used with a different request; use a new key for a new request"
+            })
+          )
+        }
+        if (claimed._tag === "InProgress") {
+          yield* HttpApp.appendPreResponseHandler((_request, response) =>
+            Effect.succeed(
+              response.status === 409
+                ? HttpServerResponse.setHeader(response, "retry-after", String(inProgressRetryAfterSeconds))
+                : response
+            )
+          )
+          return yield* Effect.fail(
+            new IdempotencyInProgress({
+              message: "A request with this Idempotency-Key is still running; retry shortly to get its answer"
+            })
+          )
+        }
+        const plain = unseal(key, fingerprint, claimed.outcome)
+        if (plain === undefined) return yield* Effect.dieMessage("idempotency: a recorded answer could not be unsealed")
+        return yield* Effect.die(new Replay(replayOf(decodeRecorded(plain))))
+      })
+    })
+  )
+
+/**
+ * Answers a `Replay` with its response. It must sit inside the edge's error translation (which
+ * would turn any other defect into a 500): the composition root provides it after it.
+ */
+export const replays = HttpApiBuilder.middleware(Api, (app) =>
+  Effect.catchSomeDefect(app, (defect) => defect instanceof Replay ? Option.some(Effect.succeed(defect.response)) : Option.none()))
+
+/** Deletes records past their retention now and then, on every instance (harmless when they race). */
+export const purging = (options: Options = defaults) =>
+  Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const store = yield* IdempotencyStore
+      yield* DateTime.now.pipe(
+        Effect.flatMap((now) => store.purge(DateTime.subtractDuration(now, options.retention), now)),
+        Effect.catchAllCause(logStoreFailure("purge")),
+        Effect.delay(options.purgeInterval),
+        Effect.repeat(Schedule.forever),
+        Effect.forkScoped
+      )
+    })
+  )
