@@ -1,7 +1,15 @@
 /**
- * Every SQL-backed port of the domain, over whichever `SqlClient` is provided.
+ * Every SQL-backed port of the domain, over whichever `SqlClient` (and `ChangeFeed`) is provided.
+ * The rows read on every request (authentication, membership, settings, workspaces, memories)
+ * go through per-instance caches that the change feed invalidates.
  */
 import { Layer } from "effect"
+import * as CachedApiKeys from "./cache/CachedApiKeys.js"
+import * as CachedMemberships from "./cache/CachedMemberships.js"
+import * as CachedMemories from "./cache/CachedMemories.js"
+import * as CachedOrgSettings from "./cache/CachedOrgSettings.js"
+import * as CachedPreferences from "./cache/CachedPreferences.js"
+import * as CachedWorkspaces from "./cache/CachedWorkspaces.js"
 import * as SqlApiKeyRepository from "./repositories/SqlApiKeyRepository.js"
 import * as SqlAuditLog from "./repositories/SqlAuditLog.js"
 import * as SqlHuddleRepository from "./repositories/SqlHuddleRepository.js"
@@ -20,15 +28,15 @@ import * as SqlWorkspaceRepository from "./repositories/SqlWorkspaceRepository.j
 export const layer = Layer.mergeAll(
   SqlUserRepository.layer,
   SqlWebSessionRepository.layer,
-  SqlApiKeyRepository.layer,
-  SqlMembershipRepository.layer,
-  SqlPreferenceRepository.layer,
-  SqlWorkspaceRepository.layer,
-  SqlMemoryRepository.layer,
+  Layer.provide(CachedApiKeys.layer, SqlApiKeyRepository.layer),
+  Layer.provide(CachedMemberships.layer, SqlMembershipRepository.layer),
+  Layer.provide(CachedPreferences.layer, SqlPreferenceRepository.layer),
+  Layer.provide(CachedWorkspaces.layer, SqlWorkspaceRepository.layer),
+  Layer.provide(CachedMemories.layer, SqlMemoryRepository.layer),
   SqlCreditStore.layer,
   SqlTransactor.layer,
   SqlOrganizationRepository.layer,
-  SqlOrgSettingsRepository.layer,
+  Layer.provide(CachedOrgSettings.layer, SqlOrgSettingsRepository.layer),
   SqlAuditLog.layer,
   SqlIntentRepository.layer,
   SqlHuddleRepository.layer

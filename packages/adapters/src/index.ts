@@ -2,6 +2,9 @@
  * @huddle/adapters: storage (PostgreSQL and embedded PGlite), cryptography, ids and model
  * providers for the ports of `@huddle/domain`.
  */
+export * as ChangeFeed from "./cache/ChangeFeed.js"
+export * as PgliteChangeFeed from "./cache/PgliteChangeFeed.js"
+export * as PostgresChangeFeed from "./cache/PostgresChangeFeed.js"
 export * as AnthropicProvider from "./models/AnthropicProvider.js"
 export * as Catalog from "./models/Catalog.js"
 export * as OfflineProvider from "./models/OfflineProvider.js"

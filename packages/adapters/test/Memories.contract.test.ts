@@ -3,7 +3,7 @@
  * the memories `ContextAssembly` gathers from it. Every case makes its own users and orgs.
  */
 import { randomBytes } from "node:crypto"
-import { Storage, UlidIds } from "@huddle/adapters"
+import { type ChangeFeed, Storage, UlidIds } from "@huddle/adapters"
 import { Ids } from "@huddle/domain/Ids"
 import { Memory, type MemoryScope } from "@huddle/domain/Memory"
 import { Organization } from "@huddle/domain/Organization"
@@ -22,7 +22,7 @@ import { DateTime, Effect, Layer, Option } from "effect"
 
 addEqualityTesters()
 
-const storageOver = <E>(database: Layer.Layer<SqlClient.SqlClient, E>) =>
+const storageOver = <E>(database: Layer.Layer<SqlClient.SqlClient | ChangeFeed.ChangeFeed, E>) =>
   ContextAssembly.layer.pipe(
     Layer.provideMerge(Storage.layer),
     Layer.provideMerge(UlidIds.layer),

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Migrations, PgliteClient, Storage, UlidIds } from "@huddle/adapters"
+import { type ChangeFeed, Migrations, PgliteChangeFeed, PgliteClient, Storage, UlidIds } from "@huddle/adapters"
 import { ApiKey } from "@huddle/domain/ApiKey"
 import { Conflict } from "@huddle/domain/Errors"
 import { Ids } from "@huddle/domain/Ids"
@@ -29,7 +29,7 @@ import { DateTime, Effect, Layer, Option, Schema } from "effect"
 
 addEqualityTesters()
 
-const storageOver = <E>(database: Layer.Layer<SqlClient.SqlClient, E>) =>
+const storageOver = <E>(database: Layer.Layer<SqlClient.SqlClient | ChangeFeed.ChangeFeed, E>) =>
   Storage.layer.pipe(Layer.provideMerge(UlidIds.layer), Layer.provideMerge(database))
 
 const unique = (label: string) => `${label}-${randomBytes(5).toString("hex")}`
@@ -510,7 +510,7 @@ for (const engine of TestDatabase.availableEngines()) {
               Effect.promise(() => mkdtemp(join(tmpdir(), "huddle-persist-"))),
               (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
             )
-            const onDisk = storageOver(PgliteClient.layer({ dataDir }))
+            const onDisk = storageOver(PgliteChangeFeed.layer.pipe(Layer.provideMerge(PgliteClient.layer({ dataDir }))))
             const user = yield* newUser("persisted").pipe(Effect.provide(UlidIds.layer))
 
             yield* Effect.gen(function*() {

@@ -6,7 +6,7 @@
  * refused at once on the other, and sessions made on one are seen by the other.
  */
 import { randomBytes } from "node:crypto"
-import { Accounts, TestDatabase } from "@huddle/testkit"
+import { Accounts, Orgs, TestDatabase } from "@huddle/testkit"
 import { Redacted } from "effect"
 import pg from "pg"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
@@ -146,5 +146,56 @@ describe.each(TestDatabase.availableEngines().filter((engine) => engine === "pos
       `[instances] huddle reserves ${reserved}, costs ${charged}; starter ${starterCredits}: ` +
         `${succeeded}/${2 * huddles} concurrent huddles succeeded, balance ${balance}`
     )
+  }, 120_000)
+
+  // Each instance caches what it reads on every request (keys, memberships, policies, memories);
+  // a change made through one must hold on the other at the very next request.
+  it("follow on one instance, at once, what changed through the other", async () => {
+    const url = await freshDatabase()
+    const prefix = `huddle-test:${randomBytes(6).toString("hex")}:`
+    const [a, b] = await Promise.all([startServer(envFor(url, 10_000, prefix)), startServer(envFor(url, 10_000, prefix))])
+    const org = await Orgs.createOrg(a.api)
+    const member = await Orgs.addMember(a.api, org)
+    const inOrg = { token: member.session, headers: { "openai-organization": org.id } }
+    const modelIds = async () => {
+      const res = await b.api.request("GET", "/v1/models", inOrg)
+      expect(res.status, res.text).toBe(200)
+      return (res.body.data as ReadonlyArray<{ id: string }>).map((model) => model.id)
+    }
+    const huddleOnB = async () => {
+      const res = await b.api.request("POST", "/v1/huddle", { token: member.session, body: { input: "What is the release train called?", org_id: org.id } })
+      expect(res.status, res.text).toBe(200)
+      return res.body.output as string
+    }
+
+    for (let round = 0; round < 3; round++) {
+      // Policies: B has read them (twice, so they are cached) before A changes them.
+      await modelIds()
+      expect(await modelIds()).toContain("premium")
+      const strict = await a.api.request("PUT", `/v1/orgs/${org.id}/admin/policies`, {
+        token: org.admin.session,
+        body: { model_tier: round % 2 === 0 ? "economy" : "standard" }
+      })
+      expect(strict.status, strict.text).toBe(200)
+      expect(await modelIds()).not.toContain("premium")
+      const lifted = await a.api.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: {} })
+      expect(lifted.status, lifted.text).toBe(200)
+      expect(await modelIds()).toContain("premium")
+    }
+
+    // Memories: an org memory written through A reaches the model through B.
+    expect(await huddleOnB()).not.toContain("osprey")
+    const remembered = await a.api.request("POST", "/v1/memories", {
+      token: org.admin.session,
+      body: { scope: "org", org_id: org.id, content: "The release train is called osprey." }
+    })
+    expect(remembered.status, remembered.text).toBe(201)
+    expect(await huddleOnB()).toContain("osprey")
+
+    // Membership: removed through A, the member is out of the org on B.
+    const removed = await a.api.request("DELETE", `/v1/orgs/${org.id}/admin/members/${member.id}`, { token: org.admin.session })
+    expect(removed.status, removed.text).toBeLessThan(300)
+    const outside = await b.api.request("GET", "/v1/models", inOrg)
+    expect(outside.status, outside.text).toBe(404)
   }, 120_000)
 })

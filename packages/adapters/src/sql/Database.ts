@@ -4,6 +4,9 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer, type Redacted } from "effect"
+import { type ChangeFeed } from "../cache/ChangeFeed.js"
+import * as PgliteChangeFeed from "../cache/PgliteChangeFeed.js"
+import * as PostgresChangeFeed from "../cache/PostgresChangeFeed.js"
 import * as Migrations from "./Migrations.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as PgliteTemplate from "./PgliteTemplate.js"
@@ -15,13 +18,14 @@ export type Engine =
 
 const migrated = Layer.effectDiscard(Effect.orDie(Migrations.run))
 
-export const layer = (engine: Engine): Layer.Layer<SqlClient> => {
+/** The client, migrated, and the feed of changed rows that invalidates the caches. */
+export const layer = (engine: Engine): Layer.Layer<SqlClient | ChangeFeed> => {
   const client = engine._tag === "Postgres"
-    ? PostgresClient.layer(engine)
-    : PgliteClient.layer({
+    ? Layer.merge(PostgresClient.layer(engine), PostgresChangeFeed.layer({ url: engine.url }))
+    : PgliteChangeFeed.layer.pipe(Layer.provideMerge(PgliteClient.layer({
       ...engine,
       loadDataDir: engine.loadDataDir ?? (engine.dataDir ? PgliteTemplate.forNewDataDir(engine.dataDir) : undefined)
-    })
+    })))
   return Layer.provideMerge(migrated, client).pipe(Layer.orDie)
 }
 

@@ -9,13 +9,15 @@ import organizations from "../migrations/0002_organizations.js"
 import ledgerDeletions from "../migrations/0003_ledger_deletions.js"
 import huddles from "../migrations/0004_huddles.js"
 import idempotency from "../migrations/0005_idempotency.js"
+import changeNotifications from "../migrations/0006_change_notifications.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
   "0002_organizations": organizations,
   "0003_ledger_deletions": ledgerDeletions,
   "0004_huddles": huddles,
-  "0005_idempotency": idempotency
+  "0005_idempotency": idempotency,
+  "0006_change_notifications": changeNotifications
 })
 
 /** Applies what is pending; safe to run from several instances at once (a table lock serialises them). */

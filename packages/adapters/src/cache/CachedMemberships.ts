@@ -1,0 +1,21 @@
+/** Membership roles, read on every request in an org context, cached until the membership changes. */
+import { type Role } from "@huddle/domain/Membership"
+import { MembershipRepository } from "@huddle/domain/ports/MembershipRepository"
+import { Effect, Layer, type Option } from "effect"
+import { ChangeFeed } from "./ChangeFeed.js"
+import * as InvalidatedCache from "./InvalidatedCache.js"
+
+export const layer = Layer.effect(
+  MembershipRepository,
+  Effect.gen(function*() {
+    const inner = yield* MembershipRepository
+    const roles = InvalidatedCache.make<Option.Option<Role>>(yield* ChangeFeed, {
+      // Keyed `user/org`, as the trigger sends it; invitations (no user yet) concern no entry.
+      invalidatedBy: { memberships: (key) => [key] }
+    })
+    return MembershipRepository.of({
+      ...inner,
+      roleOf: (userId, orgId) => roles.get(`${userId}/${orgId}`, inner.roleOf(userId, orgId))
+    })
+  })
+)

@@ -1,0 +1,22 @@
+/** An org's enforced policies and default preferences, read on every org request, cached until they change. */
+import { OrgSettingsRepository } from "@huddle/domain/ports/OrgSettingsRepository"
+import type { OrgPolicies } from "@huddle/domain/Policy"
+import type { Preferences } from "@huddle/domain/Preferences"
+import { Effect, Layer } from "effect"
+import { ChangeFeed } from "./ChangeFeed.js"
+import * as InvalidatedCache from "./InvalidatedCache.js"
+
+export const layer = Layer.effect(
+  OrgSettingsRepository,
+  Effect.gen(function*() {
+    const inner = yield* OrgSettingsRepository
+    const feed = yield* ChangeFeed
+    const policies = InvalidatedCache.make<OrgPolicies>(feed, { invalidatedBy: { org_policies: (orgId) => [orgId] } })
+    const defaults = InvalidatedCache.make<Preferences>(feed, { invalidatedBy: { org_preferences: (orgId) => [orgId] } })
+    return OrgSettingsRepository.of({
+      ...inner,
+      policies: (orgId) => policies.get(orgId, inner.policies(orgId)),
+      defaults: (orgId) => defaults.get(orgId, inner.defaults(orgId))
+    })
+  })
+)

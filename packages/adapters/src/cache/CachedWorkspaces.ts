@@ -1,0 +1,22 @@
+/** Workspaces, read to place every request, cached until a workspace changes. */
+import { WorkspaceRepository } from "@huddle/domain/ports/WorkspaceRepository"
+import type { Workspace } from "@huddle/domain/Workspace"
+import { Effect, Layer, type Option } from "effect"
+import { ChangeFeed } from "./ChangeFeed.js"
+import * as InvalidatedCache from "./InvalidatedCache.js"
+
+export const layer = Layer.effect(
+  WorkspaceRepository,
+  Effect.gen(function*() {
+    const inner = yield* WorkspaceRepository
+    const feed = yield* ChangeFeed
+    // The trigger sends the owner; workspaces change rarely, so a change clears the lookups by id.
+    const personal = InvalidatedCache.make<Option.Option<Workspace>>(feed, { invalidatedBy: { workspaces: (ownerId) => [ownerId] } })
+    const byId = InvalidatedCache.make<Option.Option<Workspace>>(feed, { invalidatedBy: { workspaces: () => "all" } })
+    return WorkspaceRepository.of({
+      ...inner,
+      findById: (id) => byId.get(id, inner.findById(id)),
+      findPersonal: (ownerId) => personal.get(ownerId, inner.findPersonal(ownerId))
+    })
+  })
+)
