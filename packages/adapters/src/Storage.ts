@@ -10,6 +10,7 @@ import * as CachedMemories from "./cache/CachedMemories.js"
 import * as CachedOrgSettings from "./cache/CachedOrgSettings.js"
 import * as CachedPreferences from "./cache/CachedPreferences.js"
 import * as CachedWorkspaces from "./cache/CachedWorkspaces.js"
+import * as InvalidatingOrganizations from "./cache/InvalidatingOrganizations.js"
 import * as SqlApiKeyRepository from "./repositories/SqlApiKeyRepository.js"
 import * as SqlAuditLog from "./repositories/SqlAuditLog.js"
 import * as SqlHuddleRepository from "./repositories/SqlHuddleRepository.js"
@@ -35,7 +36,7 @@ export const layer = Layer.mergeAll(
   Layer.provide(CachedMemories.layer, SqlMemoryRepository.layer),
   SqlCreditStore.layer,
   SqlTransactor.layer,
-  SqlOrganizationRepository.layer,
+  Layer.provide(InvalidatingOrganizations.layer, SqlOrganizationRepository.layer),
   Layer.provide(CachedOrgSettings.layer, SqlOrgSettingsRepository.layer),
   SqlAuditLog.layer,
   SqlIntentRepository.layer,

@@ -24,6 +24,8 @@ export const layer = Layer.effect(
 
     return ApiKeyRepository.of({
       ...inner,
+      create: (key) => Effect.ensuring(inner.create(key), Effect.sync(() => feed.wrote("api_keys"))),
+      revoke: (userId, id, at) => Effect.ensuring(inner.revoke(userId, id, at), Effect.sync(() => feed.wrote("api_keys"))),
       findActive: (prefix) => active.get(prefix, inner.findActive(prefix)),
       touch: (id, at) => {
         const now = DateTime.toEpochMillis(at)

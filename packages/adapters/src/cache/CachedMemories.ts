@@ -13,11 +13,16 @@ export const layer = Layer.effect(
   MemoryRepository,
   Effect.gen(function*() {
     const inner = yield* MemoryRepository
-    const selections = InvalidatedCache.make<ReadonlyArray<Memory>>(yield* ChangeFeed, {
+    const feed = yield* ChangeFeed
+    const wrote = Effect.sync(() => feed.wrote("memories"))
+    const selections = InvalidatedCache.make<ReadonlyArray<Memory>>(feed, {
       invalidatedBy: { memories: () => "all", workspaces: () => "all" }
     })
     return MemoryRepository.of({
       ...inner,
+      create: (memory) => Effect.ensuring(inner.create(memory), wrote),
+      update: (id, content, at) => Effect.ensuring(inner.update(id, content, at), wrote),
+      delete: (id) => Effect.ensuring(inner.delete(id), wrote),
       listAll: (selection) => selections.get(JSON.stringify(selection), inner.listAll(selection))
     })
   })

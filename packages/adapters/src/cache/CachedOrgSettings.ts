@@ -15,6 +15,8 @@ export const layer = Layer.effect(
     const defaults = InvalidatedCache.make<Preferences>(feed, { invalidatedBy: { org_preferences: (orgId) => [orgId] } })
     return OrgSettingsRepository.of({
       ...inner,
+      putPolicies: (orgId, next, by) => Effect.ensuring(inner.putPolicies(orgId, next, by), Effect.sync(() => feed.wrote("org_policies"))),
+      putDefaults: (orgId, next, by) => Effect.ensuring(inner.putDefaults(orgId, next, by), Effect.sync(() => feed.wrote("org_preferences"))),
       policies: (orgId) => policies.get(orgId, inner.policies(orgId)),
       defaults: (orgId) => defaults.get(orgId, inner.defaults(orgId))
     })

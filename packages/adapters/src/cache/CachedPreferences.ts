@@ -9,11 +9,13 @@ export const layer = Layer.effect(
   PreferenceRepository,
   Effect.gen(function*() {
     const inner = yield* PreferenceRepository
-    const preferences = InvalidatedCache.make<Preferences>(yield* ChangeFeed, {
+    const feed = yield* ChangeFeed
+    const preferences = InvalidatedCache.make<Preferences>(feed, {
       invalidatedBy: { user_preferences: (userId) => [userId] }
     })
     return PreferenceRepository.of({
       ...inner,
+      put: (userId, next) => Effect.ensuring(inner.put(userId, next), Effect.sync(() => feed.wrote("user_preferences"))),
       get: (userId) => preferences.get(userId, inner.get(userId))
     })
   })

@@ -15,6 +15,7 @@ export const layer = Layer.effect(
     const byId = InvalidatedCache.make<Option.Option<Workspace>>(feed, { invalidatedBy: { workspaces: () => "all" } })
     return WorkspaceRepository.of({
       ...inner,
+      ensurePersonal: (candidate) => Effect.ensuring(inner.ensurePersonal(candidate), Effect.sync(() => feed.wrote("workspaces"))),
       findById: (id) => byId.get(id, inner.findById(id)),
       findPersonal: (ownerId) => personal.get(ownerId, inner.findPersonal(ownerId))
     })

@@ -18,6 +18,12 @@ export interface Subscriber {
 export interface Service {
   readonly live: () => boolean
   readonly subscribe: (table: string, subscriber: Subscriber) => void
+  /**
+   * This instance wrote to `table` (or to anything, in a transaction), and the write has
+   * committed: its caches of the table forget everything now, so that the next read here sees
+   * the write even before the notification comes back.
+   */
+  readonly wrote: (table?: string) => void
 }
 
 export class ChangeFeed extends Context.Tag("@huddle/adapters/ChangeFeed")<ChangeFeed, Service>() {}
@@ -35,6 +41,10 @@ export const makeDispatcher = () => {
       const list = subscribers.get(table)
       if (list === undefined) subscribers.set(table, [subscriber])
       else list.push(subscriber)
+    },
+    wrote: (table) => {
+      if (table === undefined) return resetAll()
+      for (const subscriber of subscribers.get(table) ?? []) subscriber.reset()
     }
   }
   return {

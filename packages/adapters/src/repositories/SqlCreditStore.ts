@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Ids } from "@huddle/domain/Ids"
-import { type CreditAccountRef, CreditStore } from "@huddle/domain/ports/CreditStore"
+import { type CreditAccountRef, CreditStore, type NewReservation } from "@huddle/domain/ports/CreditStore"
 import { type SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Option, Schedule } from "effect"
 import { toDate } from "./Rows.js"
@@ -27,6 +27,29 @@ export const make = Effect.gen(function*() {
 
   const accountWhere = (account: CreditAccountRef) =>
     sql`owner_type = ${account.ownerType} AND owner_id = ${account.ownerId} AND pool = ${account.pool}`
+
+  const reserveOne = ({ account, amount, orgId, purpose, userId }: NewReservation) =>
+    Effect.gen(function*() {
+      const reservationId = yield* ids.next("res")
+      const ledgerId = yield* ids.next("led")
+      const rows = yield* sql<{ id: string }>`
+        WITH debited AS (
+          UPDATE credit_accounts SET balance = balance - ${amount}
+          WHERE ${accountWhere(account)} AND balance >= ${amount}
+          RETURNING id
+        ), held AS (
+          INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at)
+          SELECT ${reservationId}::text, id, ${userId}::text, ${orgId}::text, ${amount}::bigint, 'held', ${purpose}::text, now()
+          FROM debited
+          RETURNING id, account_id
+        ), logged AS (
+          INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+          SELECT ${ledgerId}::text, account_id, ${-amount}::bigint, 'reserve', id, ${purpose}::text, ${userId}::text, now()
+          FROM held
+        )
+        SELECT id FROM held`
+      return Option.map(Option.fromNullable(rows[0]), (row) => row.id)
+    })
 
   const release = (reservationId: string) =>
     Effect.gen(function*() {
@@ -77,14 +100,26 @@ export const make = Effect.gen(function*() {
       ),
     // One statement each: the conditional debit, the reservation and its ledger row land together
     // or not at all, and the row lock on the account serialises concurrent reservations.
-    reserve: ({ account, amount, orgId, purpose, userId }) =>
+    reserve: (reservation) => reserveOne(reservation).pipe(Effect.orDie),
+    // Usually one statement: it picks the first account that covers the amount and debits it.
+    // When a concurrent reservation drained that account between the pick and the debit, the
+    // statement takes nothing; the accounts are then tried one by one, so a payer that exists
+    // is never missed.
+    reserveFirst: ({ accounts, amount, orgId, purpose, userId }) =>
       Effect.gen(function*() {
         const reservationId = yield* ids.next("res")
         const ledgerId = yield* ids.next("led")
-        const rows = yield* sql<{ id: string }>`
-          WITH debited AS (
+        const wanted = accounts.map((account, rank) =>
+          sql`(${account.ownerType}::text, ${account.ownerId}::text, ${account.pool}::text, ${rank}::int)`
+        )
+        const rows = yield* sql<{ id: string; rank: number }>`
+          WITH wanted (owner_type, owner_id, pool, rank) AS (VALUES ${sql.csv(wanted)}),
+          candidate AS (
+            SELECT a.id, w.rank FROM credit_accounts a JOIN wanted w USING (owner_type, owner_id, pool)
+            WHERE a.balance >= ${amount} ORDER BY w.rank LIMIT 1
+          ), debited AS (
             UPDATE credit_accounts SET balance = balance - ${amount}
-            WHERE ${accountWhere(account)} AND balance >= ${amount}
+            WHERE id = (SELECT id FROM candidate) AND balance >= ${amount}
             RETURNING id
           ), held AS (
             INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at)
@@ -96,8 +131,14 @@ export const make = Effect.gen(function*() {
             SELECT ${ledgerId}::text, account_id, ${-amount}::bigint, 'reserve', id, ${purpose}::text, ${userId}::text, now()
             FROM held
           )
-          SELECT id FROM held`
-        return Option.map(Option.fromNullable(rows[0]), (row) => row.id)
+          SELECT held.id, candidate.rank FROM held, candidate`
+        const first = rows[0]
+        if (first !== undefined) return Option.some({ id: first.id, account: accounts[first.rank]! })
+        for (const account of accounts) {
+          const one = yield* reserveOne({ account, amount, orgId, purpose, userId })
+          if (Option.isSome(one)) return Option.some({ id: one.value, account })
+        }
+        return Option.none()
       }).pipe(Effect.orDie),
     settle: (reservationId, actual) =>
       Effect.gen(function*() {

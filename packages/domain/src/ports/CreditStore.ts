@@ -39,6 +39,13 @@ export interface Service {
    * respect to every other reservation; returns the reservation id, or none.
    */
   readonly reserve: (reservation: NewReservation) => Effect.Effect<Option.Option<string>>
+  /**
+   * As `reserve`, from the first of `accounts` (in order) whose balance covers `amount`; returns
+   * the reservation id and the account that paid, or none if no account can.
+   */
+  readonly reserveFirst: (
+    reservation: Omit<NewReservation, "account"> & { readonly accounts: ReadonlyArray<CreditAccountRef> }
+  ) => Effect.Effect<Option.Option<{ readonly id: string; readonly account: CreditAccountRef }>>
   /** Charges `actual` (at most the amount held) and returns the rest; none if not held. */
   readonly settle: (reservationId: string, actual: number) => Effect.Effect<Option.Option<{ readonly charged: number }>>
   /** Returns everything held; false if the reservation was not held. */

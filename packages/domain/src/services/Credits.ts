@@ -52,10 +52,14 @@ export const make = Effect.gen(function*() {
   const reserve: Service["reserve"] = (input) =>
     Effect.gen(function*() {
       const amount = Math.max(1, Math.ceil(input.amount))
-      for (const account of sourcesFor(input)) {
-        const held = yield* store.reserve({ account, amount, userId: input.userId, orgId: input.orgId, purpose: input.purpose })
-        if (Option.isSome(held)) return new Reservation({ id: held.value, source: account.pool, amount })
-      }
+      const held = yield* store.reserveFirst({
+        accounts: sourcesFor(input),
+        amount,
+        userId: input.userId,
+        orgId: input.orgId,
+        purpose: input.purpose
+      })
+      if (Option.isSome(held)) return new Reservation({ id: held.value.id, source: held.value.account.pool, amount })
       yield* audit.record({
         orgId: input.orgId,
         eventType: "credits.denied",
