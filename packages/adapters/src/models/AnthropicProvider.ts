@@ -15,8 +15,8 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/Model"
-import type { Provider, ProviderFailure } from "@huddle/domain/ports/ModelProviders"
-import { Duration, Effect, Either, Redacted, Schema, Stream } from "effect"
+import { type Provider, ProviderFailure } from "@huddle/domain/ports/ModelProviders"
+import { Duration, Effect, Either, Redacted, Schema, type Stream } from "effect"
 import * as Upstream from "./Upstream.js"
 
 export interface Options {
@@ -41,7 +41,7 @@ const TokenCounts = Schema.Struct({
   cache_read_input_tokens: OptionalCount
 })
 
-const MessagesEvent = Schema.Struct({
+export const MessagesEvent = Schema.Struct({
   type: Schema.String,
   message: Schema.optional(Schema.Struct({ usage: Schema.optional(TokenCounts) })),
   delta: Schema.optional(Schema.Struct({
@@ -55,13 +55,32 @@ const MessagesEvent = Schema.Struct({
 
 const decodeEvent = Schema.decodeUnknownEither(MessagesEvent)
 
-interface State {
-  events: number
-  done: boolean
-  finish: string | undefined
-  input: number | undefined
-  output: number | undefined
+type Event = typeof MessagesEvent.Type
+
+/**
+ * `MessagesEvent`'s checks written out, for the hot path: an event it accepts is used as parsed.
+ * Anything else goes through the schema, for its verdict and its message; so this check may be
+ * stricter than the schema, never looser (the tests compare them).
+ */
+export const isMessagesEvent = (u: unknown): u is Event => {
+  if (!isRecord(u) || typeof u.type !== "string") return false
+  const { delta, error, message, usage } = u
+  if (message !== undefined && !(isRecord(message) && (message.usage === undefined || isTokenCounts(message.usage)))) return false
+  if (delta !== undefined) {
+    if (!isRecord(delta) || !isOptionalString(delta.type) || !isOptionalString(delta.text)) return false
+    if (delta.stop_reason !== undefined && delta.stop_reason !== null && typeof delta.stop_reason !== "string") return false
+  }
+  if (usage !== undefined && !isTokenCounts(usage)) return false
+  return error === undefined || (isRecord(error) && typeof error.type === "string" && isOptionalString(error.message))
 }
+
+const isRecord = (u: unknown): u is { readonly [key: string]: unknown } => typeof u === "object" && u !== null && !Array.isArray(u)
+const isOptionalString = (u: unknown): boolean => u === undefined || typeof u === "string"
+const isOptionalCount = (u: unknown): boolean =>
+  u === undefined || u === null || (typeof u === "number" && Number.isSafeInteger(u) && u >= 0)
+const isTokenCounts = (u: unknown): boolean =>
+  isRecord(u) && isOptionalCount(u.input_tokens) && isOptionalCount(u.output_tokens) &&
+  isOptionalCount(u.cache_creation_input_tokens) && isOptionalCount(u.cache_read_input_tokens)
 
 /** Cached prompt tokens are input too (we send no `cache_control`, so they are normally zero). */
 const inputOf = (usage: typeof TokenCounts.Type): number | undefined =>
@@ -89,63 +108,75 @@ const errorReason = (type: string): ProviderFailure["reason"] => {
   }
 }
 
-const none: ReadonlyArray<ModelChunk> = []
-
-const interpret = (call: Upstream.Call, state: State, data: string): Effect.Effect<ReadonlyArray<ModelChunk>, ProviderFailure> => {
-  state.events++
-  return Effect.flatMap(Upstream.parseJson(call, data), (json) => {
-    const decoded = decodeEvent(json)
-    if (Either.isLeft(decoded)) {
-      return Effect.fail(Upstream.failure(call, "bad_response", `unexpected event: ${decoded.left.message}`))
-    }
-    const event = decoded.right
-    switch (event.type) {
-      case "message_start": {
-        const usage = event.message?.usage
-        if (usage) {
-          state.input = inputOf(usage) ?? state.input
-          state.output = usage.output_tokens ?? state.output
-        }
-        return Effect.succeed(none)
-      }
-      case "content_block_delta": {
-        const text = event.delta?.type === "text_delta" ? event.delta.text : undefined
-        return Effect.succeed(text ? [{ _tag: "Delta", text }] : none)
-      }
-      case "message_delta": {
-        if (event.delta?.stop_reason) state.finish = event.delta.stop_reason
-        if (event.usage) {
-          state.input = inputOf(event.usage) ?? state.input
-          state.output = event.usage.output_tokens ?? state.output
-        }
-        return Effect.succeed(none)
-      }
-      case "message_stop":
-        state.done = true
-        return Effect.succeed(none)
-      case "error": {
-        const type = event.error?.type ?? "api_error"
-        return Effect.fail(Upstream.failure(call, errorReason(type), `${type}: ${event.error?.message ?? "error event in the stream"}`))
-      }
-      default:
-        // ping, content_block_start/stop, and event types added later (the API's versioning
-        // policy allows new ones).
-        return Effect.succeed(none)
-    }
-  })
+/** The event in an event's JSON, or the failure it is. */
+const eventOf = (call: Upstream.Call, json: unknown): Event | ProviderFailure => {
+  if (isMessagesEvent(json)) return json
+  const decoded = decodeEvent(json)
+  return Either.isRight(decoded) ? decoded.right : Upstream.failure(call, "bad_response", `unexpected event: ${decoded.left.message}`)
 }
 
-const ending = (call: Upstream.Call, state: State): Stream.Stream<ModelChunk, ProviderFailure> => {
-  if (state.events === 0) return Stream.fail(Upstream.failure(call, "bad_response", "the response held no server-sent events"))
-  if (!state.done && state.finish === undefined) {
-    return Stream.fail(Upstream.failure(call, "connection", "the stream ended before the answer was complete"))
+/** What one call's events make: text deltas as they come, usage and stop reason at the end. */
+const interpreter = (call: Upstream.Call): Upstream.Interpreter => {
+  let events = 0
+  let done = false
+  let finish: string | undefined
+  let input: number | undefined
+  let output: number | undefined
+  return {
+    event: ({ data, event: name }, out) => {
+      events++
+      const json = Upstream.parseJson(call, data)
+      if (json instanceof ProviderFailure) return json
+      const event = eventOf(call, json)
+      if (event instanceof ProviderFailure) return event
+      switch (event.type) {
+        case "message_start": {
+          const usage = event.message?.usage
+          if (usage) {
+            input = inputOf(usage) ?? input
+            output = usage.output_tokens ?? output
+          }
+          break
+        }
+        case "content_block_delta": {
+          const text = event.delta?.type === "text_delta" ? event.delta.text : undefined
+          if (text) out.push({ _tag: "Delta", text })
+          break
+        }
+        case "message_delta": {
+          if (event.delta?.stop_reason) finish = event.delta.stop_reason
+          if (event.usage) {
+            input = inputOf(event.usage) ?? input
+            output = event.usage.output_tokens ?? output
+          }
+          break
+        }
+        case "message_stop":
+          done = true
+          break
+        case "error": {
+          const type = event.error?.type ?? "api_error"
+          return Upstream.failure(call, errorReason(type), `${type}: ${event.error?.message ?? "error event in the stream"}`)
+        }
+        default:
+          // ping, content_block_start/stop, and event types added later (the API's versioning
+          // policy allows new ones).
+          break
+      }
+      return name === "message_stop"
+    },
+    end: (out) => {
+      if (events === 0) return Upstream.failure(call, "bad_response", "the response held no server-sent events")
+      if (!done && finish === undefined) {
+        return Upstream.failure(call, "connection", "the stream ended before the answer was complete")
+      }
+      if (input !== undefined || output !== undefined) {
+        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: input ?? 0, output_tokens: output ?? 0 }) })
+      }
+      out.push({ _tag: "Finish", reason: finish ?? "end_turn" })
+      return undefined
+    }
   }
-  const tail: Array<ModelChunk> = []
-  if (state.input !== undefined || state.output !== undefined) {
-    tail.push({ _tag: "Usage", usage: new Usage({ input_tokens: state.input ?? 0, output_tokens: state.output ?? 0 }) })
-  }
-  tail.push({ _tag: "Finish", reason: state.finish ?? "end_turn" })
-  return Stream.fromIterable(tail)
 }
 
 /** A provider over the `HttpClient` in context. */
@@ -182,15 +213,7 @@ export const make = (options: Options): Effect.Effect<Provider, never, HttpClien
         ...(request.temperature === undefined ? {} : { temperature: Math.min(1, Math.max(0, request.temperature)) })
       }
       const http = HttpClientRequest.post("/v1/messages").pipe(HttpClientRequest.bodyUnsafeJson(body))
-      return Stream.unwrapScoped(Effect.map(Upstream.openEventStream(client, call, http), (response) => {
-        const state: State = { events: 0, done: false, finish: undefined, input: undefined, output: undefined }
-        return Upstream.events(call, response).pipe(
-          Stream.takeUntil((event) => event.event === "message_stop"),
-          Stream.mapEffect((event) => interpret(call, state, event.data)),
-          Stream.flattenIterables,
-          Stream.concat(Stream.suspend(() => ending(call, state)))
-        )
-      }))
+      return Upstream.modelStream(client, call, http, () => interpreter(call))
     }
 
     return { name, stream } satisfies Provider

@@ -21,8 +21,8 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { type ChatMessage, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/Model"
-import type { Provider, ProviderFailure } from "@huddle/domain/ports/ModelProviders"
-import { Duration, Effect, Either, type Redacted, Schema, Stream } from "effect"
+import { type Provider, ProviderFailure } from "@huddle/domain/ports/ModelProviders"
+import { Duration, Effect, Either, type Redacted, Schema, type Stream } from "effect"
 import * as Upstream from "./Upstream.js"
 
 export interface Options {
@@ -47,7 +47,7 @@ const ToolCallPiece = Schema.Struct({
   })))
 })
 
-const ChatCompletionChunk = Schema.Struct({
+export const ChatCompletionChunk = Schema.Struct({
   choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
     delta: Schema.optional(Schema.NullOr(Schema.Struct({
       content: Schema.optional(Schema.NullOr(Schema.String)),
@@ -62,64 +62,103 @@ const ChatCompletionChunk = Schema.Struct({
 
 const decodeChunk = Schema.decodeUnknownEither(ChatCompletionChunk)
 
-interface State {
-  events: number
-  done: boolean
-  finish: string | undefined
-  usage: { readonly prompt_tokens: number; readonly completion_tokens: number } | undefined
+type CompletionChunk = typeof ChatCompletionChunk.Type
+
+/**
+ * `ChatCompletionChunk`'s checks written out, for the hot path: a chunk it accepts is used as
+ * parsed. Anything else goes through the schema, for its verdict and its message; so this check
+ * may be stricter than the schema, never looser (the tests compare them).
+ */
+export const isChatCompletionChunk = (u: unknown): u is CompletionChunk => {
+  if (!isRecord(u)) return false
+  const { choices, usage } = u
+  if (choices !== undefined && choices !== null) {
+    if (!Array.isArray(choices)) return false
+    for (const choice of choices) {
+      if (!isRecord(choice) || !isNullableString(choice.finish_reason)) return false
+      const delta = choice.delta
+      if (delta === undefined || delta === null) continue
+      if (!isRecord(delta) || !isNullableString(delta.content)) return false
+      const calls = delta.tool_calls
+      if (calls === undefined || calls === null) continue
+      if (!Array.isArray(calls)) return false
+      for (const call of calls) {
+        if (!isRecord(call) || (call.index !== undefined && !isCount(call.index)) || !isNullableString(call.id)) return false
+        const fn = call.function
+        if (fn === undefined || fn === null) continue
+        if (!isRecord(fn) || !isNullableString(fn.name) || !isNullableString(fn.arguments)) return false
+      }
+    }
+  }
+  return usage === undefined || usage === null || (isRecord(usage) && isCount(usage.prompt_tokens) && isCount(usage.completion_tokens))
 }
 
-const none: ReadonlyArray<ModelChunk> = []
+const isRecord = (u: unknown): u is { readonly [key: string]: unknown } => typeof u === "object" && u !== null && !Array.isArray(u)
+const isCount = (u: unknown): boolean => typeof u === "number" && Number.isSafeInteger(u) && u >= 0
+const isNullableString = (u: unknown): boolean => u === undefined || u === null || typeof u === "string"
 
-const interpret = (call: Upstream.Call, state: State, data: string): Effect.Effect<ReadonlyArray<ModelChunk>, ProviderFailure> => {
-  state.events++
-  if (data === "[DONE]") {
-    state.done = true
-    return Effect.succeed(none)
-  }
-  return Effect.flatMap(Upstream.parseJson(call, data), (json) => {
-    const decoded = decodeChunk(json)
-    if (Either.isLeft(decoded)) {
-      return Effect.fail(Upstream.failure(call, "bad_response", `unexpected chunk: ${decoded.left.message}`))
-    }
-    const chunk = decoded.right
-    if (chunk.error !== undefined && chunk.error !== null) {
-      return Effect.fail(Upstream.failure(call, "server_error", `error in the stream: ${Upstream.errorMessageOf(JSON.stringify({ error: chunk.error }))}`))
-    }
-    if (chunk.usage) state.usage = chunk.usage
-    const choice = chunk.choices?.[0]
-    if (choice?.finish_reason) state.finish = choice.finish_reason
-    const text = choice?.delta?.content
-    const calls = choice?.delta?.tool_calls
-    if (!calls || calls.length === 0) return Effect.succeed(text ? [{ _tag: "Delta", text }] : none)
-    const out: Array<ModelChunk> = text ? [{ _tag: "Delta", text }] : []
-    for (const [position, call] of calls.entries()) {
-      out.push({
-        _tag: "ToolCallDelta",
-        index: call.index ?? position,
-        id: call.id ?? undefined,
-        name: call.function?.name ?? undefined,
-        arguments: call.function?.arguments ?? undefined
-      })
-    }
-    return Effect.succeed(out)
-  })
+/** The chunk in an event's JSON, or the failure it is. */
+const chunkOf = (call: Upstream.Call, json: unknown): CompletionChunk | ProviderFailure => {
+  if (isChatCompletionChunk(json)) return json
+  const decoded = decodeChunk(json)
+  return Either.isRight(decoded) ? decoded.right : Upstream.failure(call, "bad_response", `unexpected chunk: ${decoded.left.message}`)
 }
 
-/** What follows the last event: usage and finish, or a failure when the stream was cut short. */
-const ending = (call: Upstream.Call, state: State): Stream.Stream<ModelChunk, ProviderFailure> => {
-  if (state.events === 0) return Stream.fail(Upstream.failure(call, "bad_response", "the response held no server-sent events"))
-  // Without [DONE] a finish_reason is enough: some servers close the stream right after it.
-  if (!state.done && state.finish === undefined) {
-    return Stream.fail(Upstream.failure(call, "connection", "the stream ended before the answer was complete"))
+/** What one call's events make: deltas as they come, usage and finish at the end. */
+const interpreter = (call: Upstream.Call): Upstream.Interpreter => {
+  let events = 0
+  let done = false
+  let finish: string | undefined
+  let usage: { readonly prompt_tokens: number; readonly completion_tokens: number } | undefined
+  return {
+    event: ({ data }, out) => {
+      events++
+      if (data === "[DONE]") {
+        // Stop reading at [DONE]: what a server sends after it is not ours to wait for.
+        done = true
+        return true
+      }
+      const json = Upstream.parseJson(call, data)
+      if (json instanceof ProviderFailure) return json
+      const chunk = chunkOf(call, json)
+      if (chunk instanceof ProviderFailure) return chunk
+      if (chunk.error !== undefined && chunk.error !== null) {
+        return Upstream.failure(call, "server_error", `error in the stream: ${Upstream.errorMessageOf(JSON.stringify({ error: chunk.error }))}`)
+      }
+      if (chunk.usage) usage = chunk.usage
+      const choice = chunk.choices?.[0]
+      if (choice?.finish_reason) finish = choice.finish_reason
+      const text = choice?.delta?.content
+      if (text) out.push({ _tag: "Delta", text })
+      const calls = choice?.delta?.tool_calls
+      if (calls) {
+        for (let position = 0; position < calls.length; position++) {
+          const piece = calls[position]!
+          out.push({
+            _tag: "ToolCallDelta",
+            index: piece.index ?? position,
+            id: piece.id ?? undefined,
+            name: piece.function?.name ?? undefined,
+            arguments: piece.function?.arguments ?? undefined
+          })
+        }
+      }
+      return false
+    },
+    end: (out) => {
+      if (events === 0) return Upstream.failure(call, "bad_response", "the response held no server-sent events")
+      // Without [DONE] a finish_reason is enough: some servers close the stream right after it.
+      if (!done && finish === undefined) {
+        return Upstream.failure(call, "connection", "the stream ended before the answer was complete")
+      }
+      if (usage) {
+        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens }) })
+      }
+      // [DONE] without a finish_reason (some older local servers): the model did stop.
+      out.push({ _tag: "Finish", reason: finish ?? "stop" })
+      return undefined
+    }
   }
-  const tail: Array<ModelChunk> = []
-  if (state.usage) {
-    tail.push({ _tag: "Usage", usage: new Usage({ input_tokens: state.usage.prompt_tokens, output_tokens: state.usage.completion_tokens }) })
-  }
-  // [DONE] without a finish_reason (some older local servers): the model did stop.
-  tail.push({ _tag: "Finish", reason: state.finish ?? "stop" })
-  return Stream.fromIterable(tail)
 }
 
 /** A message as the wire has it: an assistant turn that only calls tools has `content: null`. */
@@ -159,16 +198,7 @@ export const make = (options: Options): Effect.Effect<Provider, never, HttpClien
         ...request.options
       }
       const http = HttpClientRequest.post("/chat/completions").pipe(HttpClientRequest.bodyUnsafeJson(body))
-      return Stream.unwrapScoped(Effect.map(Upstream.openEventStream(client, call, http), (response) => {
-        const state: State = { events: 0, done: false, finish: undefined, usage: undefined }
-        return Upstream.events(call, response).pipe(
-          // Stop reading at [DONE]: what a server sends after it is not ours to wait for.
-          Stream.takeUntil((event) => event.data === "[DONE]"),
-          Stream.mapEffect((event) => interpret(call, state, event.data)),
-          Stream.flattenIterables,
-          Stream.concat(Stream.suspend(() => ending(call, state)))
-        )
-      }))
+      return Upstream.modelStream(client, call, http, () => interpreter(call))
     }
 
     return { name: options.name, stream } satisfies Provider

@@ -1,17 +1,18 @@
 /**
  * What the HTTP model providers share: sending one call with a time limit, turning an
- * upstream's statuses, transport errors and silences into `ProviderFailure`s, and its body into
- * server-sent events.
+ * upstream's statuses, transport errors and silences into `ProviderFailure`s, and its body's
+ * server-sent events into model chunks.
  *
- * SSE parsing is `@effect/experimental/Sse`'s `makeParser` (a port of the maintained
- * `eventsource-parser`, already a dependency of ours). We drive it ourselves rather than through
- * its `makeChannel`, because that channel treats a `retry:` field as "sleep, then read on",
- * which is EventSource reconnection semantics and wrong for a one-shot model call.
+ * The body goes through one stream stage (`readBody`): our `SseDecoder`, then the provider's
+ * `Interpreter`, called synchronously for each event, with one timer per call for the silences.
+ * A stream stage per step (decode, parse, time out, interpret, flatten) cost several channel
+ * reads and effects per event; this costs one read per piece of the body.
  */
-import * as Sse from "@effect/experimental/Sse"
 import type { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import type { ModelChunk } from "@huddle/domain/Model"
 import { ProviderFailure } from "@huddle/domain/ports/ModelProviders"
-import { Clock, Duration, Effect, Redacted, type Scope, Stream } from "effect"
+import { Cause, Channel, Chunk, Clock, Duration, Effect, Either, ExecutionStrategy, Exit, Redacted, Scope, Stream } from "effect"
+import { defaultMaxEventLength, SseDecoder, type SseEvent } from "./SseDecoder.js"
 
 /** One model call, as the failure messages describe it. */
 export interface Call {
@@ -126,61 +127,192 @@ export const statusFailure = (call: Call, response: HttpClientResponse.HttpClien
     return yield* Effect.fail(failure(call, reason, message, { status, retryAfter: reason === "rejected" ? undefined : wait }))
   })
 
+
+/** What a provider makes of the events of one call, given them synchronously as they are decoded. */
+export interface Interpreter {
+  /**
+   * One event: pushes what it yields to `out`, and answers `false` to read on, `true` when it was
+   * the last event to read (`[DONE]`, `message_stop`), or a failure to end the stream with.
+   */
+  readonly event: (event: SseEvent, out: Array<ModelChunk>) => boolean | ProviderFailure
+  /** After the last event, or at the end of the body: pushes the closing chunks, or fails. */
+  readonly end: (out: Array<ModelChunk>) => ProviderFailure | undefined
+}
+
+/** One event's JSON payload parsed, or, when it is malformed, a `bad_response` failure. */
+export const parseJson = (call: Call, data: string): unknown => {
+  try {
+    return JSON.parse(data)
+  } catch {
+    return failure(call, "bad_response", `malformed JSON in a server-sent event: ${data.slice(0, 80)}`)
+  }
+}
+
 /**
- * Sends the request and waits, at most `timeout`, for a 2xx answer with an event-stream body.
- * The connection belongs to the surrounding scope: closing it (the stream ends, fails or is
- * interrupted) aborts the request.
+ * The call's one timer, armed while the response headers or the next piece of the body are
+ * awaited and idle while the consumer is busy, as a timeout around each read would be. Arming
+ * refreshes the same timer rather than making one per read. Going off while armed, it aborts
+ * the request, which fails the pending read, and the stream reports the timeout.
  */
-export const openEventStream = (
+class Watchdog {
+  expired = false
+  private armed = false
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private grace: ReturnType<typeof setImmediate> | undefined
+
+  constructor(private readonly millis: number | undefined, private readonly abort: () => void) {}
+
+  arm(): void {
+    this.armed = true
+    if (this.millis === undefined) return
+    if (this.timer === undefined) this.timer = setTimeout(this.check, this.millis)
+    else this.timer.refresh()
+  }
+
+  disarm(): void {
+    this.armed = false
+  }
+
+  /** Aborts the request once what has already arrived has been handled, unless stopped before. */
+  abortSoon(): void {
+    this.grace ??= setImmediate(this.abort)
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    if (this.grace !== undefined) clearImmediate(this.grace)
+  }
+
+  private readonly check = (): void => {
+    if (!this.armed) return
+    this.expired = true
+    this.abort()
+  }
+}
+
+/** `setTimeout` takes at most 2^31 - 1 ms; a longer (or infinite) timeout never goes off. */
+const timerMillis = (timeout: Duration.Duration): number | undefined => {
+  const millis = Duration.toMillis(timeout)
+  return millis <= 2_147_483_647 ? Math.max(1, Math.ceil(millis)) : undefined
+}
+
+/** A 2xx answer with an event-stream body, or the failure its status or content type makes. */
+const accept = (call: Call, response: HttpClientResponse.HttpClientResponse): Effect.Effect<void, ProviderFailure> => {
+  if (response.status < 200 || response.status >= 300) return statusFailure(call, response)
+  const type = response.headers["content-type"]
+  if (type !== undefined && !type.toLowerCase().includes("text/event-stream")) {
+    return Effect.flatMap(snippet(call, response, 200), (body) =>
+      Effect.fail(failure(call, "bad_response", `expected an event stream, got ${type}${body.length > 0 ? `: ${body}` : ""}`)))
+  }
+  return Effect.void
+}
+
+type Body = Channel.Channel<
+  Chunk.Chunk<ModelChunk>,
+  Chunk.Chunk<Uint8Array>,
+  ProviderFailure,
+  HttpClientError.HttpClientError,
+  unknown,
+  unknown
+>
+
+/**
+ * Body bytes in, model chunks out, in one stage: the events of each piece of the body are
+ * decoded and interpreted as it arrives, and what they yield leaves as one chunk. A failure
+ * comes after the chunks of the events before it.
+ */
+const readBody = (call: Call, watchdog: Watchdog, interpreter: Interpreter): Body => {
+  const decoder = new SseDecoder()
+  let out: Array<ModelChunk> = []
+  let outcome: boolean | ProviderFailure = false
+  const onEvent = (event: SseEvent): boolean => {
+    outcome = interpreter.event(event, out)
+    return outcome !== false
+  }
+  const emit = (then: Body): Body => {
+    if (out.length === 0) return then
+    const chunk = Chunk.unsafeFromArray(out)
+    out = []
+    return Channel.zipRight(Channel.write(chunk), then)
+  }
+  const end = (then: Body): Body => {
+    const failed = interpreter.end(out)
+    return emit(failed === undefined ? then : Channel.fail(failed))
+  }
+  // After the last event, read on to the end of the body, which comes with it or just after:
+  // ended, the body is closed quietly, whereas destroying it early makes undici build an
+  // error and format its stack trace. A body that goes on is aborted without waiting.
+  const drained: Body = Channel.readWithCause({
+    onInput: () => drained,
+    onFailure: () => Channel.void,
+    onDone: () => Channel.void
+  })
+  const drain: Body = Channel.suspend(() => {
+    watchdog.abortSoon()
+    return drained
+  })
+  const read: Body = Channel.suspend(() => {
+    watchdog.arm()
+    return next
+  })
+  const next: Body = Channel.readWithCause({
+    onInput: (input: Chunk.Chunk<Uint8Array>) => {
+      watchdog.disarm()
+      const pieces = Chunk.toReadonlyArray(input)
+      for (let i = 0; i < pieces.length && outcome === false; i++) {
+        if (decoder.push(pieces[i]!, onEvent) === "too_large") {
+          outcome = failure(call, "bad_response", `Pending SSE event exceeded the maximum size of ${defaultMaxEventLength}`)
+        }
+      }
+      if (outcome === false) return emit(read)
+      if (outcome === true) return end(drain)
+      return emit(Channel.fail(outcome))
+    },
+    onFailure: (cause) => {
+      watchdog.disarm()
+      const error = Cause.failureOrCause(cause)
+      if (Either.isRight(error)) return Channel.failCause(error.right)
+      return Channel.fail(watchdog.expired
+        ? failure(call, "timeout", `no data for ${Duration.format(call.timeout)}`)
+        : transportFailure(call, error.left))
+    },
+    onDone: () => {
+      watchdog.disarm()
+      return end(Channel.void)
+    }
+  })
+  return read
+}
+
+/**
+ * Sends the request and streams what `interpreter` makes of the answer's events. Fails with
+ * `timeout` when the response headers, or a next piece of the body, take longer than
+ * `call.timeout`; with `connection` when the connection breaks. The connection belongs to the
+ * stream: ending, failing or interrupting it aborts the request.
+ */
+export const modelStream = (
   client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, Scope.Scope>,
   call: Call,
-  request: HttpClientRequest.HttpClientRequest
-): Effect.Effect<HttpClientResponse.HttpClientResponse, ProviderFailure, Scope.Scope> =>
-  client.execute(request).pipe(
-    Effect.catchAll((error) => Effect.fail(transportFailure(call, error))),
-    Effect.timeoutFail({
-      duration: call.timeout,
-      onTimeout: () => failure(call, "timeout", `no response within ${Duration.format(call.timeout)}`)
-    }),
-    Effect.flatMap((response) => {
-      if (response.status < 200 || response.status >= 300) return statusFailure(call, response)
-      const type = response.headers["content-type"]
-      if (type !== undefined && !type.toLowerCase().includes("text/event-stream")) {
-        return Effect.flatMap(snippet(call, response, 200), (body) =>
-          Effect.fail(failure(call, "bad_response", `expected an event stream, got ${type}${body.length > 0 ? `: ${body}` : ""}`)))
-      }
-      return Effect.succeed(response)
+  request: HttpClientRequest.HttpClientRequest,
+  interpreter: () => Interpreter
+): Stream.Stream<ModelChunk, ProviderFailure> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    // A scope of the connection's own, which the watchdog can close while the stream runs.
+    const connection = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const watchdog = new Watchdog(timerMillis(call.timeout), () => {
+      Effect.runFork(Scope.close(connection, Exit.void))
     })
-  )
-
-/**
- * The server-sent events of a response body. Fails with `timeout` when no bytes arrive for
- * `call.timeout`, with `connection` when the connection breaks.
- */
-export const events = (call: Call, response: HttpClientResponse.HttpClientResponse): Stream.Stream<Sse.Event, ProviderFailure> =>
-  Stream.suspend(() => {
-    let parsed: Array<Sse.Event> = []
-    const parser = Sse.makeParser((event) => {
-      if (event._tag === "Event") parsed.push(event)
-    })
-    return response.stream.pipe(
-      Stream.catchAll((error) => Stream.fail(transportFailure(call, error))),
-      Stream.timeoutFail(() => failure(call, "timeout", `no data for ${Duration.format(call.timeout)}`), call.timeout),
-      Stream.decodeText(),
-      Stream.mapEffect((text) => {
-        const error = parser.feed(text)
-        if (error !== undefined) return Effect.fail(failure(call, "bad_response", error.message))
-        const out = parsed
-        parsed = []
-        return Effect.succeed(out)
-      }),
-      Stream.flattenIterables
+    yield* Effect.addFinalizer(() => Effect.sync(() => watchdog.stop()))
+    watchdog.arm()
+    const response = yield* client.execute(request).pipe(
+      Scope.extend(connection),
+      Effect.catchAll((error) =>
+        Effect.fail(watchdog.expired
+          ? failure(call, "timeout", `no response within ${Duration.format(call.timeout)}`)
+          : transportFailure(call, error))
+      )
     )
-  })
-
-/** Parses one event's JSON payload; malformed JSON is a `bad_response`. */
-export const parseJson = (call: Call, data: string): Effect.Effect<unknown, ProviderFailure> =>
-  Effect.try({
-    try: (): unknown => JSON.parse(data),
-    catch: () => failure(call, "bad_response", `malformed JSON in a server-sent event: ${data.slice(0, 80)}`)
-  })
+    watchdog.disarm()
+    yield* accept(call, response)
+    return response.stream.pipe(Stream.pipeThroughChannel(readBody(call, watchdog, interpreter())))
+  }))

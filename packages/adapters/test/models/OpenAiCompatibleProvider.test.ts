@@ -1,3 +1,5 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import * as OpenAiCompatibleProvider from "@huddle/adapters/models/OpenAiCompatibleProvider"
 import { CatalogModel, type ModelChunk, type ModelRequest } from "@huddle/domain/Model"
@@ -70,6 +72,24 @@ const sse = (...events: ReadonlyArray<string>) => ({
   headers: { "content-type": "text/event-stream" },
   body: events.map((event) => `data: ${event}\n\n`).join("")
 })
+
+/** A loopback server that answers every request with `handler`, for bodies the fake cannot write; closed with the scope. */
+const rawServer = (handler: (res: ServerResponse, req: IncomingMessage) => void): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<ReturnType<typeof createServer>>((resolve) => {
+        const server = createServer((req, res) => {
+          req.resume()
+          handler(res, req)
+        })
+        server.listen(0, "127.0.0.1", () => resolve(server))
+      })
+    ),
+    (server) => Effect.promise(() => new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    }))
+  ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`))
 
 const expectNoSecret = (failure: ProviderFailure) => {
   expect(failure.message).not.toContain(secret)
@@ -336,6 +356,70 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
       yield* Fiber.interrupt(fiber)
       const [disconnect] = yield* Effect.promise(() => fake.waitForDisconnects(1, 1000))
       expect(disconnect?.chunksWritten).toBe(0)
+    }))
+
+  it.scopedLive("decodes a body that arrives in small pieces, with CRLF line ends and characters split between pieces", () =>
+    Effect.gen(function*() {
+      const answer = ["héllo ", "😀 ", "wörld"]
+      const body = Buffer.from([
+        ": keep-alive",
+        "",
+        ...answer.flatMap((text) => [`data: {"choices":[{"delta":{"content":${JSON.stringify(text)}},"finish_reason":null}]}`, ""]),
+        `data:{"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":3}}`,
+        "",
+        "data: [DONE]",
+        "",
+        ""
+      ].join("\r\n"))
+      const baseUrl = yield* rawServer(async (res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        for (let at = 0; at < body.length; at += 5) {
+          res.write(body.subarray(at, at + 5))
+          await new Promise((resolve) => setTimeout(resolve, 1))
+        }
+        res.end()
+      })
+      const provider = yield* OpenAiCompatibleProvider.make({ name: "openai", baseUrl, timeout: "2 seconds" }).pipe(
+        Effect.provide(yield* Layer.build(FakeUpstream.httpClients[client]))
+      )
+      const chunks = yield* collect(provider)
+      expect(chunks).toMatchObject([
+        ...answer.map((text) => ({ _tag: "Delta", text })),
+        { _tag: "Usage", usage: { input_tokens: 3, output_tokens: 3 } },
+        { _tag: "Finish", reason: "stop" }
+      ])
+    }))
+
+  it.scopedLive("ends at [DONE] when the body stays open after it, and closes the connection", () =>
+    Effect.gen(function*() {
+      let left: () => void = () => {}
+      const clientLeft = new Promise<void>((resolve) => (left = resolve))
+      const baseUrl = yield* rawServer((res) => {
+        res.on("close", () => left())
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        // …and never ends.
+        res.write(`data: {"choices":[{"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n`)
+      })
+      const provider = yield* OpenAiCompatibleProvider.make({ name: "openai", baseUrl, timeout: "10 seconds" }).pipe(
+        Effect.provide(yield* Layer.build(FakeUpstream.httpClients[client]))
+      )
+      const started = Date.now()
+      expect(yield* collect(provider)).toEqual([{ _tag: "Delta", text: "hi" }, { _tag: "Finish", reason: "stop" }])
+      expect(Date.now() - started).toBeLessThan(2_000)
+      yield* Effect.promise(() => clientLeft).pipe(Effect.timeout("2 seconds"))
+    }))
+
+  it.scopedLive("a slow consumer is not a silent upstream: the idle timeout counts only while waiting for data", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup(client, { timeout: "200 millis" })
+      fake.enqueue({ answer: "one two three", chunks: ["one ", "two ", "three"], chunkDelayMs: 20 })
+      const chunks = yield* provider.stream(request).pipe(
+        Stream.tap(() => Effect.sleep("300 millis")),
+        Stream.runCollect,
+        Effect.map(Chunk.toReadonlyArray)
+      )
+      expect(textOf(chunks)).toBe("one two three")
+      expect(chunks.at(-1)).toEqual({ _tag: "Finish", reason: "stop" })
     }))
 
   it.scopedLive("a completed stream is not counted as a disconnect", () =>
