@@ -3,25 +3,13 @@
  * the in-process server and a fake OpenAI-compatible upstream: shapes, exact usage and credits,
  * streams, errors as the SDK's classes, policies, memories, disconnects and tools.
  */
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { Accounts, FakeOpenAi, Orgs, TestServer } from "@huddle/testkit"
-import { Redacted } from "effect"
+import { Accounts, FakeOpenAi, Orgs, TestServer, WithFakeUpstream } from "@huddle/testkit"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 
-// One credit per input token and two per output token, so that charges are easy to check.
-const price = { input_per_1k: 1000, output_per_1k: 2000 }
-const model = (id: string, tier: string, upstream_model?: string) => ({
-  id,
-  tier,
-  provider: "fake",
-  ...(upstream_model === undefined ? {} : { upstream_model }),
-  price,
-  context_window: 16_000,
-  max_output_tokens: 500
-})
+// Priced as WithFakeUpstream.price: one credit per input token, two per output token.
+const model = (id: string, tier: string, upstream_model?: string) =>
+  WithFakeUpstream.model(id, tier, { ...(upstream_model === undefined ? {} : { upstream_model }), max_output_tokens: 500 })
 const catalog = {
   models: [
     model("fake-economy", "economy", "economy-v1"),
@@ -87,20 +75,12 @@ describe("chat completions through the openai SDK", () => {
   const balanceOf = async (someone: Accounts.TestUser) =>
     (await server.request("GET", "/v1/me", { token: someone.session })).body.credits.balance as number
 
+  let setup: WithFakeUpstream.WithFakeUpstream
   beforeAll(async () => {
-    fake = await FakeOpenAi.start({ apiKey: "sk-upstream-secret" })
-    const dir = mkdtempSync(join(tmpdir(), "huddle-catalog-"))
-    writeFileSync(join(dir, "catalog.json"), JSON.stringify(catalog))
-    server = await TestServer.start({
-      starterCredits: 100_000,
-      providers: { servers: [{ name: "fake", baseUrl: fake.baseUrl, apiKey: Redacted.make("sk-upstream-secret") }] },
-      catalog: { path: join(dir, "catalog.json") }
-    })
+    setup = await WithFakeUpstream.start(catalog.models)
+    ;({ fake, server } = setup)
   }, 60_000)
-  afterAll(async () => {
-    await server.stop()
-    await fake.stop()
-  })
+  afterAll(() => setup.stop())
   beforeEach(async () => {
     fake.reset()
     user = await Accounts.signupAndLogin(server)

@@ -5,53 +5,38 @@
  * credential, and the OpenAI SDK works with the header. Also the contract's declarations.
  */
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Api } from "@huddle/server/Api"
 import * as Idempotency from "@huddle/server/api/Idempotency"
 import { RateLimited } from "@huddle/server/api/RateLimit"
 import { Authenticated } from "@huddle/server/api/Security"
 import * as IdempotencyLive from "@huddle/server/http/IdempotencyLive"
-import { Accounts, FakeOpenAi, SseClient, TestServer } from "@huddle/testkit"
-import { Redacted } from "effect"
+import { Accounts, FakeOpenAi, SseClient, type TestServer, WithFakeUpstream } from "@huddle/testkit"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 
-// One credit per input token and two per output token, so that charges are easy to check.
-const price = { input_per_1k: 1000, output_per_1k: 2000 }
-const catalog = {
-  models: [
-    { id: "fake-standard", tier: "standard", provider: "fake", upstream_model: "standard-v1", price, context_window: 16000, max_output_tokens: 200 },
-    { id: "fake-economy", tier: "economy", provider: "fake", price, context_window: 16000, max_output_tokens: 200 },
-    { id: "fake-premium", tier: "premium", provider: "fake", price, context_window: 16000, max_output_tokens: 200 }
-  ]
-}
+// Priced as WithFakeUpstream.price: one credit per input token, two per output token.
+const models = [
+  WithFakeUpstream.model("fake-standard", "standard", { upstream_model: "standard-v1" }),
+  WithFakeUpstream.model("fake-economy", "economy"),
+  WithFakeUpstream.model("fake-premium", "premium")
+]
 
 const newKey = () => `key-${randomBytes(8).toString("hex")}`
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe("Idempotency-Key", () => {
+  let setup: WithFakeUpstream.WithFakeUpstream
   let fake: FakeOpenAi.FakeOpenAi
   let server: TestServer.TestServer
   let user: Accounts.TestUser
   let apiKey: string
 
   beforeAll(async () => {
-    fake = await FakeOpenAi.start({ apiKey: "sk-upstream-secret" })
-    const dir = mkdtempSync(join(tmpdir(), "huddle-catalog-"))
-    writeFileSync(join(dir, "catalog.json"), JSON.stringify(catalog))
-    server = await TestServer.start({
-      starterCredits: 100_000,
-      providers: { servers: [{ name: "fake", baseUrl: fake.baseUrl, apiKey: Redacted.make("sk-upstream-secret") }] },
-      catalog: { path: join(dir, "catalog.json") }
-    })
+    setup = await WithFakeUpstream.start(models)
+    ;({ fake, server } = setup)
   }, 60_000)
-  afterAll(async () => {
-    await server.stop()
-    await fake.stop()
-  })
+  afterAll(() => setup.stop())
   beforeEach(async () => {
     fake.reset()
     user = await Accounts.signupAndLogin(server)

@@ -1,0 +1,56 @@
+/**
+ * The in-process server in front of a fake OpenAI-compatible upstream, with a catalog of its
+ * models: what tests of the model path (huddles, chat completions, idempotency) start from.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Redacted } from "effect"
+import * as FakeOpenAi from "./FakeOpenAi.js"
+import * as TestServer from "./TestServer.js"
+
+/** The key Huddle sends upstream; tests check it never leaks. */
+export const upstreamKey = "sk-upstream-secret"
+
+/** One credit per input token and two per output token, so that charges are easy to check. */
+export const price = { input_per_1k: 1000, output_per_1k: 2000 }
+
+/** A catalog entry served by the fake upstream (provider `fake`). */
+export const model = (id: string, tier: string, options: { readonly upstream_model?: string; readonly max_output_tokens?: number } = {}) => ({
+  id,
+  tier,
+  provider: "fake",
+  ...(options.upstream_model === undefined ? {} : { upstream_model: options.upstream_model }),
+  price,
+  context_window: 16_000,
+  max_output_tokens: options.max_output_tokens ?? 200
+})
+
+export interface WithFakeUpstream {
+  readonly server: TestServer.TestServer
+  readonly fake: FakeOpenAi.FakeOpenAi
+  readonly stop: () => Promise<void>
+}
+
+export const start = async (
+  models: ReadonlyArray<ReturnType<typeof model>>,
+  options: Omit<TestServer.Options, "providers" | "catalog"> = {}
+): Promise<WithFakeUpstream> => {
+  const fake = await FakeOpenAi.start({ apiKey: upstreamKey })
+  const dir = mkdtempSync(join(tmpdir(), "huddle-catalog-"))
+  writeFileSync(join(dir, "catalog.json"), JSON.stringify({ models }))
+  const server = await TestServer.start({
+    starterCredits: 100_000,
+    ...options,
+    providers: { servers: [{ name: "fake", baseUrl: fake.baseUrl, apiKey: Redacted.make(upstreamKey) }] },
+    catalog: { path: join(dir, "catalog.json") }
+  })
+  return {
+    server,
+    fake,
+    stop: async () => {
+      await server.stop()
+      await fake.stop()
+    }
+  }
+}
