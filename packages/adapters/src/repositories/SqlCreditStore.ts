@@ -28,25 +28,34 @@ export const make = Effect.gen(function*() {
   const accountWhere = (account: CreditAccountRef) =>
     sql`owner_type = ${account.ownerType} AND owner_id = ${account.ownerId} AND pool = ${account.pool}`
 
+  /**
+   * The end of a reservation statement: from the `debited` account (none, if its balance did not
+   * cover the amount), the reservation row and its ledger row.
+   */
+  const holding = (
+    { amount, ledgerId, orgId, purpose, reservationId, userId }:
+      Omit<NewReservation, "account"> & { readonly reservationId: string; readonly ledgerId: string }
+  ) =>
+    sql`held AS (
+      INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at)
+      SELECT ${reservationId}::text, id, ${userId}::text, ${orgId}::text, ${amount}::bigint, 'held', ${purpose}::text, now()
+      FROM debited
+      RETURNING id, account_id
+    ), logged AS (
+      INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+      SELECT ${ledgerId}::text, account_id, ${-amount}::bigint, 'reserve', id, ${purpose}::text, ${userId}::text, now()
+      FROM held
+    )`
+
   const reserveOne = ({ account, amount, orgId, purpose, userId }: NewReservation) =>
     Effect.gen(function*() {
-      const reservationId = yield* ids.next("res")
-      const ledgerId = yield* ids.next("led")
+      const reservation = { amount, orgId, purpose, userId, reservationId: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
       const rows = yield* sql<{ id: string }>`
         WITH debited AS (
           UPDATE credit_accounts SET balance = balance - ${amount}
           WHERE ${accountWhere(account)} AND balance >= ${amount}
           RETURNING id
-        ), held AS (
-          INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at)
-          SELECT ${reservationId}::text, id, ${userId}::text, ${orgId}::text, ${amount}::bigint, 'held', ${purpose}::text, now()
-          FROM debited
-          RETURNING id, account_id
-        ), logged AS (
-          INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-          SELECT ${ledgerId}::text, account_id, ${-amount}::bigint, 'reserve', id, ${purpose}::text, ${userId}::text, now()
-          FROM held
-        )
+        ), ${holding(reservation)}
         SELECT id FROM held`
       return Option.map(Option.fromNullable(rows[0]), (row) => row.id)
     })
@@ -107,8 +116,7 @@ export const make = Effect.gen(function*() {
     // is never missed.
     reserveFirst: ({ accounts, amount, orgId, purpose, userId }) =>
       Effect.gen(function*() {
-        const reservationId = yield* ids.next("res")
-        const ledgerId = yield* ids.next("led")
+        const reservation = { amount, orgId, purpose, userId, reservationId: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
         const wanted = accounts.map((account, rank) =>
           sql`(${account.ownerType}::text, ${account.ownerId}::text, ${account.pool}::text, ${rank}::int)`
         )
@@ -121,16 +129,7 @@ export const make = Effect.gen(function*() {
             UPDATE credit_accounts SET balance = balance - ${amount}
             WHERE id = (SELECT id FROM candidate) AND balance >= ${amount}
             RETURNING id
-          ), held AS (
-            INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at)
-            SELECT ${reservationId}::text, id, ${userId}::text, ${orgId}::text, ${amount}::bigint, 'held', ${purpose}::text, now()
-            FROM debited
-            RETURNING id, account_id
-          ), logged AS (
-            INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-            SELECT ${ledgerId}::text, account_id, ${-amount}::bigint, 'reserve', id, ${purpose}::text, ${userId}::text, now()
-            FROM held
-          )
+          ), ${holding(reservation)}
           SELECT held.id, candidate.rank FROM held, candidate`
         const first = rows[0]
         if (first !== undefined) return Option.some({ id: first.id, account: accounts[first.rank]! })
