@@ -1,7 +1,7 @@
 /**
  * The REAL built server (`node packages/server/dist/main.js`) as child processes, for the suites
- * that cut its storage or run several instances (Faults, Instances); the same way as
- * Process.contract.test.ts starts them. `killAll` in `afterEach` leaves no process behind.
+ * that run it as a process (Process, Faults, Instances). `killAll` in `afterEach` leaves no
+ * process behind.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -68,13 +68,19 @@ export interface Exit {
 export interface Running {
   readonly child: ChildProcess
   readonly url: string
+  readonly port: number
+  /** Milliseconds from spawn to the first 200 from /readyz. */
+  readonly readyMs: number
   readonly output: () => string
   readonly exited: Promise<Exit>
+  /** Sends SIGTERM and waits for the exit. */
+  readonly stop: (timeoutMs?: number) => Promise<Exit>
   /** The process seen as a `TestServer` (for the testkit's Accounts shortcuts). */
   readonly api: TestServer.TestServer
 }
 
-const running = new Set<Running>()
+// Registered at spawn, before `readyMs` is known, so that `killAll` also reaches a server that never got ready.
+const running = new Set<Pick<Running, "child" | "exited">>()
 const cleanups: Array<() => Promise<void> | void> = []
 
 export const onCleanup = (cleanup: () => Promise<void> | void) => {
@@ -98,14 +104,21 @@ export const scratchDir = () => {
   return dir
 }
 
+export interface StartOptions {
+  /** The child's working directory; by default a new `scratchDir()` (pass one to restart on the same). */
+  readonly cwd?: string
+  readonly readyWithinMs?: number
+}
+
 /** Starts the server with `env` and waits for its first 200 from /readyz. */
-export const startServer = async (env: Record<string, string>, readyWithinMs = 30_000): Promise<Running> => {
+export const startServer = async (env: Record<string, string>, options: StartOptions = {}): Promise<Running> => {
+  const readyWithinMs = options.readyWithinMs ?? 30_000
   const port = await freePort()
   const childEnv: Record<string, string | undefined> = { ...process.env }
   for (const name of serverVariables) delete childEnv[name]
   Object.assign(childEnv, { HOST: "127.0.0.1", PORT: String(port), HUDDLE_SHUTDOWN_GRACE: "5 seconds", LOG_LEVEL: "Info", ...env })
   const started = performance.now()
-  const child = spawn(process.execPath, [mainJs], { cwd: scratchDir(), env: childEnv, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [mainJs], { cwd: options.cwd ?? scratchDir(), env: childEnv, stdio: ["ignore", "pipe", "pipe"] })
   const chunks: Array<string> = []
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk))
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk))
@@ -120,19 +133,24 @@ export const startServer = async (env: Record<string, string>, readyWithinMs = 3
   })
   void exited.then((e) => (exit = e))
   const url = `http://127.0.0.1:${port}`
+  const stop = (timeoutMs = 15_000) => {
+    child.kill("SIGTERM")
+    return withTimeout(exited, timeoutMs, `server exit after SIGTERM\n${output()}`)
+  }
   const api: TestServer.TestServer = {
     url,
     engine: "postgres",
     logs: [],
     request: (method, path, options) => TestServer.request(url, method, path, options),
     stop: async () => {
-      child.kill("SIGTERM")
-      await withTimeout(exited, 15_000, "server exit after SIGTERM")
+      await stop()
     }
   }
-  const server: Running = { child, url, output, exited, api }
-  running.add(server)
-  void exited.then(() => running.delete(server))
+  const entry = { child, exited }
+  running.add(entry)
+  void exited.then(() => running.delete(entry))
+  // The server listens before its request handler is attached (the database comes up in
+  // between), and a request made in that window is never answered: poll with a short timeout.
   const deadline = started + readyWithinMs
   for (;;) {
     if (exit) throw new Error(`server exited (code ${exit.code}, signal ${exit.signal}) before it was ready:\n${output()}`)
@@ -141,7 +159,7 @@ export const startServer = async (env: Record<string, string>, readyWithinMs = 3
     if (status === 200) break
     await sleep(20)
   }
-  return server
+  return { child, url, port, readyMs: Math.round(performance.now() - started), output, exited, stop, api }
 }
 
 /** Kills every server still running and runs the registered cleanups (for `afterEach`). */

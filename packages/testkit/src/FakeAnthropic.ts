@@ -22,7 +22,7 @@ export interface Usage {
 }
 
 /** A scripted answer; every field is optional. */
-export interface Answer {
+export interface Answer extends FakeUpstream.AnswerFaults {
   /** Default: `"Hello from the fake upstream."` */
   readonly answer?: string
   /** How many pieces to split the answer into (default: one per word), or the pieces themselves. */
@@ -31,13 +31,6 @@ export interface Answer {
   readonly usage?: Usage
   /** Default `"end_turn"`. */
   readonly stopReason?: string
-  readonly firstByteDelayMs?: number
-  /** Milliseconds before each piece of the answer. */
-  readonly chunkDelayMs?: number
-  /** Destroy the connection after this many pieces (for a non-streaming request: at once). */
-  readonly dropAfterChunks?: number
-  /** Send a `data:` line that is not JSON after this many pieces, then end the response. */
-  readonly malformedAfterChunks?: number
   /** Send an `error` event after this many pieces, then end the response. */
   readonly errorAfterChunks?: { readonly after: number; readonly type: string; readonly message: string }
   /** End the stream after `message_delta` without `message_stop`. */
@@ -46,11 +39,9 @@ export interface Answer {
 
 export type Script = Answer | FakeUpstream.Reply
 
-export interface Options {
-  readonly defaultScript?: Script
+export interface Options extends FakeUpstream.ProviderOptions<Script> {
   /** When set, a request without `x-api-key: <apiKey>` gets a 401 (which echoes the key it was sent). */
   readonly apiKey?: string
-  readonly recordRequests?: boolean
 }
 
 export type FakeAnthropic = FakeUpstream.FakeServer<Script>
@@ -73,9 +64,6 @@ export const overloaded = (status = 529): FakeUpstream.Reply =>
 
 export const badRequest = (message = "messages: field required"): FakeUpstream.Reply => error(400, "invalid_request_error", message)
 
-const sseHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache" } as const
-const jsonHeaders = { "content-type": "application/json" } as const
-
 const event = (name: string, data: string) => `event: ${name}\ndata: ${data}\n\n`
 
 interface MessagesBody {
@@ -86,7 +74,6 @@ interface MessagesBody {
 let sequence = 0
 
 const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exchange: FakeUpstream.Exchange): Promise<void> => {
-  const { res } = exchange
   const body = (typeof request.body === "object" && request.body !== null ? request.body : {}) as MessagesBody
   const modelName = typeof body.model === "string" ? body.model : "fake-model"
   const model = JSON.stringify(modelName)
@@ -96,82 +83,57 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
   const stopReason = JSON.stringify(stopReasonName)
   const id = `msg_fake${++sequence}`
 
-  if (script.firstByteDelayMs) {
-    await exchange.wait(script.firstByteDelayMs)
-    if (exchange.closed) return
-  }
+  if (!(await FakeUpstream.awaitFirstByte(script, exchange))) return
 
   if (body.stream !== true) {
-    if (script.dropAfterChunks !== undefined) return exchange.drop()
-    res.writeHead(200, jsonHeaders)
-    if (script.malformedAfterChunks !== undefined) return void res.end(`{"id":"${id}","type":"message","content":[`)
-    res.end(JSON.stringify({
-      id,
-      type: "message",
-      role: "assistant",
-      model: modelName,
-      content: [{ type: "text", text: pieces.join("") }],
-      stop_reason: stopReasonName,
-      stop_sequence: null,
-      usage
-    }))
-    return
+    return FakeUpstream.sendWhole(script, exchange, {
+      malformed: `{"id":"${id}","type":"message","content":[`,
+      body: () =>
+        JSON.stringify({
+          id,
+          type: "message",
+          role: "assistant",
+          model: modelName,
+          content: [{ type: "text", text: pieces.join("") }],
+          stop_reason: stopReasonName,
+          stop_sequence: null,
+          usage
+        })
+    })
   }
 
-  res.writeHead(200, sseHeaders)
-  let out = event(
-    "message_start",
-    `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${usage.input_tokens},"output_tokens":1}}}`
-  ) +
-    event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`) +
-    event("ping", `{"type": "ping"}`)
-  const flush = () => {
-    if (out.length > 0) res.write(out)
-    out = ""
-  }
-  for (let i = 0; i <= pieces.length; i++) {
-    if (script.malformedAfterChunks === i) {
-      out += `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated\n\n`
-      flush()
-      return void res.end()
+  const errorAfter = script.errorAfterChunks
+  return FakeUpstream.sendStream(script, exchange, {
+    head: event(
+      "message_start",
+      `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${usage.input_tokens},"output_tokens":1}}}`
+    ) +
+      event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`) +
+      event("ping", `{"type": "ping"}`),
+    pieces: pieces.length,
+    piece: (i) => event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(pieces[i])}}}`),
+    tail: () =>
+      event("content_block_stop", `{"type":"content_block_stop","index":0}`) +
+      event("message_delta", `{"type":"message_delta","delta":{"stop_reason":${stopReason},"stop_sequence":null},"usage":{"output_tokens":${usage.output_tokens}}}`) +
+      (script.omitMessageStop ? "" : event("message_stop", `{"type":"message_stop"}`)),
+    malformed: `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated\n\n`,
+    cut: errorAfter && {
+      after: errorAfter.after,
+      text: () => event("error", JSON.stringify({ type: "error", error: { type: errorAfter.type, message: errorAfter.message } }))
     }
-    if (script.errorAfterChunks?.after === i) {
-      out += event("error", JSON.stringify({ type: "error", error: { type: script.errorAfterChunks.type, message: script.errorAfterChunks.message } }))
-      flush()
-      return void res.end()
-    }
-    if (script.dropAfterChunks === i) {
-      flush()
-      return exchange.drop()
-    }
-    if (i === pieces.length) break
-    if (script.chunkDelayMs) {
-      flush()
-      await exchange.wait(script.chunkDelayMs)
-      if (exchange.closed) return
-    }
-    out += event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(pieces[i])}}}`)
-    exchange.chunks++
-  }
-  out += event("content_block_stop", `{"type":"content_block_stop","index":0}`) +
-    event("message_delta", `{"type":"message_delta","delta":{"stop_reason":${stopReason},"stop_sequence":null},"usage":{"output_tokens":${usage.output_tokens}}}`)
-  if (!script.omitMessageStop) out += event("message_stop", `{"type":"message_stop"}`)
-  res.end(out)
+  })
 }
 
-export const start = async (options: Options = {}): Promise<FakeAnthropic> => {
-  const handler: FakeUpstream.Handler<Script> = (script, request, exchange) => {
-    if (options.apiKey !== undefined && request.headers["x-api-key"] !== options.apiKey) {
-      const sent = request.headers["x-api-key"] ?? ""
-      return FakeUpstream.sendReply(error(401, "authentication_error", `invalid x-api-key: ${String(sent)}`), exchange)
-    }
-    return FakeUpstream.isReply(script) ? FakeUpstream.sendReply(script, exchange) : answer(script, request, exchange)
-  }
-  return FakeUpstream.start<Script>(
-    { defaultScript: options.defaultScript ?? {}, ...(options.recordRequests === undefined ? {} : { recordRequests: options.recordRequests }) },
-    (method, path) => (method === "POST" && path === "/v1/messages" ? handler : undefined)
-  )
-}
+export const start = (options: Options = {}): Promise<FakeAnthropic> =>
+  FakeUpstream.startProvider<Answer>(options, {
+    emptyScript: {},
+    route: (method, path) => method === "POST" && path === "/v1/messages",
+    unauthorized: (apiKey, request) => {
+      const sent = request.headers["x-api-key"]
+      return sent === apiKey ? undefined : error(401, "authentication_error", `invalid x-api-key: ${String(sent ?? "")}`)
+    },
+    answer
+  })
 
 /** `start` as a scoped Effect: the server stops when the scope closes. */
 export const scoped = (options: Options = {}): Effect.Effect<FakeAnthropic, never, Scope.Scope> => FakeUpstream.scoped(() => start(options))

@@ -29,7 +29,7 @@ export interface Usage {
 }
 
 /** A scripted answer; every field is optional. */
-export interface Answer {
+export interface Answer extends FakeUpstream.AnswerFaults {
   /** Default: `"Hello from the fake upstream."` */
   readonly answer?: string
   /** How many pieces to split the answer into (default: one per word), or the pieces themselves. */
@@ -40,26 +40,15 @@ export interface Answer {
   readonly usagePlacement?: "final-chunk" | "last-content-chunk" | "missing"
   /** Default `"stop"`. */
   readonly finishReason?: string
-  /** Milliseconds before the status line. */
-  readonly firstByteDelayMs?: number
-  /** Milliseconds before each piece of the answer. */
-  readonly chunkDelayMs?: number
-  /** Destroy the connection after this many pieces (for a non-streaming request: at once). */
-  readonly dropAfterChunks?: number
-  /** Send a `data:` line that is not JSON after this many pieces, then end the response. */
-  readonly malformedAfterChunks?: number
   /** End the stream after the last chunk without `data: [DONE]`. */
   readonly omitDone?: boolean
 }
 
 export type Script = Answer | FakeUpstream.Reply
 
-export interface Options {
-  readonly defaultScript?: Script
+export interface Options extends FakeUpstream.ProviderOptions<Script> {
   /** When set, a request without `Authorization: Bearer <apiKey>` gets a 401 (which echoes the key it was sent). */
   readonly apiKey?: string
-  /** Keep a record of requests (default true; a benchmark turns it off). */
-  readonly recordRequests?: boolean
 }
 
 export interface FakeOpenAi extends FakeUpstream.FakeServer<Script> {
@@ -110,9 +99,6 @@ const prepare = (script: Answer): Prepared => {
   return found
 }
 
-const sseHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache" } as const
-const jsonHeaders = { "content-type": "application/json" } as const
-
 const usageJson = (usage: Usage) =>
   `{"prompt_tokens":${usage.prompt_tokens},"completion_tokens":${usage.completion_tokens},"total_tokens":${usage.prompt_tokens + usage.completion_tokens}}`
 
@@ -125,7 +111,6 @@ interface ChatBody {
 let sequence = 0
 
 const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exchange: FakeUpstream.Exchange): Promise<void> => {
-  const { res } = exchange
   const body = (typeof request.body === "object" && request.body !== null ? request.body : {}) as ChatBody
   const model = JSON.stringify(typeof body.model === "string" ? body.model : "fake-model")
   const { answerJson, finishJson, pieces, piecesJson } = prepare(script)
@@ -134,20 +119,15 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
   const id = `chatcmpl-fake${++sequence}`
   const created = Math.floor(Date.now() / 1000)
 
-  if (script.firstByteDelayMs) {
-    await exchange.wait(script.firstByteDelayMs)
-    if (exchange.closed) return
-  }
+  if (!(await FakeUpstream.awaitFirstByte(script, exchange))) return
 
   if (body.stream !== true) {
-    if (script.dropAfterChunks !== undefined) return exchange.drop()
-    res.writeHead(200, jsonHeaders)
-    if (script.malformedAfterChunks !== undefined) return void res.end(`{"id":"${id}","object":"chat.completion","choices":[`)
-    res.end(
-      `{"id":"${id}","object":"chat.completion","created":${created},"model":${model},"choices":[{"index":0,"message":{"role":"assistant","content":${answerJson}},"logprobs":null,"finish_reason":${finishJson}}]` +
+    return FakeUpstream.sendWhole(script, exchange, {
+      malformed: `{"id":"${id}","object":"chat.completion","choices":[`,
+      body: () =>
+        `{"id":"${id}","object":"chat.completion","created":${created},"model":${model},"choices":[{"index":0,"message":{"role":"assistant","content":${answerJson}},"logprobs":null,"finish_reason":${finishJson}}]` +
         (placement === "missing" ? "}" : `,"usage":${usageJson(usage)}}`)
-    )
-    return
+    })
   }
 
   const prefix = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${model},"choices":[`
@@ -155,54 +135,35 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
   // OpenAI sends `"usage":null` on every chunk when usage was asked for.
   const nullUsage = includeUsage ? `,"usage":null}\n\n` : "}\n\n"
   const inLast = placement === "last-content-chunk" && pieces.length > 0
-  res.writeHead(200, sseHeaders)
-  let out = `${prefix}{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]${nullUsage}`
-  const flush = () => {
-    if (out.length > 0) res.write(out)
-    out = ""
-  }
-  for (let i = 0; i <= pieces.length; i++) {
-    if (script.malformedAfterChunks === i) {
-      out += `data: {"id":"${id}","choices":[{"delta":{"content":"unterminated\n\n`
-      flush()
-      return void res.end()
-    }
-    if (script.dropAfterChunks === i) {
-      flush()
-      return exchange.drop()
-    }
-    if (i === pieces.length) break
-    if (script.chunkDelayMs) {
-      flush()
-      await exchange.wait(script.chunkDelayMs)
-      if (exchange.closed) return
-    }
-    out += inLast && i === pieces.length - 1
-      ? `${prefix}{"index":0,"delta":{"content":${piecesJson[i]}},"finish_reason":${finishJson}}],"usage":${usageJson(usage)}}\n\n`
-      : `${prefix}{"index":0,"delta":{"content":${piecesJson[i]}},"finish_reason":null}]${nullUsage}`
-    exchange.chunks++
-  }
-  if (!inLast) {
-    out += `${prefix}{"index":0,"delta":{},"finish_reason":${finishJson}}]${nullUsage}`
-    if (placement === "final-chunk" && includeUsage) out += `${prefix}],"usage":${usageJson(usage)}}\n\n`
-  }
-  if (!script.omitDone) out += "data: [DONE]\n\n"
-  res.end(out)
+  return FakeUpstream.sendStream(script, exchange, {
+    head: `${prefix}{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]${nullUsage}`,
+    pieces: pieces.length,
+    piece: (i) =>
+      inLast && i === pieces.length - 1
+        ? `${prefix}{"index":0,"delta":{"content":${piecesJson[i]}},"finish_reason":${finishJson}}],"usage":${usageJson(usage)}}\n\n`
+        : `${prefix}{"index":0,"delta":{"content":${piecesJson[i]}},"finish_reason":null}]${nullUsage}`,
+    tail: () => {
+      let out = ""
+      if (!inLast) {
+        out += `${prefix}{"index":0,"delta":{},"finish_reason":${finishJson}}]${nullUsage}`
+        if (placement === "final-chunk" && includeUsage) out += `${prefix}],"usage":${usageJson(usage)}}\n\n`
+      }
+      return script.omitDone ? out : out + "data: [DONE]\n\n"
+    },
+    malformed: `data: {"id":"${id}","choices":[{"delta":{"content":"unterminated\n\n`
+  })
 }
 
 export const start = async (options: Options = {}): Promise<FakeOpenAi> => {
-  const expected = options.apiKey === undefined ? undefined : `Bearer ${options.apiKey}`
-  const handler: FakeUpstream.Handler<Script> = (script, request, exchange) => {
-    if (expected !== undefined && request.headers.authorization !== expected) {
-      const sent = (request.headers.authorization ?? "").replace(/^Bearer /, "")
-      return FakeUpstream.sendReply(error(401, "invalid_request_error", `Incorrect API key provided: ${sent}.`), exchange)
-    }
-    return FakeUpstream.isReply(script) ? FakeUpstream.sendReply(script, exchange) : answer(script, request, exchange)
-  }
-  const server = await FakeUpstream.start<Script>(
-    { defaultScript: options.defaultScript ?? {}, ...(options.recordRequests === undefined ? {} : { recordRequests: options.recordRequests }) },
-    (method, path) => (method === "POST" && path.endsWith("/chat/completions") ? handler : undefined)
-  )
+  const server = await FakeUpstream.startProvider<Answer>(options, {
+    emptyScript: {},
+    route: (method, path) => method === "POST" && path.endsWith("/chat/completions"),
+    unauthorized: (apiKey, request) => {
+      const sent = request.headers.authorization ?? ""
+      return sent === `Bearer ${apiKey}` ? undefined : error(401, "invalid_request_error", `Incorrect API key provided: ${sent.replace(/^Bearer /, "")}.`)
+    },
+    answer
+  })
   return Object.assign(server, { baseUrl: `${server.url}/v1` })
 }
 

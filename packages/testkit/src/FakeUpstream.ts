@@ -71,7 +71,7 @@ export interface Options<S> {
   /** Answers when the queue is empty. */
   readonly defaultScript: S
   /** Keep a record of requests (on by default; a benchmark turns it off to keep memory flat). */
-  readonly recordRequests?: boolean
+  readonly recordRequests?: boolean | undefined
 }
 
 export interface FakeServer<S> {
@@ -119,6 +119,120 @@ export const sendReply = async (reply: Reply, exchange: Exchange): Promise<void>
   }
   exchange.res.writeHead(reply.status, headers)
   exchange.res.end(body)
+}
+
+/** The timing and fault injection every scripted answer of a provider fake offers. */
+export interface AnswerFaults {
+  /** Milliseconds before the status line. */
+  readonly firstByteDelayMs?: number
+  /** Milliseconds before each piece of the answer. */
+  readonly chunkDelayMs?: number
+  /** Destroy the connection after this many pieces (for a non-streaming request: at once). */
+  readonly dropAfterChunks?: number
+  /** Send a `data:` line that is not JSON after this many pieces, then end the response. */
+  readonly malformedAfterChunks?: number
+}
+
+const sseHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache" } as const
+const jsonHeaders = { "content-type": "application/json" } as const
+
+/** Waits out the script's first-byte delay; false when the client went away meanwhile. */
+export const awaitFirstByte = async (script: AnswerFaults, exchange: Exchange): Promise<boolean> => {
+  if (!script.firstByteDelayMs) return true
+  await exchange.wait(script.firstByteDelayMs)
+  return !exchange.closed
+}
+
+/** A non-streaming answer: `body()`, or with the script's faults a drop or the `malformed` text. */
+export const sendWhole = (script: AnswerFaults, exchange: Exchange, whole: { readonly malformed: string; readonly body: () => string }): void => {
+  if (script.dropAfterChunks !== undefined) return exchange.drop()
+  exchange.res.writeHead(200, jsonHeaders)
+  exchange.res.end(script.malformedAfterChunks !== undefined ? whole.malformed : whole.body())
+}
+
+export interface Stream {
+  /** The events before the first piece. */
+  readonly head: string
+  readonly pieces: number
+  /** The event carrying piece `i`. */
+  readonly piece: (i: number) => string
+  /** The events after the last piece. */
+  readonly tail: () => string
+  /** Sent in place of piece `malformedAfterChunks`, before the response ends. */
+  readonly malformed: string
+  /** A further scripted early end (Anthropic's `error` event): `text()` after `after` pieces. */
+  readonly cut?: { readonly after: number; readonly text: () => string } | undefined
+}
+
+/**
+ * A server-sent event stream with the script's timing and faults. Events are buffered and
+ * written only before a wait, a drop or the end, so that an undelayed answer is one write.
+ */
+export const sendStream = async (script: AnswerFaults, exchange: Exchange, stream: Stream): Promise<void> => {
+  const { res } = exchange
+  res.writeHead(200, sseHeaders)
+  let out = stream.head
+  const flush = () => {
+    if (out.length > 0) res.write(out)
+    out = ""
+  }
+  for (let i = 0; i <= stream.pieces; i++) {
+    const early = script.malformedAfterChunks === i ? stream.malformed : stream.cut?.after === i ? stream.cut.text() : undefined
+    if (early !== undefined) {
+      out += early
+      flush()
+      return void res.end()
+    }
+    if (script.dropAfterChunks === i) {
+      flush()
+      return exchange.drop()
+    }
+    if (i === stream.pieces) break
+    if (script.chunkDelayMs) {
+      flush()
+      await exchange.wait(script.chunkDelayMs)
+      if (exchange.closed) return
+    }
+    out += stream.piece(i)
+    exchange.chunks++
+  }
+  res.end(out + stream.tail())
+}
+
+/** What the provider fakes take from their callers. */
+export interface ProviderOptions<S> {
+  /** Answers when the queue is empty (default: the provider's default answer). */
+  readonly defaultScript?: S
+  /** When set, a request without this key gets a 401. */
+  readonly apiKey?: string
+  /** Keep a record of requests (default true; a benchmark turns it off). */
+  readonly recordRequests?: boolean
+}
+
+/**
+ * Starts a provider fake: requests that `route` accepts are refused with `unauthorized`'s reply
+ * when the caller's key is wrong, else answered with a scripted `Reply` or with `answer`.
+ */
+export const startProvider = <A extends object>(
+  options: ProviderOptions<A | Reply>,
+  provider: {
+    /** An empty script, for when no default is given. */
+    readonly emptyScript: A
+    readonly route: (method: string, path: string) => boolean
+    /** The refusal when the request does not carry `apiKey`, else `undefined`. */
+    readonly unauthorized: (apiKey: string, request: RecordedRequest) => Reply | undefined
+    readonly answer: (script: A, request: RecordedRequest, exchange: Exchange) => Promise<void>
+  }
+): Promise<FakeServer<A | Reply>> => {
+  const handler: Handler<A | Reply> = (script, request, exchange) => {
+    const refusal = options.apiKey === undefined ? undefined : provider.unauthorized(options.apiKey, request)
+    if (refusal !== undefined) return sendReply(refusal, exchange)
+    return isReply(script) ? sendReply(script, exchange) : provider.answer(script, request, exchange)
+  }
+  return start<A | Reply>(
+    { defaultScript: options.defaultScript ?? provider.emptyScript, recordRequests: options.recordRequests },
+    (method, path) => (provider.route(method, path) ? handler : undefined)
+  )
 }
 
 /** Splits an answer into pieces that concatenate back to it: word groups, or characters when asked for more pieces than words. */
