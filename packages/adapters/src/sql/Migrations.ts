@@ -3,6 +3,7 @@
  * numbered file added to the record below; applied ones are never edited.
  */
 import * as Migrator from "@effect/sql/Migrator"
+import { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import accounts from "../migrations/0001_accounts.js"
 import organizations from "../migrations/0002_organizations.js"
@@ -20,8 +21,29 @@ export const loader = Migrator.fromRecord({
   "0006_change_notifications": changeNotifications
 })
 
-/** Applies what is pending; safe to run from several instances at once (a table lock serialises them). */
-export const run = Migrator.make({})({ loader }).pipe(
+/** An arbitrary constant: the advisory lock that serialises creating the migrations table. */
+const tableLock = 0x68756464
+
+/**
+ * The migrator creates its table unguarded (look it up, create it if missing), so two instances
+ * starting at once on an empty database could both try, and one would fail to start. Creating
+ * it first, under an advisory lock, removes the race; the migrator's own table lock then
+ * serialises the migrations.
+ */
+const ensureTable = Effect.flatMap(SqlClient, (sql) =>
+  sql.withTransaction(
+    Effect.zipRight(
+      sql`SELECT pg_advisory_xact_lock(${tableLock})`,
+      sql`CREATE TABLE IF NOT EXISTS effect_sql_migrations (
+            migration_id integer primary key,
+            created_at timestamp with time zone not null default now(),
+            name text not null
+          )`
+    )
+  ))
+
+/** Applies what is pending; safe to run from several instances at once. */
+export const run = Effect.zipRight(ensureTable, Migrator.make({})({ loader })).pipe(
   Effect.tap((applied) =>
     applied.length > 0
       ? Effect.logInfo("migrations applied").pipe(Effect.annotateLogs("migrations", applied.map(([id, name]) => `${id}_${name}`).join(",")))
