@@ -3,7 +3,7 @@
  * provider's Retry-After within a bound), then falls back to the next model of the list. Once a
  * model has produced output, a failure ends the call: an answer is never stitched from two models.
  */
-import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
+import { Chunk, Context, Duration, Effect, Layer, Mailbox, Option, Stream } from "effect"
 import { UpstreamUnavailable } from "../Errors.js"
 import type { CallOptions, CatalogModel, ChatMessage, ModelChunk } from "../Model.js"
 import { ModelProviders, ProviderFailure } from "../ports/ModelProviders.js"
@@ -52,6 +52,9 @@ export class RouterPolicy extends Context.Reference<RouterPolicy>()("@huddle/dom
   defaultValue: () => defaultPolicy
 }) {}
 
+/** How far the call may read ahead of its consumer, in chunks of the model's answer. */
+const bufferedChunks = 64
+
 const describe = (failure: ProviderFailure) => `${failure.reason}${failure.status ? ` (${failure.status})` : ""}`
 
 export const make = Effect.gen(function*() {
@@ -64,60 +67,71 @@ export const make = Effect.gen(function*() {
     return Duration.greaterThan(wanted, policy.maxDelay) ? Option.none() : Option.some(wanted)
   }
 
-  const stream: Service["stream"] = (models, call) => {
-    const failures: Array<string> = []
-    const tryModel = (index: number, attempt: number): Stream.Stream<RouterChunk, UpstreamUnavailable> => {
-      const model = models[index]
-      if (model === undefined) {
-        return Stream.fail(new UpstreamUnavailable({
-          message: failures.length === 0
-            ? "No model is available for this request"
-            : `No model could answer: ${failures.join("; ")}`
-        }))
-      }
-      const provider = providers.get(model.provider)
-      if (Option.isNone(provider)) {
-        failures.push(`${model.id}: provider ${model.provider} is not configured`)
-        return tryModel(index + 1, 1)
-      }
-      let produced = false
-      const attemptStream = provider.value.stream({
-        model,
-        messages: call.messages,
-        temperature: call.temperature,
-        maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens),
-        options: call.options
-      }).pipe(Stream.tap((chunk) => Effect.sync(() => {
-        if (chunk._tag === "Delta" || chunk._tag === "ToolCallDelta") produced = true
-      })))
-      const start: Stream.Stream<RouterChunk> = Stream.make({ _tag: "Attempt", model, attempt } as const)
-      return Stream.concat(start, attemptStream).pipe(
-        Stream.catchAll((failure: ProviderFailure): Stream.Stream<RouterChunk, UpstreamUnavailable> => {
-          if (produced) {
-            return Stream.fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
-          }
-          const delay = delayFor(failure, attempt)
-          if (Option.isSome(delay)) {
-            return Stream.concat(
-              Stream.make({ _tag: "Failed", model, reason: describe(failure), willRetry: true } as const),
-              Stream.unwrap(Effect.as(Effect.sleep(delay.value), tryModel(index, attempt + 1)))
-            )
-          }
-          failures.push(`${model.id}: ${describe(failure)}`)
-          return Stream.concat(
-            Stream.make({ _tag: "Failed", model, reason: describe(failure), willRetry: false } as const),
-            tryModel(index + 1, 1)
+  const stream: Service["stream"] = (models, call) =>
+    // The call runs in a fiber of its own that feeds a mailbox, and one timer fails the mailbox
+    // (after what was already produced) when the call's limit passes. `Stream.interruptWhen`
+    // would race every pull against the timer, forking fibers for each chunk.
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const mailbox = yield* Mailbox.make<RouterChunk, UpstreamUnavailable>(bufferedChunks)
+      const failures: Array<string> = []
+      const tryModel = (index: number, attempt: number): Effect.Effect<void, UpstreamUnavailable> => {
+        const model = models[index]
+        if (model === undefined) {
+          return Effect.fail(
+            new UpstreamUnavailable({
+              message: failures.length === 0
+                ? "No model is available for this request"
+                : `No model could answer: ${failures.join("; ")}`
+            })
           )
+        }
+        const provider = providers.get(model.provider)
+        if (Option.isNone(provider)) {
+          failures.push(`${model.id}: provider ${model.provider} is not configured`)
+          return tryModel(index + 1, 1)
+        }
+        let produced = false
+        const answer = provider.value.stream({
+          model,
+          messages: call.messages,
+          temperature: call.temperature,
+          maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens),
+          options: call.options
         })
+        return mailbox.offer({ _tag: "Attempt", model, attempt }).pipe(
+          Effect.zipRight(Stream.runForEachChunk(answer, (chunks) => {
+            if (!produced) produced = Chunk.some(chunks, (chunk) => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta")
+            return mailbox.offerAll(chunks)
+          })),
+          Effect.catchAll((failure: ProviderFailure): Effect.Effect<void, UpstreamUnavailable> => {
+            if (produced) {
+              return Effect.fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
+            }
+            const delay = delayFor(failure, attempt)
+            if (Option.isSome(delay)) {
+              return mailbox.offer({ _tag: "Failed", model, reason: describe(failure), willRetry: true }).pipe(
+                Effect.zipRight(Effect.sleep(delay.value)),
+                Effect.zipRight(Effect.suspend(() => tryModel(index, attempt + 1)))
+              )
+            }
+            failures.push(`${model.id}: ${describe(failure)}`)
+            return mailbox.offer({ _tag: "Failed", model, reason: describe(failure), willRetry: false }).pipe(
+              Effect.zipRight(Effect.suspend(() => tryModel(index + 1, 1)))
+            )
+          })
+        )
+      }
+      yield* Effect.suspend(() => tryModel(0, 1)).pipe(Mailbox.into(mailbox), Effect.forkScoped)
+      yield* Effect.sleep(policy.maxDuration).pipe(
+        Effect.zipRight(Effect.suspend(() =>
+          mailbox.fail(
+            new UpstreamUnavailable({ message: `The model call ran past its limit of ${Duration.format(policy.maxDuration)}` })
+          )
+        )),
+        Effect.forkScoped
       )
-    }
-    const overtime = Effect.sleep(policy.maxDuration).pipe(
-      Effect.zipRight(Effect.fail(new UpstreamUnavailable({
-        message: `The model call ran past its limit of ${Duration.format(policy.maxDuration)}`
-      })))
-    )
-    return Stream.suspend(() => tryModel(0, 1)).pipe(Stream.interruptWhen(overtime))
-  }
+      return Mailbox.toStream(mailbox)
+    }))
 
   return Router.of({ stream })
 })
