@@ -30,7 +30,8 @@ export const make = Effect.gen(function*() {
       }
       const key = found.value
       yield* keys.touch(key.id, yield* DateTime.now)
-      return new Principal({ user: key.user, via: "api_key", credential_id: key.id, bound_org_id: key.orgId })
+      // Stored rows, decoded when read: validating again on every request would only cost.
+      return new Principal({ user: key.user, via: "api_key", credential_id: key.id, bound_org_id: key.orgId }, { disableValidation: true })
     })
 
   const viaSession = (token: string, prefix: string) =>
@@ -40,7 +41,7 @@ export const make = Effect.gen(function*() {
         return yield* rejected("Invalid or expired session")
       }
       const session = found.value
-      return new Principal({ user: session.user, via: "session", credential_id: session.id, bound_org_id: null })
+      return new Principal({ user: session.user, via: "session", credential_id: session.id, bound_org_id: null }, { disableValidation: true })
     })
 
   const authenticate: Service["authenticate"] = (token) =>

@@ -39,6 +39,7 @@ export const resolve = (inputs: Inputs): EffectiveSettings => {
   const model_tier = ceiling !== undefined && tierRank[wantedTier.value] > tierRank[ceiling]
     ? { value: ceiling, decided_by: "org_policy" as const }
     : wantedTier
+  // Built on every request from values already decoded; the types check its shape.
   return new EffectiveSettings({
     model_tier,
     risk_tolerance: enforced(policies?.risk_tolerance, firstOf(inputs, "risk_tolerance")),
@@ -47,7 +48,7 @@ export const resolve = (inputs: Inputs): EffectiveSettings => {
     credit_fallback: policies?.credit_fallback === undefined
       ? { value: serviceDefaults.credit_fallback, decided_by: "service_default" }
       : { value: policies.credit_fallback, decided_by: "org_policy" }
-  })
+  }, { disableValidation: true })
 }
 
 /** Whether an explicitly named tier is allowed under the org's policies. */
