@@ -1,4 +1,5 @@
 import { Accounts, TestServer } from "@huddle/testkit"
+import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 describe("accounts over HTTP", () => {
@@ -123,5 +124,71 @@ describe("accounts over HTTP", () => {
     const tampered = user.session.slice(0, -1) + last
     expect((await server.request("GET", "/v1/me", { token: tampered })).status).toBe(401)
     expect((await server.request("GET", "/v1/me", { token: user.session })).status).toBe(200)
+  })
+})
+
+describe("web sessions expire", () => {
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start({ sessionTtl: Duration.seconds(2) })
+  })
+  afterAll(() => server.stop())
+
+  it("refuses a session past HUDDLE_SESSION_TTL with 401; API keys made with it keep working", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const { key } = await Accounts.createApiKey(server, user)
+    expect((await server.request("GET", "/v1/me", { token: user.session })).status).toBe(200)
+    await new Promise((done) => setTimeout(done, 2_500))
+    const expired = await server.request("GET", "/v1/me", { token: user.session })
+    expect(expired.status).toBe(401)
+    expect(expired.body).toEqual({ error: "UNAUTHORIZED", message: expect.any(String) })
+    expect((await server.request("GET", "/v1/me", { token: key })).status).toBe(200)
+    // Logging in again gives a new session that works.
+    const again = await server.request("POST", "/v1/auth/login", { body: { email: user.email, password: user.password } })
+    expect((await server.request("GET", "/v1/me", { token: again.body.token })).status).toBe(200)
+  })
+})
+
+describe("the account's audit log", () => {
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start()
+  })
+  afterAll(() => server.stop())
+
+  it("pages through the caller's own events, newest first, and shows no one else's", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const other = await Accounts.signupAndLogin(server)
+    await Accounts.createApiKey(server, other, { name: "someone else's" })
+    const keys = []
+    for (let i = 0; i < 5; i++) keys.push(await Accounts.createApiKey(server, user, { name: `key ${i}` }))
+    for (const key of keys.slice(0, 2)) {
+      expect((await server.request("DELETE", `/v1/api-keys/${key.id}`, { token: user.session })).status).toBeLessThan(300)
+    }
+
+    const seen: Array<{ id: string; event_type: string; target: string }> = []
+    let cursor: string | null = null
+    let pages = 0
+    do {
+      const res = await server.request("GET", `/v1/me/audit-log?limit=3${cursor === null ? "" : `&cursor=${cursor}`}`, { token: user.session })
+      expect(res.status, res.text).toBe(200)
+      expect(res.body.data.length).toBeLessThanOrEqual(3)
+      seen.push(...res.body.data)
+      cursor = res.body.next_cursor
+      pages++
+    } while (cursor !== null && pages < 10)
+
+    expect(seen.map((event) => event.event_type)).toEqual([
+      "api_key.revoked",
+      "api_key.revoked",
+      ...Array.from({ length: 5 }, () => "api_key.created")
+    ])
+    expect(pages).toBe(3)
+    // Newest first, each event once.
+    const ids = seen.map((event) => event.id)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect([...ids].sort().reverse()).toEqual(ids)
+    expect(seen.filter((event) => event.event_type === "api_key.revoked").map((event) => event.target).sort())
+      .toEqual(keys.slice(0, 2).map((key) => key.id).sort())
   })
 })
