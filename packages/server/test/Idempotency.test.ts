@@ -196,6 +196,28 @@ describe("Idempotency-Key", () => {
       expect(retried!.events.find((e) => e.event === "metadata")!.data.output).toBe("Complete this time.")
     })
 
+    it("gives the key back when the client goes away before the answer, so that a retry runs", async () => {
+      fake.enqueue({ answer: "Too late.", firstByteDelayMs: 1_500, usage: { prompt_tokens: 5, completion_tokens: 3 } })
+      const key = newKey()
+      const body = JSON.stringify({ model: "standard", messages: [{ role: "user", content: "slow" }] })
+      const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json", "idempotency-key": key }
+      const gone = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers, body, signal: AbortSignal.timeout(300) })
+        .then(() => "answered", (error: Error) => error.name)
+      expect(gone).toBe("TimeoutError")
+      await fake.waitForDisconnects(1, 3_000)
+      fake.enqueue({ answer: "On time.", usage: { prompt_tokens: 5, completion_tokens: 3 } })
+      let retried: Response | undefined
+      for (let i = 0; i < 20; i++) {
+        retried = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers, body })
+        if (retried.status !== 409) break
+        await sleep(100)
+      }
+      expect(retried!.status).toBe(200)
+      expect(retried!.headers.get("idempotent-replayed")).toBeNull()
+      const answer = await retried!.json() as { choices: Array<{ message: { content: string } }> }
+      expect(answer.choices[0]!.message.content).toBe("On time.")
+    })
+
     it("does not keep a stream that ended in an error event", async () => {
       fake.enqueue({ answer: "one two three four", chunks: 4, malformedAfterChunks: 2 })
       const key = newKey()
@@ -461,6 +483,6 @@ describe("sealed records", () => {
 
   it("keeps 2xx and 4xx answers but not 5xx or 429", () => {
     expect([200, 201, 204, 400, 402, 404, 409, 422].every(IdempotencyLive.isKeptStatus)).toBe(true)
-    expect([429, 500, 502, 503].some(IdempotencyLive.isKeptStatus)).toBe(false)
+    expect([429, 499, 500, 502, 503].some(IdempotencyLive.isKeptStatus)).toBe(false)
   })
 })

@@ -142,8 +142,12 @@ const streamEndedInFailure = (contentType: string | undefined, body: Uint8Array)
   return /(^|\n)event: error\n/.test(text) || /(^|\n)data: \{"error":/.test(text)
 }
 
-/** Whether an answer is kept: 2xx and 4xx, except 429 (retrying later is the point of it). */
-export const isKeptStatus = (status: number) => status < 500 && status !== 429
+/**
+ * Whether an answer is kept: 2xx and 4xx, except 429 (retrying later is the point of it) and
+ * 499, which is no answer: the platform's status for a request whose client went away (or that
+ * shutdown cut off), whose retry must run.
+ */
+export const isKeptStatus = (status: number) => status < 500 && status !== 429 && status !== 499
 
 /** The answer to a retry, raised as a defect so that nothing else runs; `replays` answers with it. */
 export class Replay {
@@ -213,11 +217,13 @@ export const IdempotentLive = (options: Options = defaults) =>
           // Whatever happens to the request (a failure, an interruption, a client gone), the key
           // is given back when its scope closes unless an answer was kept.
           yield* Effect.addFinalizer(() => release)
+          // A failed renewal is logged and tried again at the next tick: one passing fault must
+          // not let the lock lapse while the request still runs (a retry would then run it twice).
           yield* DateTime.now.pipe(
             Effect.flatMap((now) => store.renew(claim, DateTime.addDuration(now, options.lockTimeout))),
+            Effect.catchAllCause((cause) => Effect.as(logStoreFailure("renew")(cause), true)),
             Effect.delay(renewEvery),
             Effect.repeat({ while: (held) => held && !settled }),
-            Effect.catchAllCause(logStoreFailure("renew")),
             Effect.forkScoped
           )
           yield* HttpApp.appendPreResponseHandler((_request, response) => {
