@@ -1,9 +1,11 @@
 /**
  * The change feed over PostgreSQL: one dedicated connection per instance that LISTENs. The feed
- * is live only while that connection is known to work: it is pinged every few seconds, and an
- * error, an end or a failed ping marks it not live (caches stop serving and are cleared) until a
- * new connection listens again. Notifications sent while it was down are lost, which is why
- * caches start empty each time it comes back.
+ * is live only while that connection is known to deliver: every `pingEvery` it notifies itself a
+ * heartbeat on the channel, and the feed counts as live only while the last heartbeat came back
+ * within three periods. A stalled or broken connection (or a pooler that does not pass LISTEN
+ * through) therefore stops the caches within that bound; an error or an end stops them at once.
+ * Then a new connection is made; caches start empty each time it comes back, since
+ * notifications sent meanwhile are lost. LISTEN needs a direct (or session-pooled) connection.
  */
 import { Duration, Effect, Layer, Redacted } from "effect"
 import pg from "pg"
@@ -11,7 +13,7 @@ import { ChangeFeed, channel, makeDispatcher } from "./ChangeFeed.js"
 
 export interface Options {
   readonly url: Redacted.Redacted
-  /** How often the listening connection is checked (default 5 s). */
+  /** How often the listening connection proves it still delivers (default 1 s). */
   readonly pingEvery?: Duration.DurationInput | undefined
 }
 
@@ -23,7 +25,9 @@ export const layer = (options: Options) =>
     ChangeFeed,
     Effect.gen(function*() {
       const dispatcher = makeDispatcher()
-      const pingMs = Duration.toMillis(options.pingEvery ?? Duration.seconds(5))
+      const pingMs = Duration.toMillis(options.pingEvery ?? Duration.seconds(1))
+      const heartbeat = `ping:${process.pid}:${Math.random().toString(36).slice(2)}`
+      let lastBeat = 0
       let client: pg.Client | undefined
       let stopped = false
       let retry: NodeJS.Timeout | undefined
@@ -52,15 +56,19 @@ export const layer = (options: Options) =>
         next.on("error", () => drop(next))
         next.on("end", () => drop(next))
         next.on("notification", (message) => {
-          if (message.channel === channel && message.payload !== undefined) dispatcher.deliver(message.payload)
+          if (message.channel !== channel || message.payload === undefined) return
+          if (message.payload === heartbeat) lastBeat = Date.now()
+          else dispatcher.deliver(message.payload)
         })
         next.connect()
           .then(() => next.query(`LISTEN ${channel}`))
           .then(() => {
             if (client !== next) return
+            lastBeat = Date.now()
             dispatcher.setLive(true)
             ping = setInterval(() => {
-              next.query("SELECT 1").catch(() => drop(next))
+              if (Date.now() - lastBeat > 3 * pingMs) return drop(next)
+              next.query("SELECT pg_notify($1, $2)", [channel, heartbeat]).catch(() => drop(next))
             }, pingMs)
             ping.unref()
           })
@@ -80,6 +88,15 @@ export const layer = (options: Options) =>
             await last?.end().catch(() => {})
           })
       )
-      return dispatcher.service
+      // Between two pings, a silent connection is caught when a cache asks.
+      return {
+        ...dispatcher.service,
+        live: () => {
+          if (!dispatcher.service.live()) return false
+          if (Date.now() - lastBeat <= 3 * pingMs) return true
+          if (client !== undefined) drop(client)
+          return false
+        }
+      }
     })
   )
