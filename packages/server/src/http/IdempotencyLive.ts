@@ -149,6 +149,9 @@ const streamEndedInFailure = (contentType: string | undefined, body: Uint8Array)
  */
 export const isKeptStatus = (status: number) => status < 500 && status !== 429 && status !== 499
 
+/** The largest streamed answer kept for replay; a longer one is not kept, and its retry runs. */
+export const maxRecordedBytes = 4 * 1024 * 1024
+
 /** The answer to a retry, raised as a defect so that nothing else runs; `replays` answers with it. */
 export class Replay {
   constructor(readonly response: HttpServerResponse.HttpServerResponse) {}
@@ -237,13 +240,23 @@ export const IdempotentLive = (options: Options = defaults) =>
                 return Effect.as(complete({ status: response.status, headers, body: new Uint8Array(0) }), response)
               case "Stream": {
                 // Kept once the stream has ended; one that fails or is cut off is released by the finalizer.
+                // Past `maxRecordedBytes` the stream is not kept (its key is released at the end),
+                // so that a long stream cannot hold unbounded memory or rows.
                 const chunks: Array<Uint8Array> = []
+                let size = 0
                 const recorded = Stream.concat(
                   Stream.mapChunks(body.stream, (chunk) => {
-                    for (const part of chunk) chunks.push(part)
+                    for (const part of chunk) {
+                      size += part.length
+                      if (size <= maxRecordedBytes) chunks.push(part)
+                    }
                     return chunk
                   }),
-                  Stream.execute(Effect.suspend(() => complete({ status: response.status, headers, body: Buffer.concat(chunks) })))
+                  Stream.execute(Effect.suspend(() =>
+                    size <= maxRecordedBytes
+                      ? complete({ status: response.status, headers, body: Buffer.concat(chunks) })
+                      : release
+                  ))
                 )
                 return Effect.succeed(HttpServerResponse.setBody(response, HttpBody.stream(recorded, body.contentType, body.contentLength)))
               }
