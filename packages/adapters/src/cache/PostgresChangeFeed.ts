@@ -7,7 +7,7 @@
  * Then a new connection is made; caches start empty each time it comes back, since
  * notifications sent meanwhile are lost. LISTEN needs a direct (or session-pooled) connection.
  */
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted, Runtime } from "effect"
 import pg from "pg"
 import { ChangeFeed, channel, makeDispatcher } from "./ChangeFeed.js"
 
@@ -25,9 +25,12 @@ export const layer = (options: Options) =>
     ChangeFeed,
     Effect.gen(function*() {
       const dispatcher = makeDispatcher()
+      // The connection's callbacks run outside any fiber; they log through the layer's runtime.
+      const log = Runtime.runFork(yield* Effect.runtime<never>())
       const pingMs = Duration.toMillis(options.pingEvery ?? Duration.seconds(1))
       const heartbeat = `ping:${process.pid}:${Math.random().toString(36).slice(2)}`
       let lastBeat = 0
+      let reconnecting = false
       let client: pg.Client | undefined
       let stopped = false
       let retry: NodeJS.Timeout | undefined
@@ -36,6 +39,9 @@ export const layer = (options: Options) =>
       const drop = (failed: pg.Client) => {
         if (client !== failed) return
         client = undefined
+        if (dispatcher.service.live() && !stopped) {
+          log(Effect.logWarning("huddle-changes: the change feed stopped; caches are off until it reconnects"))
+        }
         dispatcher.setLive(false)
         clearInterval(ping)
         failed.removeAllListeners("notification")
@@ -65,6 +71,8 @@ export const layer = (options: Options) =>
           .then(() => {
             if (client !== next) return
             lastBeat = Date.now()
+            if (reconnecting) log(Effect.logInfo("huddle-changes: the change feed is listening again; caches are on"))
+            reconnecting = true
             dispatcher.setLive(true)
             ping = setInterval(() => {
               if (Date.now() - lastBeat > 3 * pingMs) return drop(next)
