@@ -270,6 +270,25 @@ describe("Idempotency-Key", () => {
       expect((await post("/v1/huddle", "k".repeat(255), { input: "x" })).status).toBe(200)
     })
 
+    it("refuses a keyed request whose body is not JSON with 400 at once, changing nothing", async () => {
+      const key = newKey()
+      for (const contentType of ["application/vnd.api+json", "application/octet-stream", "multipart/form-data; boundary=x"]) {
+        const res = await fetch(`${server.url}/v1/api-keys`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${user.session}`, "content-type": contentType, "idempotency-key": key },
+          body: JSON.stringify({ name: "not json" }),
+          signal: AbortSignal.timeout(5_000)
+        })
+        expect(res.status, contentType).toBe(400)
+        expect(await res.json()).toEqual({ error: "INVALID_REQUEST", message: expect.stringContaining("JSON") })
+      }
+      const keys = await server.request("GET", "/v1/api-keys", { token: user.session })
+      expect(keys.body.data.map((k: { name: string }) => k.name)).not.toContain("not json")
+      // The key was not used up: a JSON request with it runs.
+      const made = await server.request("POST", "/v1/api-keys", { token: user.session, body: { name: "json" }, headers: { "idempotency-key": key } })
+      expect(made.status, made.text).toBe(201)
+    })
+
     it("ignores the header on endpoints that do not declare it", async () => {
       const res = await server.request("PUT", "/v1/me/preferences", {
         token: apiKey,

@@ -131,6 +131,12 @@ export const fingerprintOf = (request: HttpServerRequest.HttpServerRequest, body
     ]))
     .digest("hex")
 
+/** Whether the platform decodes this request's payload from its (cached) text, as it does for JSON. */
+const readsAsText = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const type = (request.headers["content-type"] ?? "application/json").toLowerCase().trim()
+  return type.includes("application/json") || type.includes("x-www-form-urlencoded") || type.startsWith("text/")
+}
+
 const bearerSecret = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
   /^Bearer\s+(\S+)\s*$/i.exec(request.headers["authorization"] ?? "")?.[1]
 
@@ -282,7 +288,14 @@ export const IdempotentLive = (options: Options = defaults) =>
         if (Option.isNone(principal) || secret === undefined) {
           return yield* Effect.dieMessage("Idempotent ran without a principal: declare it before Authenticated on the group")
         }
-        // Read once here; the platform caches it for the handler's own decoding.
+        // Read once here; the platform caches the text for the handler's own decoding. It does
+        // not cache other readings of a body (bytes, multipart), so a body the handler would read
+        // that way cannot be fingerprinted first; no keyed endpoint takes one anyway.
+        if (!readsAsText(request)) {
+          return yield* Effect.fail(
+            new InvalidRequest({ message: "A request with an Idempotency-Key must send its body as JSON (content-type: application/json)" })
+          )
+        }
         const body = yield* Effect.orDie(request.text)
         const fingerprint = fingerprintOf(request, body)
         const key = sealingKey(secret)
