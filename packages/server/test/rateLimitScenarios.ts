@@ -178,8 +178,9 @@ export const registerScenarios = (start: () => Promise<TestServer.TestServer>) =
     expect(refused).toHaveLength(1)
     expect(refused[0]!.error).toEqual({ code: -32007, message: expect.any(String), data: { error: "RATE_LIMITED", message: expect.any(String) } })
     expect(answers.find((a) => a.id === 99)?.result).toBeDefined()
-    // The headers of the class with least left: intents, spent.
+    // The headers of the class with least left: intents, spent; with when to retry.
     expect(rateHeaders(batch)).toMatchObject({ limit: limits.intent, remaining: 0 })
+    expect(expectRetryAfter(batch)).toBe(rateHeaders(batch).reset)
 
     const single = await server.request("POST", "/v1/rpc", { token: key, body: call("intent.submit", { input: "one more" }) })
     expectLimited(single, limits.intent)
