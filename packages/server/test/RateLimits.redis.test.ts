@@ -5,7 +5,6 @@
  * server and store here uses a key prefix of its own, so runs never see each other's counters.
  */
 import { randomBytes } from "node:crypto"
-import { createServer, type Server, type Socket, connect } from "node:net"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import { Principal } from "@huddle/domain/Principal"
 import { Email, User, UserId } from "@huddle/domain/User"
@@ -15,6 +14,7 @@ import { DateTime, Effect, Layer, Redacted, Schema } from "effect"
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectRetryAfter, limits, rateHeaders, registerScenarios } from "./rateLimitScenarios.js"
+import { tcpProxy } from "./serverProcesses.js"
 
 const redisUrl = process.env.REDIS_TEST_URL ?? "redis://127.0.0.1:6379"
 const unreachable = "redis://:hunter2@127.0.0.1:1"
@@ -105,34 +105,8 @@ describe("Redis unreachable, failing open (the default)", () => {
 /** A TCP proxy to Redis that a test can cut and restore, to take Redis away mid-traffic. */
 const redisProxy = async () => {
   const target = new URL(redisUrl)
-  const sockets = new Set<Socket>()
-  let server: Server | undefined
-  const listen = (port: number) =>
-    new Promise<number>((resolve) => {
-      server = createServer((client) => {
-        const upstream = connect(Number(target.port || 6379), target.hostname)
-        for (const socket of [client, upstream]) {
-          sockets.add(socket)
-          socket.on("close", () => sockets.delete(socket))
-          socket.on("error", () => {
-            client.destroy()
-            upstream.destroy()
-          })
-        }
-        client.pipe(upstream).pipe(client)
-      })
-      server.listen(port, "127.0.0.1", () => {
-        const address = server!.address()
-        resolve(typeof address === "object" && address !== null ? address.port : port)
-      })
-    })
-  const port = await listen(0)
-  const cut = () =>
-    new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy()
-      server!.close(() => resolve())
-    })
-  return { url: `redis://127.0.0.1:${port}`, cut, restore: () => listen(port).then(() => undefined) }
+  const proxy = await tcpProxy(target.hostname, Number(target.port || 6379))
+  return { url: `redis://127.0.0.1:${proxy.port}`, cut: proxy.cut, restore: proxy.restore }
 }
 
 describe("Redis unreachable, failing closed", () => {
