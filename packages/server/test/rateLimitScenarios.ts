@@ -171,16 +171,21 @@ export const registerScenarios = (start: () => Promise<TestServer.TestServer>) =
       ]
     })
     expect(batch.status).toBe(200)
-    const answers: ReadonlyArray<{ id: number; result?: unknown; error?: { code: number; data: { error: string } } }> = batch.body
+    const answers: ReadonlyArray<{ id: number; result?: unknown; error?: { code: number; data: { error: string; retry_after?: number } } }> = batch.body
     const submits = answers.filter((a) => a.id !== 99)
     expect(submits.filter((a) => a.result !== undefined)).toHaveLength(limits.intent)
     const refused = submits.filter((a) => a.error !== undefined)
     expect(refused).toHaveLength(1)
-    expect(refused[0]!.error).toEqual({ code: -32007, message: expect.any(String), data: { error: "RATE_LIMITED", message: expect.any(String) } })
+    expect(refused[0]!.error).toEqual({
+      code: -32007,
+      message: expect.any(String),
+      data: { error: "RATE_LIMITED", message: expect.any(String), retry_after: expect.any(Number) }
+    })
     expect(answers.find((a) => a.id === 99)?.result).toBeDefined()
     // The headers of the class with least left: intents, spent; with when to retry.
     expect(rateHeaders(batch)).toMatchObject({ limit: limits.intent, remaining: 0 })
     expect(expectRetryAfter(batch)).toBe(rateHeaders(batch).reset)
+    expect(refused[0]!.error).toMatchObject({ data: { retry_after: rateHeaders(batch).reset } })
 
     const single = await server.request("POST", "/v1/rpc", { token: key, body: call("intent.submit", { input: "one more" }) })
     expectLimited(single, limits.intent)

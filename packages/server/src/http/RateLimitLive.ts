@@ -243,7 +243,12 @@ export const rpcAdmission = Effect.map(RateLimits, (limits) => {
             ? new RpcErrors.RpcError({
               code: rateLimitedCode,
               message: refused.message,
-              data: { error: "RATE_LIMITED", message: refused.message },
+              // In a batch the response is 200: the call's own error says when to retry.
+              data: {
+                error: "RATE_LIMITED",
+                message: refused.message,
+                ...(verdict._tag === "Limited" ? { retry_after: verdict.reset } : {})
+              },
               status: 429
             })
             : RpcErrors.internalError(refused)

@@ -27,6 +27,8 @@ export interface ErrorData {
   /** Invalid params only: the first parameter at fault, and every issue found. */
   readonly field?: string
   readonly issues?: ReadonlyArray<Issue>
+  /** Rate limited calls only: seconds until the limit admits this kind of call again. */
+  readonly retry_after?: number
 }
 
 /** A JSON-RPC error, with the HTTP status a single (non-batch) call answers with. */
