@@ -6,6 +6,7 @@
 import { Accounts, FakeOpenAi, Orgs, TestServer, WithFakeUpstream } from "@huddle/testkit"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
 // Priced as WithFakeUpstream.price: one credit per input token, two per output token.
 const model = (id: string, tier: string, upstream_model?: string) =>
@@ -75,12 +76,7 @@ describe("chat completions through the openai SDK", () => {
   const balanceOf = async (someone: Accounts.TestUser) =>
     (await server.request("GET", "/v1/me", { token: someone.session })).body.credits.balance as number
 
-  let setup: WithFakeUpstream.WithFakeUpstream
-  beforeAll(async () => {
-    setup = await WithFakeUpstream.start(catalog.models)
-    ;({ fake, server } = setup)
-  }, 60_000)
-  afterAll(() => setup.stop())
+  fakeUpstreamSuite(catalog.models, (started) => ({ fake, server } = started))
   beforeEach(async () => {
     fake.reset()
     user = await Accounts.signupAndLogin(server)

@@ -3,7 +3,8 @@
  * usage and credits, retries and fallback, broken streams and disconnects.
  */
 import { Accounts, FakeOpenAi, SseClient, type TestServer, WithFakeUpstream } from "@huddle/testkit"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { beforeEach, describe, expect, it } from "vitest"
+import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
 // Priced as WithFakeUpstream.price: one credit per input token, two per output token.
 const models = [
@@ -14,16 +15,10 @@ const models = [
 ]
 
 describe("huddle against an OpenAI-compatible upstream", () => {
-  let setup: WithFakeUpstream.WithFakeUpstream
   let fake: FakeOpenAi.FakeOpenAi
   let server: TestServer.TestServer
   let user: Accounts.TestUser
-
-  beforeAll(async () => {
-    setup = await WithFakeUpstream.start(models)
-    ;({ fake, server } = setup)
-  }, 60_000)
-  afterAll(() => setup.stop())
+  fakeUpstreamSuite(models, (started) => ({ fake, server } = started))
   beforeEach(async () => {
     fake.reset()
     user = await Accounts.signupAndLogin(server)

@@ -13,7 +13,8 @@ import { Authenticated } from "@huddle/server/api/Security"
 import * as IdempotencyLive from "@huddle/server/http/IdempotencyLive"
 import { Accounts, FakeOpenAi, SseClient, type TestServer, WithFakeUpstream } from "@huddle/testkit"
 import OpenAI from "openai"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { beforeEach, describe, expect, it } from "vitest"
+import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
 // Priced as WithFakeUpstream.price: one credit per input token, two per output token.
 const models = [
@@ -26,17 +27,11 @@ const newKey = () => `key-${randomBytes(8).toString("hex")}`
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe("Idempotency-Key", () => {
-  let setup: WithFakeUpstream.WithFakeUpstream
   let fake: FakeOpenAi.FakeOpenAi
   let server: TestServer.TestServer
   let user: Accounts.TestUser
   let apiKey: string
-
-  beforeAll(async () => {
-    setup = await WithFakeUpstream.start(models)
-    ;({ fake, server } = setup)
-  }, 60_000)
-  afterAll(() => setup.stop())
+  fakeUpstreamSuite(models, (started) => ({ fake, server } = started))
   beforeEach(async () => {
     fake.reset()
     user = await Accounts.signupAndLogin(server)
