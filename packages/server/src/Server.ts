@@ -93,8 +93,6 @@ export const layer = (config: ServerConfig) => {
   const served = HttpApiBuilder.serve(RequestEdge.middleware).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
-    // Built before the edge's error translation, so inside it: a replay is answered, not translated.
-    Layer.provide(IdempotencyLive.replays),
     Layer.provide(apiLayer),
     Layer.provide(RateLimitLive.layer(config.rateLimits)),
     Layer.provide(IdempotencyLive.purging()),

@@ -1,11 +1,12 @@
 /**
  * Gives every failure that reaches the edge a place in the error envelope: the platform's own
  * failures (schema decoding, malformed bodies, unknown routes) become our typed errors, and
- * defects become `INTERNAL` without internals. Typed errors pass through unchanged and are
+ * defects become `INTERNAL` without internals, except a defect that is an answer in itself (the
+ * platform's `Respondable`: an idempotent replay), which is sent. Typed errors pass through unchanged and are
  * encoded by the contract's error schemas (api/Envelope.ts), except on the OpenAI-compatible
  * paths, which answer them here in OpenAI's envelope (api/OpenAiErrors.ts).
  */
-import { HttpApiBuilder, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "@effect/platform"
 import { InvalidRequest, NotFound } from "@huddle/domain/Errors"
 import { Cause, Effect, Option, Predicate } from "effect"
 import { Api } from "../Api.js"
@@ -184,6 +185,7 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
             if (isTooDeep(defect)) {
               return Effect.fail(new InvalidRequest({ message: "The request body is nested too deeply" }) as never)
             }
+            if (HttpServerRespondable.isRespondable(defect)) return HttpServerRespondable.toResponse(defect)
             return Effect.logError("unexpected failure").pipe(
               Effect.annotateLogs({ defect: describeDefect(defect) }),
               Effect.zipRight(Effect.fail(defectToError(defect) as never))

@@ -4,8 +4,8 @@
  * `IdempotencyStore` before the handler runs, and records the response that is finally sent
  * (after the error envelopes are rendered, a stream once it has ended) with a pre-response
  * handler. A retry of a finished request is answered from the record: the middleware raises
- * the recorded response as a `Replay` defect, which `replays` (an API middleware inside the
- * edge's error translation) turns back into the answer, so the handler never runs.
+ * the recorded response as a `Replay` defect, a `Respondable` that the edge's error translation
+ * sends as it is, so the handler never runs.
  *
  * Records are per credential and sealed with a key derived from the credential's secret, which
  * the database never holds: the table gives away neither answers nor API keys shown once.
@@ -13,11 +13,11 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto"
 import {
   HttpApi,
-  HttpApiBuilder,
   HttpApp,
   HttpBody,
   HttpRouter,
   HttpServerRequest,
+  HttpServerRespondable,
   HttpServerResponse
 } from "@effect/platform"
 import { InvalidRequest } from "@huddle/domain/Errors"
@@ -158,9 +158,12 @@ export const isKeptStatus = (status: number) => status < 500 && status !== 429 &
 /** The largest streamed answer kept for replay; a longer one is not kept, and its retry runs. */
 export const maxRecordedBytes = 4 * 1024 * 1024
 
-/** The answer to a retry, raised as a defect so that nothing else runs; `replays` answers with it. */
-export class Replay {
+/** The answer to a retry, raised as a defect so that nothing else runs; the edge sends it. */
+export class Replay implements HttpServerRespondable.Respondable {
   constructor(readonly response: HttpServerResponse.HttpServerResponse) {}
+  [HttpServerRespondable.symbol]() {
+    return Effect.succeed(this.response)
+  }
 }
 
 const replayOf = (recorded: Recorded): HttpServerResponse.HttpServerResponse => {
@@ -336,13 +339,6 @@ export const IdempotentLive = (options: Options = defaults) =>
       })
     })
   )
-
-/**
- * Answers a `Replay` with its response. It must sit inside the edge's error translation (which
- * would turn any other defect into a 500): the composition root provides it after it.
- */
-export const replays = HttpApiBuilder.middleware(Api, (app) =>
-  Effect.catchSomeDefect(app, (defect) => defect instanceof Replay ? Option.some(Effect.succeed(defect.response)) : Option.none()))
 
 /** Deletes records past their retention now and then, on every instance (harmless when they race). */
 export const purging = (options: Options = defaults) =>
