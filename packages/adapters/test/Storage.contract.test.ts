@@ -330,30 +330,31 @@ for (const engine of TestDatabase.availableEngines()) {
         Effect.gen(function*() {
           const credits = yield* CreditStore
           const ref = account()
-          const reservation = (amount: number) => ({ account: ref, amount, userId: ref.ownerId, orgId: null, purpose: "test" })
+          const reservation = (amount: number) => ({ accounts: [ref], amount, userId: ref.ownerId, orgId: null, purpose: "test" })
+          const reserved = (amount: number) => Effect.map(credits.reserve(reservation(amount)), Option.getOrThrow).pipe(Effect.map((held) => held.id))
           expect(yield* credits.reserve(reservation(10))).toEqual(Option.none())
           yield* credits.grant({ account: ref, amount: 100, reason: "starter", actorId: null })
 
           expect(yield* credits.reserve(reservation(101))).toEqual(Option.none())
           expect(yield* credits.balance(ref)).toBe(100)
 
-          const settled = Option.getOrThrow(yield* credits.reserve(reservation(30)))
+          const settled = yield* reserved(30)
           expect(yield* credits.balance(ref)).toBe(70)
           expect(yield* credits.settle(settled, 12)).toEqual(Option.some({ charged: 12 }))
           expect(yield* credits.balance(ref)).toBe(88)
           expect(yield* credits.settle(settled, 12)).toEqual(Option.none())
           expect(yield* credits.release(settled)).toBe(false)
 
-          const released = Option.getOrThrow(yield* credits.reserve(reservation(50)))
+          const released = yield* reserved(50)
           expect(yield* credits.balance(ref)).toBe(38)
           expect(yield* credits.release(released)).toBe(true)
           expect(yield* credits.release(released)).toBe(false)
           expect(yield* credits.settle(released, 1)).toEqual(Option.none())
 
-          const overrun = Option.getOrThrow(yield* credits.reserve(reservation(10)))
+          const overrun = yield* reserved(10)
           expect(yield* credits.settle(overrun, 25)).toEqual(Option.some({ charged: 10 }))
 
-          const whole = Option.getOrThrow(yield* credits.reserve(reservation(78)))
+          const whole = yield* reserved(78)
           expect(yield* credits.balance(ref)).toBe(0)
           expect(yield* credits.settle(whole, 78)).toEqual(Option.some({ charged: 78 }))
           expect(yield* credits.balance(ref)).toBe(0)
@@ -366,10 +367,10 @@ for (const engine of TestDatabase.availableEngines()) {
           const ref = account()
           yield* credits.grant({ account: ref, amount: 100, reason: "starter", actorId: null })
           const held = yield* Effect.all(
-            Array.from({ length: 30 }, () => credits.reserve({ account: ref, amount: 7, userId: ref.ownerId, orgId: null, purpose: "race" })),
+            Array.from({ length: 30 }, () => credits.reserve({ accounts: [ref], amount: 7, userId: ref.ownerId, orgId: null, purpose: "race" })),
             { concurrency: "unbounded" }
           )
-          const granted = held.filter(Option.isSome).map((reservation) => reservation.value)
+          const granted = held.filter(Option.isSome).map((reservation) => reservation.value.id)
           expect(granted.length).toBe(14)
           expect(yield* credits.balance(ref)).toBe(2)
           expect(yield* credits.ledgerTotal(ref)).toBe(2)

@@ -34,7 +34,7 @@ export const make = Effect.gen(function*() {
    */
   const holding = (
     { amount, ledgerId, orgId, purpose, reservationId, userId }:
-      Omit<NewReservation, "account"> & { readonly reservationId: string; readonly ledgerId: string }
+      Omit<NewReservation, "accounts"> & { readonly reservationId: string; readonly ledgerId: string }
   ) =>
     sql`held AS (
       INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at)
@@ -47,7 +47,11 @@ export const make = Effect.gen(function*() {
       FROM held
     )`
 
-  const reserveOne = ({ account, amount, orgId, purpose, userId }: NewReservation) =>
+  /** From one account: none if its balance does not cover the amount. */
+  const reserveFrom = (
+    account: CreditAccountRef,
+    { amount, orgId, purpose, userId }: Omit<NewReservation, "accounts">
+  ) =>
     Effect.gen(function*() {
       const reservation = { amount, orgId, purpose, userId, reservationId: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
       const rows = yield* sql<{ id: string }>`
@@ -107,14 +111,13 @@ export const make = Effect.gen(function*() {
         Effect.map((rows) => rows[0]?.total ?? 0),
         Effect.orDie
       ),
-    // One statement each: the conditional debit, the reservation and its ledger row land together
-    // or not at all, and the row lock on the account serialises concurrent reservations.
-    reserve: (reservation) => reserveOne(reservation).pipe(Effect.orDie),
+    // Each statement lands whole or not at all (the conditional debit, the reservation and its
+    // ledger row), and the row lock on the account serialises concurrent reservations.
     // Usually one statement: it picks the first account that covers the amount and debits it.
     // When a concurrent reservation drained that account between the pick and the debit, the
     // statement takes nothing; the accounts are then tried one by one, so a payer that exists
     // is never missed.
-    reserveFirst: ({ accounts, amount, orgId, purpose, userId }) =>
+    reserve: ({ accounts, amount, orgId, purpose, userId }) =>
       Effect.gen(function*() {
         const reservation = { amount, orgId, purpose, userId, reservationId: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
         const wanted = accounts.map((account, rank) =>
@@ -134,7 +137,7 @@ export const make = Effect.gen(function*() {
         const first = rows[0]
         if (first !== undefined) return Option.some({ id: first.id, account: accounts[first.rank]! })
         for (const account of accounts) {
-          const one = yield* reserveOne({ account, amount, orgId, purpose, userId })
+          const one = yield* reserveFrom(account, { amount, orgId, purpose, userId })
           if (Option.isSome(one)) return Option.some({ id: one.value, account })
         }
         return Option.none()

@@ -20,7 +20,8 @@ export interface Grant {
 }
 
 export interface NewReservation {
-  readonly account: CreditAccountRef
+  /** The accounts that may pay, in the order they are tried. */
+  readonly accounts: ReadonlyArray<CreditAccountRef>
   readonly amount: number
   readonly userId: string
   readonly orgId: string | null
@@ -35,16 +36,11 @@ export interface Service {
   /** The sum of the account's ledger rows, to reconcile against `balance`. */
   readonly ledgerTotal: (account: CreditAccountRef) => Effect.Effect<number>
   /**
-   * Takes `amount` from the account if, and only if, its balance covers it, atomically with
-   * respect to every other reservation; returns the reservation id, or none.
+   * Takes `amount` from the first of `accounts` whose balance covers it, atomically with respect
+   * to every other reservation; returns the reservation id and the account that paid, or none.
    */
-  readonly reserve: (reservation: NewReservation) => Effect.Effect<Option.Option<string>>
-  /**
-   * As `reserve`, from the first of `accounts` (in order) whose balance covers `amount`; returns
-   * the reservation id and the account that paid, or none if no account can.
-   */
-  readonly reserveFirst: (
-    reservation: Omit<NewReservation, "account"> & { readonly accounts: ReadonlyArray<CreditAccountRef> }
+  readonly reserve: (
+    reservation: NewReservation
   ) => Effect.Effect<Option.Option<{ readonly id: string; readonly account: CreditAccountRef }>>
   /** Charges `actual` (at most the amount held) and returns the rest; none if not held. */
   readonly settle: (reservationId: string, actual: number) => Effect.Effect<Option.Option<{ readonly charged: number }>>

@@ -52,7 +52,7 @@ export const make = Effect.gen(function*() {
   const reserve: Service["reserve"] = (input) =>
     Effect.gen(function*() {
       const amount = Math.max(1, Math.ceil(input.amount))
-      const held = yield* store.reserveFirst({
+      const held = yield* store.reserve({
         accounts: sourcesFor(input),
         amount,
         userId: input.userId,
