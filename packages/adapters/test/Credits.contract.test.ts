@@ -4,7 +4,6 @@
  * process and, on PostgreSQL, across two processes.
  */
 import { execFile } from "node:child_process"
-import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { SqlClient } from "@effect/sql"
@@ -18,7 +17,6 @@ import { Duration, Effect, Either, FastCheck as fc, Layer, ManagedRuntime, Redac
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const run = promisify(execFile)
-const unique = (label: string) => `${label}_${randomBytes(6).toString("hex")}`
 
 type Op =
   | { readonly _tag: "reserve"; readonly amount: number }
@@ -45,14 +43,8 @@ for (const engine of TestDatabase.availableEngines()) {
       await database.drop()
     })
 
-    /** An organization row (the audit log refers to it); credit accounts need nothing else. */
-    const makeOrg = () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const id = unique("org")
-        yield* sql`INSERT INTO organizations (id, name, slug, created_at) VALUES (${id}, ${id}, ${id}, now())`
-        return id
-      }).pipe(Effect.orDie)
+    const makeOrg = () => CreditsHarness.makeOrg
+    const makePayer = (orgId: string | null) => runtime.runPromise(CreditsHarness.makePayer(orgId))
 
     const grant = (account: CreditAccountRef, amount: number) =>
       amount > 0
@@ -71,8 +63,8 @@ for (const engine of TestDatabase.availableEngines()) {
             ops: fc.array(opArb, { maxLength: 14 })
           }),
           async ({ addon, creditFallback, inOrg, ops, personal, subscription }) => {
-            const userId = unique("usr")
             const orgId = await runtime.runPromise(makeOrg())
+            const { authority, userId } = await makePayer(inOrg ? orgId : null)
             const account = (pool: CreditPool): CreditAccountRef =>
               pool === "personal" ? { ownerType: "user", ownerId: userId, pool } : { ownerType: "org", ownerId: orgId, pool }
             const pools: ReadonlyArray<CreditPool> = ["personal", "subscription", "addon"]
@@ -94,7 +86,8 @@ for (const engine of TestDatabase.availableEngines()) {
                     orgId: inOrg ? orgId : null,
                     amount: op.amount,
                     creditFallback,
-                    purpose: "property"
+                    purpose: "property",
+                    authority
                   }))
                   if (expected === undefined) {
                     expect(Either.isLeft(outcome)).toBe(true)
@@ -142,8 +135,8 @@ for (const engine of TestDatabase.availableEngines()) {
     }, 120_000)
 
     it("lets exactly as many parallel reservations succeed as the balances can pay", async () => {
-      const userId = unique("usr")
       const orgId = await runtime.runPromise(makeOrg())
+      const { authority, userId } = await makePayer(orgId)
       const result = await runtime.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
         const store = yield* CreditStore
@@ -152,7 +145,7 @@ for (const engine of TestDatabase.availableEngines()) {
         yield* grant({ ownerType: "org", ownerId: orgId, pool: "addon" }, 7)
         const outcomes = yield* Effect.forEach(
           Array.from({ length: 60 }),
-          () => Effect.either(credits.reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "burst" })),
+          () => Effect.either(credits.reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "burst", authority })),
           { concurrency: "unbounded" }
         )
         const balances = yield* Effect.forEach(
@@ -171,13 +164,13 @@ for (const engine of TestDatabase.availableEngines()) {
     }, 60_000)
 
     it("settles and releases at most once, even when asked twice at the same time", async () => {
-      const userId = unique("usr")
+      const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
         const store = yield* CreditStore
         const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
         yield* grant(personal, 100)
-        const reservation = yield* credits.reserve({ userId, orgId: null, amount: 40, creditFallback: false, purpose: "twice" })
+        const reservation = yield* credits.reserve({ userId, orgId: null, amount: 40, creditFallback: false, purpose: "twice", authority })
         const charges = yield* Effect.all(
           [credits.settle(reservation, 25), credits.settle(reservation, 25), credits.release(reservation).pipe(Effect.as(-1))],
           { concurrency: "unbounded" }
@@ -193,14 +186,14 @@ for (const engine of TestDatabase.availableEngines()) {
     }, 60_000)
 
     it("gives back reservations left held past their expiry, and only those", async () => {
-      const userId = unique("usr")
+      const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
         const store = yield* CreditStore
         const sql = yield* SqlClient.SqlClient
         const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
         yield* grant(personal, 100)
-        const reserve = (purpose: string) => credits.reserve({ userId, orgId: null, amount: 20, creditFallback: false, purpose })
+        const reserve = (purpose: string) => credits.reserve({ userId, orgId: null, amount: 20, creditFallback: false, purpose, authority })
         const orphaned = yield* reserve("orphaned")
         const settledOld = yield* reserve("settled long ago")
         yield* credits.settle(settledOld, 5)
@@ -237,8 +230,8 @@ for (const engine of TestDatabase.availableEngines()) {
 
     if (engine === "postgres") {
       it("never overspends across two processes sharing the database", async () => {
-        const userId = unique("usr")
         const orgId = await runtime.runPromise(makeOrg())
+        const { authority, userId } = await makePayer(orgId)
         await runtime.runPromise(Effect.all([
           grant({ ownerType: "user", ownerId: userId, pool: "personal" }, 200),
           grant({ ownerType: "org", ownerId: orgId, pool: "subscription" }, 300)
@@ -247,8 +240,8 @@ for (const engine of TestDatabase.availableEngines()) {
         if (database.engine._tag !== "Postgres") throw new Error("expected PostgreSQL")
         const dbUrl = Redacted.value(database.engine.url)
         const [a, b] = await Promise.all([
-          run(process.execPath, [script, dbUrl, userId, orgId, "40", "10"]),
-          run(process.execPath, [script, dbUrl, userId, orgId, "40", "10"])
+          run(process.execPath, [script, dbUrl, userId, orgId, authority.credentialId, "40", "10"]),
+          run(process.execPath, [script, dbUrl, userId, orgId, authority.credentialId, "40", "10"])
         ])
         const first = JSON.parse(a.stdout) as { reserved: number; denied: number }
         const second = JSON.parse(b.stdout) as { reserved: number; denied: number }

@@ -30,6 +30,8 @@ export class Plan extends Schema.Class<Plan>("Plan")({
   messages: Schema.optional(
     Schema.Array(Schema.Struct({ role: ChatRole, content: Schema.String }))
   ),
+  /** The catalog model the request named, if it named one (a plan for a tier is re-planned when a policy lowers it). */
+  requested_model: Schema.optional(Schema.String),
   /** Passages the review stage flags for a human (risky content under a low risk tolerance). */
   flags: Schema.Array(Schema.String)
 }) {}

@@ -11,6 +11,7 @@ import { HuddleApi } from "./api/HuddleApi.js"
 import { MeApi } from "./api/MeApi.js"
 import { MemoriesApi } from "./api/MemoriesApi.js"
 import { OpenAiApi } from "./api/OpenAiApi.js"
+import { OperatorApi } from "./api/OperatorApi.js"
 import { OrgAdminApi } from "./api/OrgAdminApi.js"
 import { OrgsApi } from "./api/OrgsApi.js"
 import { RpcApi } from "./api/RpcApi.js"
@@ -26,6 +27,7 @@ export class Api extends HttpApi.make("huddle")
   .add(HuddleApi.prefix("/v1"))
   .add(RpcApi.prefix("/v1"))
   .add(OpenAiApi.prefix("/v1"))
+  .add(OperatorApi.prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.
   .addError(Envelope.InvalidRequest)
   .addError(Envelope.Unauthorized)

@@ -19,6 +19,7 @@ import * as IdempotencyLive from "./http/IdempotencyLive.js"
 import { MeHttp } from "./http/MeHttp.js"
 import { MemoriesHttp } from "./http/MemoriesHttp.js"
 import { OpenAiHttp } from "./http/OpenAiHttp.js"
+import { OperatorAuthenticatedLive, OperatorHttp } from "./http/OperatorHttp.js"
 import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
 import { OrgsHttp } from "./http/OrgsHttp.js"
 import * as RateLimitLive from "./http/RateLimitLive.js"
@@ -32,13 +33,20 @@ export const domainLayer = (config: ServerConfig) =>
     starterCredits: config.starterCredits,
     sessionTtl: config.sessionTtl,
     providers: config.providers,
-    catalog: config.catalog
+    catalog: config.catalog,
+    liveness: config.liveness
   })
 
-const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp, OpenAiHttp]),
-  Layer.provide([AuthenticatedLive, RateLimitLive.RateLimitedLive, IdempotencyLive.IdempotentLive()])
-)
+const apiLayer = (config: ServerConfig) =>
+  HttpApiBuilder.api(Api).pipe(
+    Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp, OpenAiHttp, OperatorHttp]),
+    Layer.provide([
+      AuthenticatedLive,
+      RateLimitLive.RateLimitedLive,
+      IdempotencyLive.IdempotentLive(),
+      OperatorAuthenticatedLive(config.operatorToken)
+    ])
+  )
 
 const docsLayer = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
@@ -93,7 +101,7 @@ export const layer = (config: ServerConfig) => {
   const served = HttpApiBuilder.serve(RequestEdge.middleware).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
-    Layer.provide(apiLayer),
+    Layer.provide(apiLayer(config)),
     Layer.provide(RateLimitLive.layer(config.rateLimits)),
     Layer.provide(IdempotencyLive.purging()),
     Layer.provide(domainLayer(config))

@@ -21,7 +21,14 @@ export interface ServerConfig {
   readonly providers: Providers.Options
   readonly catalog: Catalog.Options
   readonly rateLimits: RateLimitLive.Options
+  /** The operator API's credential (`HUDDLE_OPERATOR_TOKEN`); none: the operator API is off. */
+  readonly operatorToken: Option.Option<Redacted.Redacted>
+  /** Heartbeats of instances sharing the database (`HUDDLE_HEARTBEAT_INTERVAL`, `HUDDLE_INSTANCE_STALE_AFTER`). */
+  readonly liveness?: { readonly every?: Duration.Duration; readonly staleAfter?: Duration.Duration } | undefined
 }
+
+/** Long enough that guessing it is hopeless (e.g. `openssl rand -hex 32`). */
+export const minOperatorTokenLength = 32
 
 const perMinute = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -80,10 +87,25 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
   logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   providers: Providers.fromEnv,
   catalog: Catalog.fromEnv,
-  rateLimits: rateLimitsFromEnv
+  rateLimits: rateLimitsFromEnv,
+  operatorToken: Config.option(
+    Config.redacted("HUDDLE_OPERATOR_TOKEN").pipe(
+      Config.validate({
+        message: `must be at least ${minOperatorTokenLength} characters (e.g. openssl rand -hex 32)`,
+        validation: (token) => Redacted.value(token).length >= minOperatorTokenLength
+      })
+    )
+  ),
+  heartbeat: Config.duration("HUDDLE_HEARTBEAT_INTERVAL").pipe(Config.withDefault(Duration.seconds(10))),
+  staleAfter: Config.duration("HUDDLE_INSTANCE_STALE_AFTER").pipe(Config.withDefault(Duration.seconds(30)))
 }).pipe(
-  Config.map(({ dataDir, databaseUrl, ...rest }): ServerConfig => ({
+  Config.validate({
+    message: "HUDDLE_INSTANCE_STALE_AFTER must be at least three times HUDDLE_HEARTBEAT_INTERVAL",
+    validation: ({ heartbeat, staleAfter }) => Duration.toMillis(staleAfter) >= 3 * Duration.toMillis(heartbeat) && Duration.toMillis(heartbeat) > 0
+  }),
+  Config.map(({ dataDir, databaseUrl, heartbeat, staleAfter, ...rest }): ServerConfig => ({
     ...rest,
+    liveness: { every: heartbeat, staleAfter },
     engine: Option.match(databaseUrl, {
       onNone: (): Database.Engine => ({ _tag: "Pglite", dataDir }),
       onSome: (url): Database.Engine => ({ _tag: "Postgres", url })

@@ -141,6 +141,7 @@ export const startServer = async (env: Record<string, string>, options: StartOpt
     url,
     engine: "postgres",
     logs: [],
+    operatorToken: env.HUDDLE_OPERATOR_TOKEN ?? null,
     request: (method, path, options) => TestServer.request(url, method, path, options),
     stop: async () => {
       await stop()

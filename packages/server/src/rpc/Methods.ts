@@ -84,7 +84,7 @@ export const make = Effect.gen(function*() {
       params: SubmitParams,
       result: Intent,
       resultName: "intent",
-      errors: ["InvalidRequest", "InsufficientCredits", "PolicyViolation", "NotFound", "UpstreamUnavailable"],
+      errors: ["InvalidRequest", "InsufficientCredits", "PolicyViolation", "NotFound", "UpstreamUnavailable", "Unauthorized"],
       handler: (params, caller: Caller) =>
         Effect.gen(function*() {
           const context = yield* requestContext.resolve(caller.principal, {
@@ -136,7 +136,7 @@ export const make = Effect.gen(function*() {
       params: ById,
       result: Intent,
       resultName: "intent",
-      errors: ["NotFound", "Conflict", "Forbidden", "InsufficientCredits", "PolicyViolation", "InvalidRequest", "UpstreamUnavailable"],
+      errors: ["NotFound", "Conflict", "Forbidden", "InsufficientCredits", "PolicyViolation", "InvalidRequest", "UpstreamUnavailable", "Unauthorized"],
       handler: (params, caller: Caller) =>
         Effect.map(intents.approve(caller.principal, params.id, ignoreEvents), (outcome) => outcome.intent)
     }),
