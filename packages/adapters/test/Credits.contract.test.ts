@@ -10,6 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { CreditStore } from "@huddle/domain/ports/CreditStore"
 import type { CreditAccountRef, CreditPool } from "@huddle/domain/ports/CreditStore"
 import * as Credits from "@huddle/domain/services/Credits"
+import * as InstanceLiveness from "@huddle/domain/services/InstanceLiveness"
 import * as ReservationExpiry from "@huddle/domain/services/ReservationExpiry"
 import { Database } from "@huddle/adapters"
 import { CreditsHarness, TestDatabase } from "@huddle/testkit"
@@ -32,7 +33,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 for (const engine of TestDatabase.availableEngines()) {
   describe(`credits on ${engine}`, () => {
     let database: TestDatabase.FreshDatabase
-    let runtime: ManagedRuntime.ManagedRuntime<Credits.Credits | CreditStore | SqlClient.SqlClient, never>
+    let runtime: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof CreditsHarness.layer>>, never>
 
     beforeAll(async () => {
       database = await TestDatabase.fresh(engine)
@@ -224,6 +225,113 @@ for (const engine of TestDatabase.availableEngines()) {
       expect(outcome.statuses).toEqual(["orphaned: released", "settled long ago: settled", "still running: held"])
       expect(outcome.charged).toBe(7)
       // 100 − 5 (settled) − 7 (settled after the sweep); the orphan's 20 came back.
+      expect(outcome.balance).toBe(88)
+      expect(outcome.ledger).toBe(88)
+    }, 60_000)
+
+    it("refuses, as it takes the credits, a key revoked or a membership removed since the caller was authenticated", async () => {
+      const orgId = await runtime.runPromise(makeOrg())
+      const { authority, userId } = await makePayer(orgId)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const sql = yield* SqlClient.SqlClient
+        const subscription = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
+        yield* grant(subscription, 100)
+        const reserve = (who: typeof authority) =>
+          Effect.either(credits.reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "authority", authority: who }))
+        const before = yield* reserve(authority)
+        // What an instance's caches do not know yet: the statement reads the rows themselves.
+        yield* sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${authority.credentialId}`
+        const revoked = yield* reserve(authority)
+        const other = yield* CreditsHarness.makePayer(orgId, userId)
+        yield* sql`DELETE FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`
+        const removed = yield* reserve(other.authority)
+        const session = { via: "session" as const, credentialId: "ses_missing", actorId: userId }
+        const unknownSession = yield* Effect.either(
+          credits.reserve({ userId, orgId: null, amount: 1, creditFallback: false, purpose: "authority", authority: session })
+        )
+        return { before, revoked, removed, unknownSession, balance: yield* store.balance(subscription) }
+      }))
+      expect(Either.isRight(outcome.before)).toBe(true)
+      expect(Either.getLeft(outcome.revoked).pipe((e) => e._tag === "Some" ? e.value._tag : "none")).toBe("Unauthorized")
+      expect(Either.getLeft(outcome.removed).pipe((e) => e._tag === "Some" ? e.value._tag : "none")).toBe("NotFound")
+      expect(Either.getLeft(outcome.unknownSession).pipe((e) => e._tag === "Some" ? e.value._tag : "none")).toBe("Unauthorized")
+      expect(outcome.balance).toBe(90)
+    }, 60_000)
+
+    it("keeps each member's cap on the org pool under concurrency, and counts only what was finally charged", async () => {
+      const orgId = await runtime.runPromise(makeOrg())
+      const { authority, userId } = await makePayer(orgId)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        yield* grant({ ownerType: "org", ownerId: orgId, pool: "subscription" }, 1000)
+        yield* store.setCap(orgId, userId, { amount: 55, period: "month" })
+        const reserve = () => credits.reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "capped", authority })
+        const burst = yield* Effect.forEach(Array.from({ length: 30 }), () => Effect.either(reserve()), { concurrency: "unbounded" })
+        const held = burst.flatMap((o) => Either.isRight(o) ? [o.right] : [])
+        const denied = burst.flatMap((o) => Either.isLeft(o) ? [o.left] : [])
+        const afterBurst = (yield* store.spending(orgId, [userId])).get(userId)
+        // Two settle low: the unused part goes back to the member's allowance.
+        yield* credits.settle(held[0]!, 3)
+        yield* credits.settle(held[1]!, 4)
+        yield* credits.release(held[2]!)
+        const afterSettle = (yield* store.spending(orgId, [userId])).get(userId)
+        const twoMore = yield* Effect.all([Effect.either(reserve()), Effect.either(reserve())])
+        const overCap = yield* Effect.either(reserve())
+        return { held: held.length, denied, afterBurst, afterSettle, twoMore, overCap, balance: yield* store.balance({ ownerType: "org", ownerId: orgId, pool: "subscription" }) }
+      }))
+      expect(outcome.held).toBe(5)
+      expect(outcome.denied.every((e) => e._tag === "InsufficientCredits")).toBe(true)
+      expect(outcome.denied[0]?.message).toMatch(/spending cap .*55 credits a month.* leaves 5/)
+      expect(outcome.afterBurst).toEqual({ cap: { amount: 55, period: "month" }, month: 50, total: 50 })
+      // 50 − (10 − 3) − (10 − 4) − 10 = 27
+      expect(outcome.afterSettle).toEqual({ cap: { amount: 55, period: "month" }, month: 27, total: 27 })
+      // 27 + 10 + 10 = 47 fits in 55; 10 more would not (8 left).
+      expect(outcome.twoMore.map((o) => o._tag)).toEqual(["Right", "Right"])
+      expect(Either.getLeft(outcome.overCap).pipe((e) => e._tag === "Some" ? e.value.message : "")).toMatch(/leaves 8$/)
+      // The pool gave exactly what the member holds or was charged.
+      expect(outcome.balance).toBe(1000 - 47)
+    }, 60_000)
+
+    it("gives back, within one look, what a lost instance held, and nothing of a live one", async () => {
+      const { authority, userId } = await makePayer(null)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const sql = yield* SqlClient.SqlClient
+        const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+        yield* grant(personal, 100)
+        const reserve = (purpose: string) => credits.reserve({ userId, orgId: null, amount: 30, creditFallback: false, purpose, authority })
+        const onLost = yield* reserve("on a killed instance")
+        const onLive = yield* reserve("on a live instance")
+        const lost = `ins_lost_${userId}`
+        const live = `ins_live_${userId}`
+        yield* sql`INSERT INTO instances (id, started_at, heartbeat_at) VALUES
+                     (${lost}, now() - interval '1 hour', now() - interval '5 minutes'),
+                     (${live}, now() - interval '1 hour', now())`
+        yield* sql`UPDATE credit_reservations SET instance_id = ${lost} WHERE id = ${onLost.id}`
+        yield* sql`UPDATE credit_reservations SET instance_id = ${live} WHERE id = ${onLive.id}`
+        const liveness = { every: Duration.seconds(10), staleAfter: Duration.seconds(30) }
+        const first = yield* InstanceLiveness.reclaim.pipe(Effect.provideService(InstanceLiveness.InstanceLiveness, liveness))
+        const second = yield* InstanceLiveness.reclaim.pipe(Effect.provideService(InstanceLiveness.InstanceLiveness, liveness))
+        const instances = yield* sql<{ id: string }>`SELECT id FROM instances WHERE id IN (${lost}, ${live}) ORDER BY id`
+        // The live instance's call still settles normally.
+        const charged = yield* credits.settle(onLive, 12)
+        return {
+          first,
+          second,
+          instances: instances.map((row) => row.id),
+          charged,
+          balance: yield* store.balance(personal),
+          ledger: yield* store.ledgerTotal(personal)
+        }
+      }))
+      expect(outcome.first).toMatchObject({ instances: 1, reservations: 1 })
+      expect(outcome.second).toMatchObject({ instances: 0, reservations: 0 })
+      expect(outcome.instances).toEqual([`ins_live_${userId}`])
+      expect(outcome.charged).toBe(12)
       expect(outcome.balance).toBe(88)
       expect(outcome.ledger).toBe(88)
     }, 60_000)

@@ -89,12 +89,31 @@ export const make = Effect.gen(function*() {
   }
 
   /**
-   * One statement: checks the authority, locks the payer's spending row on the org's pool (so
-   * that their cap is counted against every concurrent reservation of theirs), picks the first
-   * account that covers the amount (an org account only within the cap), debits it, and writes
-   * the reservation, its ledger row and the member's spending. It lands whole or not at all.
+   * A member's spending row on an org's pool is locked before any account row, by reservations
+   * and by the closing of reservations the pool paid, each in a transaction of its own: one lock
+   * order, so they never deadlock. Holding it, the next statement (a new snapshot) sees every
+   * reservation of that member that committed before, so their cap holds under concurrency.
    */
-  const reserveOnce = (reservation: NewReservation) =>
+  const lockSpending = (orgId: string, userId: string) =>
+    // Created if missing, so that there is always a row to lock: a reservation that found none
+    // would otherwise take the account first and the row (inserting it) after.
+    sql`INSERT INTO member_spending (org_id, user_id, month_start)
+        SELECT ${orgId}, ${userId}, huddle_month_start(now()) WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ${orgId})
+        ON CONFLICT (org_id, user_id) DO UPDATE SET org_id = EXCLUDED.org_id`
+
+  /** The closing of a reservation the org pool paid locks its member's spending row first. */
+  const closingInOrder = <A, E, R>(reservationId: string, close: Effect.Effect<A, E, R>) =>
+    sql`SELECT 1 FROM member_spending s JOIN credit_reservations r ON s.org_id = r.org_id AND s.user_id = r.user_id
+        WHERE r.id = ${reservationId} AND r.status = 'held' AND r.spend_month IS NOT NULL
+        FOR UPDATE OF s`.pipe(Effect.zipRight(close), sql.withTransaction)
+
+  /**
+   * One statement: checks the authority, picks the first account that covers the amount (an org
+   * account only within the payer's cap), debits it, and writes the reservation, its ledger row
+   * and the member's spending. It lands whole or not at all. When an org account may pay, it runs
+   * after `lockSpending`, in one transaction.
+   */
+  const reserveStatement = (reservation: NewReservation) =>
     Effect.gen(function*() {
       const { accounts, amount, orgId, purpose, userId } = reservation
       const reservationId = yield* ids.next("res")
@@ -108,13 +127,9 @@ export const make = Effect.gen(function*() {
           SELECT cap_amount, cap_period,
                  CASE WHEN month_start = huddle_month_start(now()) THEN month_spent ELSE 0 END AS month_spent, total_spent
           FROM member_spending WHERE org_id = ${orgId}::text AND user_id = ${userId}::text
-          FOR UPDATE
         ),
-        -- Computed first (the pick depends on it), so the spending row is locked before any account:
-        -- the lock order settlements follow too.
         authority AS (
-          SELECT ${credentialOk(reservation)} AS credential_ok, ${memberOk(reservation)} AS member_ok,
-                 (SELECT count(*) FROM spending) AS spending_rows
+          SELECT ${credentialOk(reservation)} AS credential_ok, ${memberOk(reservation)} AS member_ok
         ),
         allowance AS (
           SELECT cap_amount, cap_period,
@@ -151,7 +166,7 @@ export const make = Effect.gen(function*() {
             total_spent = member_spending.total_spent + EXCLUDED.total_spent,
             updated_at = EXCLUDED.updated_at
         )
-        SELECT authority.credential_ok, authority.member_ok, authority.spending_rows,
+        SELECT authority.credential_ok, authority.member_ok,
                allowance.cap_amount, allowance.cap_period, allowance.remaining AS cap_remaining,
                held.id AS held_id, candidate.rank
         FROM authority
@@ -160,6 +175,11 @@ export const make = Effect.gen(function*() {
         LEFT JOIN held ON true`
       return row!
     })
+
+  const reserveOnce = (reservation: NewReservation) =>
+    reservation.orgId !== null && reservation.accounts.some((account) => account.ownerType === "org")
+      ? lockSpending(reservation.orgId, reservation.userId).pipe(Effect.zipRight(reserveStatement(reservation)), sql.withTransaction)
+      : reserveStatement(reservation)
 
   const reserve = (reservation: NewReservation): Effect.Effect<ReserveOutcome, SqlError> =>
     Effect.gen(function*() {
@@ -182,17 +202,6 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  /**
-   * Closing a reservation paid by an org pool locks its member's spending row before the account
-   * (`refunded` waits for `locked`), in the order reservations take them, so the two never deadlock.
-   */
-  const lockSpending = sql`
-    locked AS (
-      SELECT 1 FROM member_spending s JOIN closed c ON s.org_id = c.org_id AND s.user_id = c.user_id
-      WHERE c.spend_month IS NOT NULL
-      FOR UPDATE OF s
-    )`
-
   /** Gives back the unused part of a closed reservation to its member's spending on the org pool. */
   const uncount = sql`
     uncounted AS (
@@ -207,19 +216,19 @@ export const make = Effect.gen(function*() {
   const release = (reservationId: string) =>
     Effect.gen(function*() {
       const ledgerId = yield* ids.next("led")
-      const rows = yield* sql<{ id: string }>`
+      const rows = yield* closingInOrder(reservationId, sql<{ id: string }>`
         WITH closed AS (
           UPDATE credit_reservations SET status = 'released', actual = 0, closed_at = now()
           WHERE id = ${reservationId} AND status = 'held'
           RETURNING id, account_id, amount, actual, user_id, org_id, spend_month, purpose
-        ), ${lockSpending}, refunded AS (
+        ), refunded AS (
           UPDATE credit_accounts a SET balance = a.balance + c.amount
-          FROM closed c WHERE a.id = c.account_id AND (SELECT count(*) FROM locked) >= 0
+          FROM closed c WHERE a.id = c.account_id
         ), logged AS (
           INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
           SELECT ${ledgerId}::text, account_id, amount, 'release', id, purpose, user_id, now() FROM closed
         ), ${uncount}
-        SELECT id FROM closed`
+        SELECT id FROM closed`)
       return rows.length > 0
     }).pipe(closing("release", reservationId))
 
@@ -304,19 +313,19 @@ export const make = Effect.gen(function*() {
     settle: (reservationId, actual) =>
       Effect.gen(function*() {
         const ledgerId = yield* ids.next("led")
-        const rows = yield* sql<{ charged: number }>`
+        const rows = yield* closingInOrder(reservationId, sql<{ charged: number }>`
           WITH closed AS (
             UPDATE credit_reservations SET status = 'settled', actual = LEAST(${actual}::bigint, amount), closed_at = now()
             WHERE id = ${reservationId} AND status = 'held'
             RETURNING id, account_id, amount, actual, user_id, org_id, spend_month, purpose
-          ), ${lockSpending}, refunded AS (
+          ), refunded AS (
             UPDATE credit_accounts a SET balance = a.balance + (c.amount - c.actual)
-            FROM closed c WHERE a.id = c.account_id AND (SELECT count(*) FROM locked) >= 0
+            FROM closed c WHERE a.id = c.account_id
           ), logged AS (
             INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
             SELECT ${ledgerId}::text, account_id, amount - actual, 'settle', id, purpose, user_id, now() FROM closed
           ), ${uncount}
-          SELECT actual AS charged FROM closed`
+          SELECT actual AS charged FROM closed`)
         return Option.map(Option.fromNullable(rows[0]), (row) => ({ charged: Number(row.charged) }))
       }).pipe(closing("settle", reservationId)),
     release: (reservationId) => release(reservationId),
