@@ -41,7 +41,8 @@ export const reclaim = Effect.gen(function*() {
   const reservations = yield* store.releaseHeldBy(lost)
   const failed = yield* intents.failRunningOn(lost, lostError)
   yield* instances.forget(lost)
-  yield* Effect.logWarning("lost instances reclaimed").pipe(
+  // Instances that stopped cleanly hold nothing: only what was really given back is a warning.
+  yield* (reservations + failed > 0 ? Effect.logWarning : Effect.logDebug)("lost instances reclaimed").pipe(
     Effect.annotateLogs({ instances: lost.join(","), reservations_released: reservations, intents_failed: failed })
   )
   return { instances: lost.length, reservations, intents: failed }

@@ -9,6 +9,7 @@ import { GrantResult, LedgerEntry, OrgBalance } from "@huddle/domain/services/Op
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { ListParams, page } from "./Lists.js"
+import * as RateLimit from "./RateLimit.js"
 
 const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))
 
@@ -75,5 +76,7 @@ export class OperatorApi extends HttpApiGroup.make("operator")
   )
   .addError(Envelope.NotFound)
   .middleware(OperatorAuthenticated)
+  // Rate limits count per user credential; the operator is none, and is trusted.
+  .annotate(RateLimit.Class, "none")
   .annotate(OpenApi.Title, "Operator")
 {}
