@@ -1,4 +1,5 @@
 /** The list envelope `{ data, next_cursor }` and its query parameters. */
+import { Line } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 
 export const maxLimit = 100
@@ -11,7 +12,7 @@ export const ListParams = Schema.Struct({
     ),
     { default: () => 50 }
   ),
-  cursor: Schema.optional(Schema.String.pipe(Schema.maxLength(128)))
+  cursor: Schema.optional(Line.pipe(Schema.maxLength(128)))
 })
 export type ListParams = typeof ListParams.Type
 

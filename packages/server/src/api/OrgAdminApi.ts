@@ -7,6 +7,7 @@ import { Preferences } from "@huddle/domain/Preferences"
 import { OrgPool, OrgPoolView } from "@huddle/domain/services/OrgCredits"
 import { Dashboard } from "@huddle/domain/services/Organizations"
 import { EmailInput } from "@huddle/domain/User"
+import { Id, Line } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"
@@ -16,8 +17,9 @@ import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
 const MemberPath = Schema.Struct({
-  orgId: Schema.String.pipe(Schema.maxLength(64)),
-  member: Schema.String.pipe(Schema.maxLength(254))
+  orgId: Id,
+  /** A user id, or the email of a pending invitation. */
+  member: Line.pipe(Schema.maxLength(254))
 })
 
 export const InviteRequest = Schema.Struct({
@@ -34,7 +36,11 @@ export const AuditLogParams = Schema.Struct({
 export const GrantRequest = Schema.Struct({
   balance: OrgPool,
   amount: Schema.Int.pipe(Schema.between(1, 1_000_000_000_000, { message: () => "amount must be an integer from 1 to 10^12" })),
-  reason: Schema.Trim.pipe(Schema.minLength(1, { message: () => "reason must not be empty" }), Schema.maxLength(500))
+  reason: Line.pipe(
+    Schema.compose(Schema.Trim),
+    Schema.minLength(1, { message: () => "reason must not be empty" }),
+    Schema.maxLength(500)
+  )
 })
 
 export class OrgAdminApi extends HttpApiGroup.make("orgAdmin")
