@@ -1,5 +1,14 @@
+import { Api } from "@huddle/server/Api"
 import { Accounts, Orgs, TestServer } from "@huddle/testkit"
+import { Option, Schema, SchemaAST } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+interface ContractEndpoint {
+  readonly method: string
+  readonly path: string
+  readonly payloadSchema: Option.Option<Schema.Schema.Any>
+  readonly urlParamsSchema: Option.Option<Schema.Schema.Any>
+}
 
 const envelope = { error: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) }
 
@@ -103,6 +112,42 @@ describe("the HTTP edge", () => {
     const literal = await server.request("POST", "/v1/api-keys", { token: user.session, body: "{\"name\":\"a\\\\u0000b\"}" })
     expect(literal.status).toBe(201)
     expect(literal.body.name).toBe("a\\u0000b")
+  })
+
+  /** The contract's endpoints (from `Api` itself), with path params filled for the given org and user. */
+  const contractEndpoints = (ids: { readonly orgId: string; readonly userId: string }) =>
+    Object.values(Api.groups).flatMap((group) =>
+      Object.values(group.endpoints).map((endpoint: ContractEndpoint) => ({
+        group: group.identifier,
+        method: endpoint.method,
+        template: endpoint.path,
+        path: endpoint.path.replace(/:(\w+)/g, (_, param: string) => param === "orgId" ? ids.orgId : param === "member" ? ids.userId : "x"),
+        payload: endpoint.payloadSchema,
+        urlParams: Option.match(endpoint.urlParamsSchema, {
+          onNone: (): ReadonlyArray<string> => [],
+          onSome: (schema) => SchemaAST.getPropertySignatures(schema.ast).map((property) => String(property.name))
+        })
+      }))
+    )
+
+  it("refuses an unknown body field on every endpoint of Huddle's own with 400 naming it; the OpenAI-compatible ones are unchanged", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const org = await Orgs.createOrg(server, user)
+    const withBody = contractEndpoints({ orgId: org.id, userId: user.id })
+      .filter((endpoint) => Option.isSome(endpoint.payload) && endpoint.group !== "openai" && endpoint.group !== "rpc")
+    expect(withBody.length).toBeGreaterThanOrEqual(14)
+    for (const endpoint of withBody) {
+      const res = await server.request(endpoint.method, endpoint.path, { token: user.session, body: { unexpected_field: 1 } })
+      const label = `${endpoint.method} ${endpoint.template}`
+      expect(res.status, label).toBe(400)
+      expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: expect.stringMatching(/^unexpected_field: is unexpected/) })
+    }
+    // OpenAI's clients send fields we do not know: still ignored there (their rule is OpenAI-compatibility's).
+    const chat = await server.request("POST", "/v1/chat/completions", {
+      token: user.session,
+      body: { model: "economy", messages: [{ role: "user", content: "hi" }], unexpected_field: 1 }
+    })
+    expect(chat.status, chat.text).toBe(200)
   })
 
   it("answers oversized headers with 431 and the envelope", async () => {

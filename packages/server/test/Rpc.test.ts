@@ -170,7 +170,9 @@ describe("JSON-RPC over HTTP", () => {
       ["intent.list", { limit: 0 }, "limit"],
       ["intent.list", { status: "done" }, "status"],
       ["intent.submit", { input: "\ud800" }, "input"],
-      ["intent.submit", { input: "a\u0000b" }, "input"]
+      ["intent.submit", { input: "a\u0000b" }, "input"],
+      ["intent.submit", { input: "hi", modle: "fake-premium" }, "modle"],
+      ["intent.get", { id: "int_1", verbose: true }, "verbose"]
     ]
     for (const [method, params, field] of cases) {
       const res = await rpc(user.session, call(method, params))
