@@ -150,6 +150,24 @@ describe("the HTTP edge", () => {
     expect(chat.status, chat.text).toBe(200)
   })
 
+  it("refuses a cursor it did not produce on every list, with 400 naming it", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const org = await Orgs.createOrg(server, user)
+    const lists = contractEndpoints({ orgId: org.id, userId: user.id }).filter((endpoint) => endpoint.urlParams.includes("cursor"))
+    expect(lists.map((endpoint) => endpoint.template)).toEqual(expect.arrayContaining([
+      "/v1/api-keys", "/v1/me/audit-log", "/v1/memories", "/v1/huddle/sessions", "/v1/orgs/:orgId/admin/members", "/v1/orgs/:orgId/admin/audit-log"
+    ]))
+    // A raw id was the cursor once: it is no longer one either.
+    for (const cursor of ["garbage", "", "%00", "aud_01J00000000000000000000000", "eyJpZCI6MX0"]) {
+      for (const endpoint of lists) {
+        const res = await server.request("GET", `${endpoint.path}?cursor=${cursor}`, { token: user.session })
+        const label = `${endpoint.template} ${cursor}`
+        expect(res.status, label).toBe(400)
+        expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: "cursor: must be the next_cursor of a previous page" })
+      }
+    }
+  })
+
   it("answers oversized headers with 431 and the envelope", async () => {
     const { request } = await import("node:http")
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {

@@ -172,7 +172,8 @@ describe("JSON-RPC over HTTP", () => {
       ["intent.submit", { input: "\ud800" }, "input"],
       ["intent.submit", { input: "a\u0000b" }, "input"],
       ["intent.submit", { input: "hi", modle: "fake-premium" }, "modle"],
-      ["intent.get", { id: "int_1", verbose: true }, "verbose"]
+      ["intent.get", { id: "int_1", verbose: true }, "verbose"],
+      ["intent.list", { cursor: "garbage" }, "cursor"]
     ]
     for (const [method, params, field] of cases) {
       const res = await rpc(user.session, call(method, params))

@@ -10,6 +10,7 @@ import { ignoreEvents } from "@huddle/domain/services/IntentPipeline"
 import { Intents } from "@huddle/domain/services/Intents"
 import { RequestContext } from "@huddle/domain/services/RequestContext"
 import { Effect, Schema } from "effect"
+import { Cursor } from "@huddle/domain/Page"
 import * as WireString from "@huddle/domain/WireString"
 import { Input as HuddleInput, maxInputLength } from "../api/HuddleApi.js"
 import { maxLimit, page } from "../api/Lists.js"
@@ -51,10 +52,7 @@ export const ListParams = Schema.Struct({
       .annotations({ title: "limit", description: `Page size, 1 to ${maxLimit}`, default: 50 }),
     { default: () => 50 }
   ),
-  cursor: Schema.optional(WireString.Line.pipe(Schema.maxLength(128)).annotations({
-    title: "cursor",
-    description: "The next_cursor of the previous page"
-  })),
+  cursor: Schema.optional(Cursor.annotations({ title: "cursor", description: "The next_cursor of the previous page" })),
   status: Schema.optional(IntentStatus.annotations({ description: "Only intents in this status" }))
 })
 
