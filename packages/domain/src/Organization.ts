@@ -1,10 +1,11 @@
 import { Schema } from "effect"
 import { Role } from "./Membership.js"
+import { Line } from "./WireString.js"
 
-export const OrgName = Schema.Trim.pipe(
+export const OrgName = Line.pipe(
+  Schema.compose(Schema.Trim),
   Schema.minLength(1, { message: () => "name must not be empty" }),
-  Schema.maxLength(100, { message: () => "name must be at most 100 characters" }),
-  Schema.pattern(/^[^\p{Cc}]*$/u, { message: () => "name must not contain control characters" })
+  Schema.maxLength(100, { message: () => "name must be at most 100 characters" })
 )
 
 export class Organization extends Schema.Class<Organization>("Organization")({

@@ -54,6 +54,37 @@ describe("accounts over HTTP", () => {
     expect((await server.request("POST", "/v1/auth/signup", { body: { email, password: "long enough" } })).status).toBe(201)
   })
 
+  it("never echoes a password in an error, whatever its length, type or content", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const secret = "hunter2-Secret"
+    const passwords: ReadonlyArray<unknown> = [
+      secret.repeat(20), // over 256 characters
+      `${secret}\u0000`,
+      `${secret}\ud800`,
+      `${secret}\t`,
+      { secret },
+      [secret],
+      1234567890
+    ]
+    for (const password of passwords) {
+      for (const [path, email] of [["/v1/auth/signup", Accounts.uniqueEmail()], ["/v1/auth/login", user.email]] as const) {
+        const res = await server.request("POST", path, { body: { email, password } })
+        const label = `${path} ${JSON.stringify(password).slice(0, 40)}`
+        expect(res.status, label).toBe(400)
+        expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: expect.stringMatching(/^password: /) })
+        expect(res.text, label).not.toMatch(/hunter2|1234567890/)
+      }
+    }
+    const short = await server.request("POST", "/v1/auth/signup", { body: { email: Accounts.uniqueEmail(), password: "hunter2" } })
+    expect(short.status).toBe(400)
+    expect(short.body.message).toMatch(/^password: /)
+    expect(short.text).not.toContain("hunter2")
+    // Still a normal error for the field next to it.
+    const badEmail = await server.request("POST", "/v1/auth/login", { body: { email: "nope", password: secret.repeat(20) } })
+    expect(badEmail.status).toBe(400)
+    expect(badEmail.text).not.toContain("hunter2")
+  })
+
   it("answers a wrong password and an unknown email identically", async () => {
     const user = await Accounts.signupAndLogin(server)
     const wrongPassword = await server.request("POST", "/v1/auth/login", { body: { email: user.email, password: "wrong password" } })

@@ -59,7 +59,9 @@ describe("money and authority", () => {
         { user_id: user.id, amount: 0, reason: "zero" },
         { user_id: user.id, amount: -5, reason: "negative" },
         { user_id: user.id, amount: 1.5, reason: "fraction" },
-        { user_id: user.id, amount: 5, reason: " " }
+        { user_id: user.id, amount: 5, reason: " " },
+        { user_id: user.id, amount: 5, reason: "extra", currency: "EUR" },
+        { user_id: user.id, amount: 5, reason: "bad\u0000text" }
       ]
       for (const grant of bad) {
         const res = await server.request("POST", "/v1/operator/credits/grants", { token: server.operatorToken!, body: grant })

@@ -176,6 +176,37 @@ describe("organizations over HTTP", () => {
     })
   })
 
+  it("refuses an unknown field with 400 naming it, and keeps what was set", async () => {
+    const org = await Orgs.createOrg(server)
+    const policies = { model_tier: "economy", auto_execute: false }
+    expect((await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: policies })).status).toBe(200)
+    const defaults = { model_tier: "standard" }
+    expect((await server.request("PUT", `/v1/orgs/${org.id}/admin/preferences`, { token: org.admin.session, body: defaults })).status).toBe(200)
+
+    const credits = (await server.request("GET", `/v1/orgs/${org.id}/credits`, { token: org.admin.session })).body
+
+    // `mode` is a preference, not a policy: a PUT of it alone used to erase every policy.
+    const cases: ReadonlyArray<readonly [string, string, unknown, string]> = [
+      ["PUT", `/v1/orgs/${org.id}/admin/policies`, { mode: "multi" }, "mode"],
+      ["PUT", `/v1/orgs/${org.id}/admin/policies`, { model_tier: "economy", auto_exec: true }, "auto_exec"],
+      ["PUT", `/v1/orgs/${org.id}/admin/preferences`, { model_tier: "premium", credit_fallback: false }, "credit_fallback"],
+      ["PUT", `/v1/orgs/${org.id}/admin/members/${org.admin.id}/cap`, { amount: 5, period: "month", currency: "EUR" }, "currency"],
+      ["POST", `/v1/orgs/${org.id}/admin/members/invite`, { email: Accounts.uniqueEmail(), rol: "admin" }, "rol"],
+      ["POST", "/v1/orgs", { name: "Another", slug: "chosen" }, "slug"]
+    ]
+    for (const [method, path, body, field] of cases) {
+      const res = await server.request(method, path, { token: org.admin.session, body })
+      const label = `${method} ${path} ${JSON.stringify(body)}`
+      expect(res.status, label).toBe(400)
+      expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: expect.stringMatching(new RegExp(`^${field}: is unexpected`)) })
+    }
+    expect((await server.request("GET", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session })).body).toEqual(policies)
+    expect((await server.request("GET", `/v1/orgs/${org.id}/admin/preferences`, { token: org.admin.session })).body).toEqual(defaults)
+    expect((await server.request("GET", `/v1/orgs/${org.id}/credits`, { token: org.admin.session })).body).toEqual(credits)
+    expect((await server.request("GET", `/v1/orgs/${org.id}/admin/members`, { token: org.admin.session })).body.data).toHaveLength(1)
+    expect((await server.request("GET", "/v1/orgs", { token: org.admin.session })).body.data).toHaveLength(1)
+  })
+
   it("members see the pool the operator granted and who pays for them; admins cannot mint", async () => {
     const org = await Orgs.createOrg(server)
     const member = await Orgs.addMember(server, org)

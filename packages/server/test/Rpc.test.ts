@@ -168,7 +168,12 @@ describe("JSON-RPC over HTTP", () => {
       ["intent.submit", { input: "hi", model_tier: "ultra" }, "model_tier"],
       ["intent.get", { id: 7 }, "id"],
       ["intent.list", { limit: 0 }, "limit"],
-      ["intent.list", { status: "done" }, "status"]
+      ["intent.list", { status: "done" }, "status"],
+      ["intent.submit", { input: "\ud800" }, "input"],
+      ["intent.submit", { input: "a\u0000b" }, "input"],
+      ["intent.submit", { input: "hi", modle: "fake-premium" }, "modle"],
+      ["intent.get", { id: "int_1", verbose: true }, "verbose"],
+      ["intent.list", { cursor: "garbage" }, "cursor"]
     ]
     for (const [method, params, field] of cases) {
       const res = await rpc(user.session, call(method, params))

@@ -6,12 +6,13 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { User } from "@huddle/domain/User"
 import { GrantResult, LedgerEntry, OrgBalance } from "@huddle/domain/services/Operator"
+import { Id as WireId, Line } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { ListParams, page } from "./Lists.js"
 import * as RateLimit from "./RateLimit.js"
 
-const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))
+const Id = WireId.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
 
 /** Either a user (`user_id`), or an org's balance (`org_id` and `balance`). */
 const Target = {
@@ -28,7 +29,8 @@ const oneTarget = (target: { readonly user_id?: string | undefined; readonly org
 export const GrantRequest = Schema.Struct({
   ...Target,
   amount: Schema.Int.pipe(Schema.between(1, 1_000_000_000_000, { message: () => "amount must be an integer from 1 to 10^12" })),
-  reason: Schema.Trim.pipe(
+  reason: Line.pipe(
+    Schema.compose(Schema.Trim),
     Schema.minLength(1, { message: () => "reason must not be empty" }),
     Schema.maxLength(500, { message: () => "reason must be at most 500 characters" })
   )
@@ -47,7 +49,7 @@ export class OperatorAuthenticated extends HttpApiMiddleware.Tag<OperatorAuthent
   }
 }) {}
 
-const UserRef = Schema.Struct({ user: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(254)) })
+const UserRef = Schema.Struct({ user: Line.pipe(Schema.minLength(1), Schema.maxLength(254)) })
 
 export class OperatorApi extends HttpApiGroup.make("operator")
   .add(

@@ -6,6 +6,7 @@ import { OrgPolicies } from "@huddle/domain/Policy"
 import { Preferences } from "@huddle/domain/Preferences"
 import { Dashboard } from "@huddle/domain/services/Organizations"
 import { EmailInput } from "@huddle/domain/User"
+import { Id, Line } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"
@@ -15,8 +16,9 @@ import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
 const MemberPath = Schema.Struct({
-  orgId: Schema.String.pipe(Schema.maxLength(64)),
-  member: Schema.String.pipe(Schema.maxLength(254))
+  orgId: Id,
+  /** A user id, or the email of a pending invitation. */
+  member: Line.pipe(Schema.maxLength(254))
 })
 
 export const InviteRequest = Schema.Struct({

@@ -88,9 +88,7 @@ export const translate = (error: unknown): unknown => {
 }
 
 export const defectToError = (defect: unknown) =>
-  isNulInText(defect)
-    ? nulRefused
-    : isStorageOutage(defect)
+  isStorageOutage(defect)
     ? new ServiceUnavailable({ message: "The service is temporarily unavailable; retry shortly" })
     : new Internal({ message: "An unexpected error occurred" })
 
@@ -135,22 +133,6 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: n
 const isTooDeep = (defect: unknown) =>
   defect instanceof RangeError && defect.message.includes("Maximum call stack size exceeded")
 
-const nulRefused = new InvalidRequest({ message: "The request must not contain NUL characters" })
-
-/** PostgreSQL cannot store U+0000 in text: a NUL in the path or query is refused before routing. */
-const refuseNulInUrl = (request: HttpServerRequest.HttpServerRequest) =>
-  /%00/i.test(request.url) ? Effect.fail(nulRefused) : Effect.void
-
-/**
- * A NUL in a body reaches the database as text, which refuses it (SQLSTATE 22021) before
- * anything is written: that is the client's mistake, not an outage.
- */
-const isNulInText = (defect: unknown): boolean => {
-  if (!Predicate.isTagged(defect, "SqlError")) return false
-  const cause = (defect as { cause?: { code?: unknown; message?: unknown } }).cause
-  return cause?.code === "22021" || (typeof cause?.message === "string" && cause.message.includes("0x00"))
-}
-
 const translatable = (defect: unknown) =>
   Predicate.isTagged(defect, "RequestError") || Predicate.isTagged(defect, "HttpApiDecodeError") ||
   Predicate.isTagged(defect, "RouteNotFound")
@@ -171,10 +153,7 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
           HttpServerRequest.HttpServerRequest
         > = rejected
           ? Effect.fail(rejected)
-          : refuseNulInUrl(request).pipe(
-            Effect.zipRight(app),
-            HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes))
-          )
+          : app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes)))
         const answered = attempt.pipe(
           Effect.catchAllCause((cause) => {
             if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)

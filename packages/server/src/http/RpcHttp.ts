@@ -18,11 +18,7 @@ import * as RateLimitLive from "./RateLimitLive.js"
 export const onDefect = (defect: unknown, method: string) =>
   Effect.logError("unexpected failure").pipe(
     Effect.annotateLogs({ defect: describeDefect(defect), rpc_method: method }),
-    Effect.as(
-      ((error) => error._tag === "InvalidRequest" ? RpcErrors.fromDomain(error) : RpcErrors.internalError(error))(
-        defectToError(defect)
-      )
-    )
+    Effect.as(RpcErrors.internalError(defectToError(defect)))
   )
 
 /** Whether a body is a batch: JSON whose first token is `[`. */
