@@ -137,7 +137,8 @@ describe("the HTTP edge", () => {
       .filter((endpoint) => Option.isSome(endpoint.payload) && endpoint.group !== "openai" && endpoint.group !== "rpc")
     expect(withBody.length).toBeGreaterThanOrEqual(14)
     for (const endpoint of withBody) {
-      const res = await server.request(endpoint.method, endpoint.path, { token: user.session, body: { unexpected_field: 1 } })
+      const token = endpoint.group === "operator" ? server.operatorToken! : user.session
+      const res = await server.request(endpoint.method, endpoint.path, { token, body: { unexpected_field: 1 } })
       const label = `${endpoint.method} ${endpoint.template}`
       expect(res.status, label).toBe(400)
       expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: expect.stringMatching(/^unexpected_field: is unexpected/) })
@@ -160,7 +161,8 @@ describe("the HTTP edge", () => {
     // A raw id was the cursor once: it is no longer one either.
     for (const cursor of ["garbage", "", "%00", "aud_01J00000000000000000000000", "eyJpZCI6MX0"]) {
       for (const endpoint of lists) {
-        const res = await server.request("GET", `${endpoint.path}?cursor=${cursor}`, { token: user.session })
+        const token = endpoint.group === "operator" ? server.operatorToken! : user.session
+        const res = await server.request("GET", `${endpoint.path}?cursor=${cursor}`, { token })
         const label = `${endpoint.template} ${cursor}`
         expect(res.status, label).toBe(400)
         expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: "cursor: must be the next_cursor of a previous page" })

@@ -13,7 +13,7 @@ import { parseArgs } from "node:util"
 import { Database, Engine } from "@huddle/adapters"
 import { Operator, type Service as OperatorService } from "@huddle/domain/services/Operator"
 import { Email, Password } from "@huddle/domain/User"
-import { Effect, Layer, Logger, LogLevel, Option, ParseResult, Redacted, Schema } from "effect"
+import { Effect, Layer, Logger, LogLevel, Option, ParseResult, Schema } from "effect"
 import { GrantRequest } from "../api/OperatorApi.js"
 import * as ServerConfig from "../ServerConfig.js"
 
@@ -110,7 +110,7 @@ const command = Effect.gen(function*() {
       if (!values["password-stdin"]) return yield* Effect.fail(new UsageError("give --password-stdin and the password on standard input"))
       const email = yield* decode(Email, values.email?.trim().toLowerCase())
       const password = yield* decode(Password, yield* readStdin)
-      return yield* operator.createUser({ email, password: Redacted.make(password) })
+      return yield* operator.createUser({ email, password })
     }
     case "revoke-keys": {
       if (values.user === undefined) return yield* Effect.fail(new UsageError("give --user <id|email>"))
