@@ -28,6 +28,8 @@ export interface Options {
   readonly providers?: Providers.Options
   readonly catalog?: Catalog.Options
   readonly rateLimits?: RateLimitOptions
+  /** SQL run on the fresh database before the server starts (see `TestDatabase.fresh`). */
+  readonly setupSql?: string
 }
 
 /** Rate limits of a test server: small limits make them reachable in a test. */
@@ -127,7 +129,7 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
 
 export const start = async (options: Options = {}): Promise<TestServer> => {
   const engineName = options.engine ?? "pglite"
-  const database = await TestDatabase.fresh(engineName)
+  const database = await TestDatabase.fresh(engineName, options.setupSql)
   const logs: Array<string> = []
   const logger = Logger.replace(
     Logger.defaultLogger,
