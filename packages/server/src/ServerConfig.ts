@@ -23,9 +23,18 @@ export interface ServerConfig {
   readonly rateLimits: RateLimitLive.Options
 }
 
+/**
+ * The most requests per minute a limit may allow: more (17 000 a second from one credential) is a
+ * typo rather than a limit, and the counters' sub-millisecond steps lose precision beyond it.
+ */
+export const maxPerMinute = 1_000_000
+
 const perMinute = (name: string, fallback: number) =>
   Config.integer(name).pipe(
-    Config.validate({ message: "must be a positive number of requests per minute", validation: (n) => n > 0 }),
+    Config.validate({
+      message: `must be a whole number of requests per minute, from 1 to ${maxPerMinute}`,
+      validation: (n) => Number.isSafeInteger(n) && n >= 1 && n <= maxPerMinute
+    }),
     Config.withDefault(fallback)
   )
 
