@@ -73,9 +73,14 @@ const drainOnShutdown = (server: NodeServer, grace: Duration.Duration) =>
 export const layer = (config: ServerConfig) => {
   const node = createServer()
   // The port opens before the database is migrated; until the API's handler is attached (and
-  // again after it is detached at shutdown) requests get a 503 rather than no answer.
-  node.on("request", (_request, response) => {
+  // again after it is detached at shutdown) requests get a 503 rather than no answer — except
+  // the liveness probe: the process runs, and a slow migration must not get it restarted.
+  node.on("request", (request, response) => {
     if (node.listenerCount("request") > 1) return
+    if (request.method === "GET" && request.url?.split("?")[0] === "/healthz") {
+      response.writeHead(200, { "content-type": "application/json" })
+      return response.end(JSON.stringify({ status: "ok" }))
+    }
     response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
     response.end(JSON.stringify({ error: "SERVICE_UNAVAILABLE", message: "The server is starting or stopping; retry shortly" }))
   })

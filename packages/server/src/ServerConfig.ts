@@ -71,6 +71,29 @@ export const rateLimitsFromEnv: Config.Config<RateLimitLive.Options> = Config.al
   }))
 )
 
+/** `LOG_LEVEL`'s values, in any case; `Warn` and `Off` are Effect's own names for two of them. */
+export const logLevels: Readonly<Record<string, LogLevel.LogLevel>> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  warn: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None,
+  off: LogLevel.None
+}
+
+const logLevel = Config.string("LOG_LEVEL").pipe(
+  Config.validate({
+    message: "must be one of All, Trace, Debug, Info, Warning, Error, Fatal, None (in any case)",
+    validation: (name) => Object.hasOwn(logLevels, name.trim().toLowerCase())
+  }),
+  Config.map((name) => logLevels[name.trim().toLowerCase()] ?? LogLevel.Info),
+  Config.withDefault(LogLevel.Info)
+)
+
 export const fromEnv: Config.Config<ServerConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
@@ -86,7 +109,7 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
     Config.withDefault(1024 * 1024)
   ),
   shutdownGrace: Config.duration("HUDDLE_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
-  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  logLevel,
   providers: Providers.fromEnv,
   catalog: Catalog.fromEnv,
   rateLimits: rateLimitsFromEnv

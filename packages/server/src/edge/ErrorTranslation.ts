@@ -222,7 +222,8 @@ const describeLink = (link: unknown): string => {
   if (kind === undefined) return "unknown defect"
   const code = textField(link, "code")
   const constraint = textField(link, "constraint")
-  return [`${kind}: ${textField(link, "message") ?? ""}`, code && `(${code})`, constraint && `constraint ${constraint}`]
+  const message = textField(link, "message")
+  return [message ? `${kind}: ${message}` : kind, code && `(${code})`, constraint && `constraint ${constraint}`]
     .filter(Boolean).join(" ")
 }
 
