@@ -3,11 +3,12 @@
  * environment; the testkit runs it in-process with its own configuration.
  */
 import { createServer, type Server as NodeServer } from "node:http"
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Engine } from "@huddle/adapters"
 import { Duration, Effect, Layer, Logger } from "effect"
 import { Api } from "./Api.js"
+import * as ApiReference from "./edge/ApiReference.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
 import * as RequestEdge from "./edge/RequestEdge.js"
 import { ApiKeysHttp } from "./http/ApiKeysHttp.js"
@@ -40,10 +41,7 @@ const apiLayer = HttpApiBuilder.api(Api).pipe(
   Layer.provide([AuthenticatedLive, RateLimitLive.RateLimitedLive, IdempotencyLive.IdempotentLive()])
 )
 
-const docsLayer = Layer.mergeAll(
-  HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
-  HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern" } as never })
-)
+const docsLayer = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }), ApiReference.layer)
 
 /**
  * Shutdown drains before anything else closes: this layer is built last, so its finalizer runs
