@@ -145,7 +145,8 @@ const jsonLines = (output: string): Array<{ message: string; logLevel: string; a
     }
   })
 
-describe("the server process's probes and logs", () => {
+// On the embedded engine only: nothing here depends on which database the server uses.
+if (TestDatabase.availableEngines().includes("pglite")) describe("the server process's probes and logs", () => {
   it("answers /healthz 200 while starting (only /readyz waits), logs only JSON, and logs shutting down and stopped on SIGTERM", async () => {
     const server = await spawnServer({ HUDDLE_DATA_DIR: join(scratchDir(), "data") })
     const health: Array<number> = []
