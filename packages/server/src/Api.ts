@@ -43,6 +43,19 @@ const refuseUnknownFields = <
   return strict as HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R, TopLevel>
 }
 
+/**
+ * The reference's introduction: what the API is, and the three shapes its errors take (the same
+ * words as the README's; Docs.test.ts checks both against real answers).
+ */
+const description = `Team AI workspace: organizations, credits, memories, huddles and an OpenAI-compatible endpoint.
+
+**Errors.** Every error is answered with its HTTP status and the envelope \`{"error":"UNAUTHORIZED","message":"Missing bearer credentials"}\` (\`error\` is a CODE such as \`INVALID_REQUEST\`, \`NOT_FOUND\`, \`INSUFFICIENT_CREDITS\`, \`RATE_LIMITED\`, \`INTERNAL\`), with two exceptions that speak their clients' dialect:
+
+- the OpenAI-compatible endpoints (\`/v1/chat/completions\`, \`/v1/models\`) answer in OpenAI's envelope, \`{"error":{"message":"Missing bearer credentials","type":"authentication_error","param":null,"code":"UNAUTHORIZED"}}\` — \`code\` holds the same CODE — so that OpenAI SDKs raise their own error classes;
+- \`POST /v1/rpc\` answers with JSON-RPC 2.0 error objects, \`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":{"error":"NOT_FOUND","message":"No method \\"nope\\"; rpc.discover lists them"}},"id":1}\` — \`data\` is the envelope — except for failures before any call runs (401, 413, 429), which are the plain envelope.
+
+A \`500 INTERNAL\` message gives the request id to quote (also in \`X-Request-Id\`); a \`503 SERVICE_UNAVAILABLE\` comes with \`Retry-After\`.`
+
 export class Api extends HttpApi.make("huddle")
   .add(HealthApi)
   .add(refuseUnknownFields(AuthApi).prefix("/v1"))
@@ -66,5 +79,5 @@ export class Api extends HttpApi.make("huddle")
   .addError(Envelope.ServiceUnavailable)
   .annotate(OpenApi.Title, "Huddle API")
   .annotate(OpenApi.Version, "1.0.0")
-  .annotate(OpenApi.Description, "Team AI workspace: organizations, credits, memories, huddles and an OpenAI-compatible endpoint.")
+  .annotate(OpenApi.Description, description)
 {}

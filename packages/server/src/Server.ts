@@ -3,11 +3,12 @@
  * environment; the testkit runs it in-process with its own configuration.
  */
 import { createServer, type Server as NodeServer } from "node:http"
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Engine } from "@huddle/adapters"
 import { Duration, Effect, Layer, Logger } from "effect"
 import { Api } from "./Api.js"
+import * as ApiReference from "./edge/ApiReference.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
 import * as RequestEdge from "./edge/RequestEdge.js"
 import { ApiKeysHttp } from "./http/ApiKeysHttp.js"
@@ -48,10 +49,7 @@ const apiLayer = (config: ServerConfig) =>
     ])
   )
 
-const docsLayer = Layer.mergeAll(
-  HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
-  HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern" } as never })
-)
+const docsLayer = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }), ApiReference.layer)
 
 /**
  * Shutdown drains before anything else closes: this layer is built last, so its finalizer runs
@@ -81,9 +79,14 @@ const drainOnShutdown = (server: NodeServer, grace: Duration.Duration) =>
 export const layer = (config: ServerConfig) => {
   const node = createServer()
   // The port opens before the database is migrated; until the API's handler is attached (and
-  // again after it is detached at shutdown) requests get a 503 rather than no answer.
-  node.on("request", (_request, response) => {
+  // again after it is detached at shutdown) requests get a 503 rather than no answer — except
+  // the liveness probe: the process runs, and a slow migration must not get it restarted.
+  node.on("request", (request, response) => {
     if (node.listenerCount("request") > 1) return
+    if (request.method === "GET" && request.url?.split("?")[0] === "/healthz") {
+      response.writeHead(200, { "content-type": "application/json" })
+      return response.end(JSON.stringify({ status: "ok" }))
+    }
     response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
     response.end(JSON.stringify({ error: "SERVICE_UNAVAILABLE", message: "The server is starting or stopping; retry shortly" }))
   })

@@ -149,6 +149,37 @@ describe("accounts over HTTP", () => {
     }
   })
 
+  it("reads the credential only as `Bearer <token>` (any case, one space or more), on every layer", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const { key } = await Accounts.createApiKey(server, user)
+    const memories = async () => (await server.request("GET", "/v1/memories", { token: user.session })).body.data.length
+    const calls = (authorization: string) => [
+      server.request("GET", "/v1/me", { headers: { authorization } }),
+      // With an Idempotency-Key, which the idempotency layer seals with the credential.
+      server.request("POST", "/v1/memories", {
+        headers: { authorization, "idempotency-key": `auth-${Math.random()}` },
+        body: { content: `written with ${authorization.slice(0, 8)}`, scope: "personal" }
+      }),
+      server.request("POST", "/v1/chat/completions", {
+        headers: { authorization, "idempotency-key": `auth-${Math.random()}` },
+        body: { model: "economy", messages: [{ role: "user", content: "hi" }] }
+      })
+    ]
+    for (const authorization of [`Bearer ${key}`, `bearer ${key}`, `BEARER ${key}`, `Bearer   ${key}`]) {
+      const [me, memory, chat] = await Promise.all(calls(authorization))
+      expect([me!.status, memory!.status, chat!.status], authorization).toEqual([200, 201, 200])
+    }
+    const before = await memories()
+    for (const authorization of [`Basic  ${key}`, `Basic ${key}`, `Bearer:${key}`, `XXXXXXX${key}`, key, `Bearer${key}`, `Bearer ${key} ${key}`, `Token  ${key}`]) {
+      const [me, memory, chat] = await Promise.all(calls(authorization))
+      expect([me!.status, memory!.status, chat!.status], authorization).toEqual([401, 401, 401])
+      expect(me!.body, authorization).toEqual({ error: "UNAUTHORIZED", message: expect.any(String) })
+      expect(memory!.body, authorization).toEqual({ error: "UNAUTHORIZED", message: expect.any(String) })
+      expect(chat!.body.error, authorization).toMatchObject({ code: "UNAUTHORIZED" })
+    }
+    expect(await memories()).toBe(before)
+  })
+
   it("refuses a session token whose secret part was altered", async () => {
     const user = await Accounts.signupAndLogin(server)
     const last = user.session.at(-1) === "A" ? "B" : "A"

@@ -211,6 +211,12 @@ describe("the HTTP edge", () => {
     // No script or stylesheet from another host: the page works offline.
     expect(page.text).not.toMatch(/<script[^>]+src=["']https?:/i)
     expect(page.text).not.toMatch(/<link[^>]+href=["']https?:/i)
+    // Nor fonts: Scalar fetches Inter and JetBrains Mono from its CDN unless told not to.
+    const configuration = /dataset\.configuration = JSON\.stringify\((\{.*?\})\)\s*<\/script>/s.exec(page.text)?.[1]
+    expect(configuration, "the reference's configuration").toBeDefined()
+    expect(JSON.parse(configuration!)).toMatchObject({ withDefaultFonts: false })
+    // Nor a source map that is not there (developer tools would ask for it and get a 404).
+    expect(page.text).not.toMatch(/sourceMappingURL/)
   })
 
   it("never puts secrets in logs, and writes one structured line per request", async () => {

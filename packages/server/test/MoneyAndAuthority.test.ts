@@ -52,6 +52,11 @@ describe("money and authority", () => {
         expect(res.body).toEqual({ error: "UNAUTHORIZED", message: expect.any(String) })
       }
       expect((await server.request("POST", "/v1/operator/credits/grants", { body })).status).toBe(401)
+      // Only the Bearer scheme carries the token.
+      for (const authorization of [`Basic ${server.operatorToken}`, `Bearer:${server.operatorToken}`, `XXXXXXX${server.operatorToken}`]) {
+        const res = await server.request("POST", "/v1/operator/credits/grants", { headers: { authorization }, body })
+        expect(res.status, authorization.slice(0, 8)).toBe(401)
+      }
       const bad = [
         { amount: 5, reason: "no target" },
         { user_id: user.id, org_id: "org_x", balance: "addon", amount: 5, reason: "two targets" },

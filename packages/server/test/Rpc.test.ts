@@ -1,3 +1,4 @@
+import { SqlError } from "@effect/sql/SqlError"
 import { onDefect } from "@huddle/server/http/RpcHttp"
 import * as JsonRpc from "@huddle/server/rpc/JsonRpc"
 import { Accounts, Orgs, TestServer } from "@huddle/testkit"
@@ -204,7 +205,11 @@ describe("JSON-RPC over HTTP", () => {
         resultName: "nothing",
         errors: [],
         handler: ({ storage }) =>
-          Effect.die(storage === true ? { _tag: "SqlError", message: "connection refused at 10.0.0.7" } : new Error("secret detail"))
+          Effect.die(
+            storage === true
+              ? new SqlError({ message: "Failed to execute statement", cause: Object.assign(new Error("connect ECONNREFUSED 10.0.0.7:5432"), { code: "ECONNREFUSED" }) })
+              : new Error("secret detail")
+          )
       })
     ], { onDefect })
     const bug = await Effect.runPromise(rpcOf.answer(JSON.stringify(call("boom")), null))

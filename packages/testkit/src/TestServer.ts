@@ -32,6 +32,8 @@ export interface Options {
   readonly operatorToken?: string | null
   /** Instance heartbeats (default: the service's). */
   readonly liveness?: ServerConfig["liveness"]
+  /** SQL run on the fresh database before the server starts (see `TestDatabase.fresh`). */
+  readonly setupSql?: string
 }
 
 /** Rate limits of a test server: small limits make them reachable in a test. */
@@ -137,7 +139,7 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
 
 export const start = async (options: Options = {}): Promise<TestServer> => {
   const engineName = options.engine ?? "pglite"
-  const database = await TestDatabase.fresh(engineName)
+  const database = await TestDatabase.fresh(engineName, options.setupSql)
   const logs: Array<string> = []
   const logger = Logger.replace(
     Logger.defaultLogger,

@@ -1,9 +1,10 @@
 import { createHash, timingSafeEqual } from "node:crypto"
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { NotFound, Unauthorized } from "@huddle/domain/Errors"
 import { type CreditTarget, Operator } from "@huddle/domain/services/Operator"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { OperatorAuthenticated } from "../api/OperatorApi.js"
+import { credentialOf } from "../api/Security.js"
 import { Api } from "../Api.js"
 
 const digest = (value: string) => createHash("sha256").update(value, "utf8").digest()
@@ -16,13 +17,16 @@ export const OperatorAuthenticatedLive = (token: Option.Option<Redacted.Redacted
   Layer.succeed(
     OperatorAuthenticated,
     OperatorAuthenticated.of({
-      operator: (sent) =>
-        Option.match(token, {
-          onNone: () => Effect.fail(new NotFound({ message: "The operator API is off: the operator has set no HUDDLE_OPERATOR_TOKEN" })),
-          onSome: (expected) =>
-            timingSafeEqual(digest(Redacted.value(sent)), digest(Redacted.value(expected)))
-              ? Effect.void
-              : Effect.fail(new Unauthorized({ message: "Invalid operator token" }))
+      // The header is read with the one credential parser (the platform's ignores the scheme).
+      operator: () =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<void, NotFound | Unauthorized> => {
+          if (Option.isNone(token)) {
+            return Effect.fail(new NotFound({ message: "The operator API is off: the operator has set no HUDDLE_OPERATOR_TOKEN" }))
+          }
+          const sent = credentialOf(request.headers["authorization"])
+          return sent._tag === "Bearer" && timingSafeEqual(digest(sent.token), digest(Redacted.value(token.value)))
+            ? Effect.void
+            : Effect.fail(new Unauthorized({ message: "Invalid operator token" }))
         })
     })
   )
