@@ -20,9 +20,12 @@ export const writeCatalog = (dir) => {
 /** The environment of `node packages/server/dist/main.js`: nothing inherited that could reach outside. */
 /**
  * Rate limits stay on (every request is counted against its API key) but high enough never to
- * answer 429 in a benchmark: 10^9 a minute. Their counters are in memory unless `redisUrl` is
+ * answer 429 in a benchmark: 10^6 a minute (the most a limit may be). Their counters are in memory unless `redisUrl` is
  * given (a Redis on loopback, as a deployment of several instances would use).
  */
+/** The operator token of the benchmark's servers (loopback only), which mints the org's pool. */
+export const operatorToken = `bench-operator-${process.pid}-${"x".repeat(32)}`
+
 export const serverEnv = ({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl, upstreamKey, starterCredits, redisUrl }) => {
   const env = { ...process.env }
   for (const name of Object.keys(env)) {
@@ -36,11 +39,12 @@ export const serverEnv = ({ port, databaseUrl, dataDir, catalogPath, upstreamBas
     HUDDLE_CATALOG: catalogPath,
     HUDDLE_STARTER_CREDITS: String(starterCredits),
     HUDDLE_SHUTDOWN_GRACE: "2 seconds",
+    HUDDLE_OPERATOR_TOKEN: operatorToken,
     OPENAI_API_KEY: upstreamKey,
     OPENAI_BASE_URL: upstreamBaseUrl,
-    HUDDLE_RATE_CHAT: "1000000000",
-    HUDDLE_RATE_READ: "1000000000",
-    HUDDLE_RATE_INTENT: "1000000000",
+    HUDDLE_RATE_CHAT: "1000000",
+    HUDDLE_RATE_READ: "1000000",
+    HUDDLE_RATE_INTENT: "1000000",
     ...(redisUrl ? { REDIS_URL: redisUrl, HUDDLE_RATE_LIMIT_PREFIX: `huddle-bench-${process.pid}-${port}:` } : {}),
     LOG_LEVEL: "Info"
   }
@@ -73,7 +77,7 @@ export const setup = async (url, { keys, orgCredits }) => {
   const admin = await newUser(url, "admin")
   const org = await call(url, "POST", "/v1/orgs", { token: admin.session, body: { name: "Bench Org" } }, 201)
   await call(url, "PUT", `/v1/orgs/${org.id}/admin/policies`, { token: admin.session, body: { model_tier: "standard", credit_fallback: true } }, 200)
-  await call(url, "POST", `/v1/orgs/${org.id}/admin/credits`, { token: admin.session, body: { balance: "subscription", amount: orgCredits, reason: "benchmark" } }, 200)
+  await call(url, "POST", "/v1/operator/credits/grants", { token: operatorToken, body: { org_id: org.id, balance: "subscription", amount: orgCredits, reason: "benchmark" } }, 201)
   await call(url, "POST", "/v1/memories", { token: admin.session, body: { scope: "org", org_id: org.id, content: "Answers are short and in British English." } }, 201)
   const apiKeys = []
   for (let i = 0; i < keys; i++) {

@@ -224,13 +224,15 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-type Auth = "none" | "session" | "key" | "garbage"
+type Auth = "none" | "session" | "key" | "garbage" | "operator"
 
 interface Fixtures {
   readonly user: Accounts.TestUser
   readonly key: { readonly id: string; readonly key: string }
   readonly org: Orgs.TestOrg
   readonly memoryId: string
+  /** The server's operator token (not a user's credential). */
+  readonly operatorToken: string
 }
 
 /** A request in terms of the fixtures, resolved when it is sent (fixtures may be remade). */
@@ -504,7 +506,7 @@ const headerArb = (): fc.Arbitrary<ReadonlyArray<readonly [string, string]>> =>
 const caseArb: fc.Arbitrary<Case> = fc.constantFrom(...endpoints).chain((endpoint) =>
   fc.record({
     endpoint: fc.constant(endpoint),
-    auth: fc.constantFrom<Auth>("none", "session", "session", "key", "key", "garbage"),
+    auth: fc.constantFrom<Auth>("none", "session", "session", "key", "key", "garbage", "operator"),
     id: idArb,
     query: queryArb(endpoint),
     headers: headerArb(),
@@ -521,6 +523,7 @@ const toSent = (c: Case, fixtures: Fixtures, nth: number): Sent => {
   const headers: Array<readonly [string, string]> = [...c.headers]
   if (c.auth === "session") headers.push(["authorization", `Bearer ${fixtures.user.session}`])
   if (c.auth === "key") headers.push(["authorization", `Bearer ${fixtures.key.key}`])
+  if (c.auth === "operator") headers.push(["authorization", `Bearer ${fixtures.operatorToken}`])
   if (c.auth === "garbage") headers.push(["authorization", `Bearer ${garbageTokens[nth % garbageTokens.length]}`])
   switch (c.body._tag) {
     case "None":
@@ -621,7 +624,7 @@ describe("the fuzzer: hostile input to every endpoint", () => {
     const org = await Orgs.createOrg(server, user, "Fuzz Org")
     const memory = await server.request("POST", "/v1/memories", { token: user.session, body: { content: "a fact", scope: "personal" } })
     expect(memory.status, memory.text).toBe(201)
-    return { user, key, org, memoryId: memory.body.id }
+    return { user, key, org, memoryId: memory.body.id, operatorToken: server.operatorToken! }
   }
 
   const snapshot = async () => {
@@ -709,7 +712,7 @@ describe("the fuzzer: hostile input to every endpoint", () => {
       { id: realId, query: "?limit=101", headers: [], body: { _tag: "Json", value: { input: hugeWithin, content: "\u0000", name: "' OR 1=1 --", email: "a@b.c\r\nBcc: x", role: "owner", model: "", messages: [] }, contentType: "application/json", chunked: false } }
     ]
     for (const endpoint of endpoints) {
-      for (const auth of ["none", "session", "key", "garbage"] as const) {
+      for (const auth of ["none", "session", "key", "garbage", "operator"] as const) {
         await runBatch(battery.map((c) => ({ ...c, endpoint, auth })))
       }
     }
@@ -727,7 +730,8 @@ describe("the fuzzer: hostile input to every endpoint", () => {
       const cases = PayloadArbitrary.textPathsOf(schema, payload).flatMap((path) =>
         ["\ud800", "\u0000", "\u0085"].map((character) => ({ path, value: PayloadArbitrary.spoil(payload, path, character) }))
       )
-      for (const auth of ["session", "key"] as const) {
+      // The operator's endpoints take the operator's token; the others a user's session and key.
+      for (const auth of endpoint.path.startsWith("/v1/operator/") ? ["operator" as const] : ["session", "key"] as const) {
         const before = await snapshot()
         for (const [nth, { path, value }] of cases.entries()) {
           const c: Case = { endpoint, auth, id: realId, query: "", headers: [], body: { _tag: "Json", value, contentType: "application/json", chunked: false } }
