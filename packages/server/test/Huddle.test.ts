@@ -9,6 +9,9 @@ describe("huddle on the offline provider", () => {
   afterAll(() => server.stop())
 
   const balance = async (token: string) => (await server.request("GET", "/v1/me", { token })).body.credits.balance as number
+  const sessions = async (token: string) => (await server.request("GET", "/v1/huddle/sessions", { token })).body.data
+  const intents = async (token: string) =>
+    (await server.request("POST", "/v1/rpc", { token, body: { jsonrpc: "2.0", method: "intent.list", id: 1 } })).body.result.data
 
   it("answers a first message, charges what it used, and keeps the session", async () => {
     const user = await Accounts.signupAndLogin(server)
@@ -115,7 +118,58 @@ describe("huddle on the offline provider", () => {
       expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400)
     }
     expect(await balance(user.session)).toBe(1000)
-    expect((await server.request("GET", "/v1/huddle/sessions", { token: user.session })).body.data).toHaveLength(1)
+    expect(await sessions(user.session)).toEqual([])
+    expect(await intents(user.session)).toEqual([])
+  })
+
+  it("leaves no session, message or intent behind when it refuses a first message", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const org = await Orgs.createOrg(server)
+    const refusals: ReadonlyArray<readonly [number, Record<string, unknown>, Record<string, string>?]> = [
+      [400, { input: "hi", mode: "multi" }],
+      [404, { input: "hi", workspace_id: "wsp_01HZZZZZZZZZZZZZZZZZZZZZZZ" }],
+      [404, { input: "hi", org_id: org.id }],
+      [404, { input: "hi" }, { "openai-organization": org.id }]
+    ]
+    for (const [status, body, headers] of refusals) {
+      const res = await server.request("POST", "/v1/huddle", { token: user.session, body, ...(headers ? { headers } : {}) })
+      expect(res.status, JSON.stringify(body)).toBe(status)
+      expect(res.body).toEqual({ error: expect.any(String), message: expect.any(String) })
+    }
+    expect(await sessions(user.session)).toEqual([])
+    expect(await intents(user.session)).toEqual([])
+    expect(await balance(user.session)).toBe(1000)
+  })
+
+  it("adds nothing to a session when it refuses a message", async () => {
+    const org = await Orgs.createOrg(server)
+    const member = await Orgs.addMember(server, org)
+    const first = await server.request("POST", "/v1/huddle", { token: member.session, body: { input: "Plan the offsite", org_id: org.id } })
+    expect(first.status, first.text).toBe(200)
+    const messagesOf = async () => {
+      const res = await server.request("GET", `/v1/huddle/sessions/${first.body.session_id}`, { token: member.session })
+      expect(res.status, res.text).toBe(200)
+      return res.body.messages.map((m: { role: string; content: string }) => [m.role, m.content])
+    }
+    const before = await messagesOf()
+    expect(before).toEqual([["user", "Plan the offsite"], ["assistant", first.body.output]])
+
+    const multi = await server.request("POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, {
+      token: member.session,
+      body: { content: "Now with the council", mode: "multi" }
+    })
+    expect(multi.status, multi.text).toBe(400)
+    // Removed from the session's org, the member may no longer run in it.
+    const removed = await server.request("DELETE", `/v1/orgs/${org.id}/admin/members/${member.id}`, { token: org.admin.session })
+    expect(removed.status, removed.text).toBe(204)
+    const outside = await server.request("POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, {
+      token: member.session,
+      body: { content: "Still here?" }
+    })
+    expect(outside.status, outside.text).toBe(404)
+
+    expect(await messagesOf()).toEqual(before)
+    expect((await intents(member.session)).map((intent: { id: string }) => intent.id)).toEqual([first.body.intent_id])
   })
 
   it("cannot escape an org's enforced economy tier by any request parameter", async () => {
@@ -178,5 +232,28 @@ describe("huddle without credits", () => {
     const streamed = await SseClient.post(`${server.url}/v1/huddle?stream=true`, { token: user.session, body: { input: "hello" } })
     expect(streamed.status).toBe(402)
     expect(streamed.events).toEqual([{ event: "body", data: { error: "INSUFFICIENT_CREDITS", message: expect.any(String) } }])
+    // Refused before anything was written: no session, message or intent.
+    expect((await server.request("GET", "/v1/huddle/sessions", { token: user.session })).body.data).toEqual([])
+    const intents = await server.request("POST", "/v1/rpc", { token: user.session, body: { jsonrpc: "2.0", method: "intent.list", id: 1 } })
+    expect(intents.body.result.data).toEqual([])
+  })
+
+  it("adds nothing to a session when a message cannot be paid for", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    // Awaiting review, the first message costs nothing yet; the second would run at once.
+    await server.request("PUT", "/v1/me/preferences", { token: user.session, body: { auto_execute: false } })
+    const first = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "Draft the agenda" } })
+    expect(first.status, first.text).toBe(200)
+    expect(first.body.status).toBe("awaiting_review")
+    await server.request("PUT", "/v1/me/preferences", { token: user.session, body: { auto_execute: true } })
+    const next = await server.request("POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, {
+      token: user.session,
+      body: { content: "And the minutes" }
+    })
+    expect(next.status, next.text).toBe(402)
+    const session = await server.request("GET", `/v1/huddle/sessions/${first.body.session_id}`, { token: user.session })
+    expect(session.body.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([["user", "Draft the agenda"]])
+    const intents = await server.request("POST", "/v1/rpc", { token: user.session, body: { jsonrpc: "2.0", method: "intent.list", id: 1 } })
+    expect(intents.body.result.data.map((intent: { id: string }) => intent.id)).toEqual([first.body.intent_id])
   })
 })

@@ -7,7 +7,7 @@
  * call the reservation is settled to the real usage, on success, failure or cancellation alike.
  */
 import { Cause, Context, DateTime, Effect, Exit, Layer, Option, Predicate, Stream } from "effect"
-import { codeOf, InvalidRequest, type NotFound, PolicyViolation, type InsufficientCredits, type UpstreamUnavailable } from "../Errors.js"
+import { codeOf, type InsufficientCredits, InvalidRequest, type NotFound, PolicyViolation, type UpstreamUnavailable } from "../Errors.js"
 import { Ids } from "../Ids.js"
 import { Intent, IntentError, Plan } from "../Intent.js"
 import { type CatalogModel, type ChatMessage, costOf, estimateTokens, Usage } from "../Model.js"
@@ -22,6 +22,7 @@ import { OrgSettings } from "./OrgSettings.js"
 import { tierAllowed } from "./Policies.js"
 import { Router } from "./Router.js"
 import { OrgSettingsRepository } from "../ports/OrgSettingsRepository.js"
+import { Transactor } from "../ports/Transactor.js"
 
 export type StageName = "context" | "planning" | "review" | "execution" | "completion"
 
@@ -52,6 +53,12 @@ export interface Submission {
   readonly model?: string | undefined
   /** Earlier turns of the conversation, oldest first. */
   readonly history?: ReadonlyArray<ChatMessage> | undefined
+  /**
+   * What the caller records of the request (a huddle's session and message). It runs once every
+   * check that can refuse the request has passed (credits reserved), atomically with the intent's
+   * row: a refused request leaves nothing behind.
+   */
+  readonly accepted?: Effect.Effect<void> | undefined
 }
 
 export interface Outcome {
@@ -131,6 +138,7 @@ export const make = Effect.gen(function*() {
   const orgSettings = yield* OrgSettings
   const orgSettingsRepo = yield* OrgSettingsRepository
   const context = yield* ContextAssembly
+  const tx = yield* Transactor
 
   const save = (intent: Intent, changes: Partial<Intent>) =>
     Effect.gen(function*() {
@@ -169,15 +177,24 @@ export const make = Effect.gen(function*() {
       : new IntentError({ error: "INTERNAL", message: "The request failed" })
   }
 
-  const executeIntent = (intent: Intent, payer: string, emit: Emit, requestedMode: HuddleMode) =>
+  /**
+   * Reserves the worst case of the intent's plan for `payer`, then records the intent as
+   * executing (`begin`) and calls the model. A refused reservation fails before `begin` (after
+   * `refused`), so whatever `begin` writes is written only for a request that will run.
+   */
+  const executeIntent = (
+    intent: Intent,
+    payer: string,
+    emit: Emit,
+    requestedMode: HuddleMode,
+    steps: { readonly begin: Effect.Effect<Intent>; readonly refused: (error: InsufficientCredits) => Effect.Effect<unknown> }
+  ) =>
     Effect.gen(function*() {
       const plan = intent.plan!
       const models = plan.models.flatMap((id) => Option.toArray(catalog.find(id)))
       if (models.length === 0) {
         return yield* new InvalidRequest({ message: "The planned models are no longer in the catalog" })
       }
-      const executing = yield* save(intent, { status: "executing" })
-      yield* emit({ _tag: "Stage", stage: "execution", status: "started", detail: { models: plan.models } })
 
       const progress = { text: "", usage: undefined as Usage | undefined, model: undefined as CatalogModel | undefined }
       const consumed = () =>
@@ -185,7 +202,8 @@ export const make = Effect.gen(function*() {
           input_tokens: progress.text.length > 0 ? plan.estimated_input_tokens : 0,
           output_tokens: estimateTokens(progress.text)
         })
-      let final = executing
+      let executing: Intent | undefined
+      let final = intent
 
       const reserve = credits.reserve({
         userId: payer,
@@ -193,7 +211,13 @@ export const make = Effect.gen(function*() {
         amount: plan.worst_case_credits,
         creditFallback: intent.settings.credit_fallback.value,
         purpose: `intent ${intent.id}`
-      }).pipe(Effect.tapError((error) => save(executing, { status: "failed", error: failure(error) })))
+      }).pipe(Effect.tapError(steps.refused))
+
+      const start = Effect.gen(function*() {
+        executing = yield* steps.begin
+        final = executing
+        yield* emit({ _tag: "Stage", stage: "execution", status: "started", detail: { models: plan.models } })
+      })
 
       const call = router.stream(models, {
         messages: plan.messages ?? [],
@@ -235,6 +259,8 @@ export const make = Effect.gen(function*() {
           const charged = used && progress.model !== undefined
             ? yield* credits.settle(reservation, costOf(progress.model, consumed()))
             : yield* credits.release(reservation).pipe(Effect.as(0))
+          // Interrupted before it was recorded, there is no intent to close.
+          if (executing === undefined) return
           const error = closeWith(exit)
           final = yield* save(executing, {
             status: error === undefined ? "completed" : "failed",
@@ -246,7 +272,7 @@ export const make = Effect.gen(function*() {
           })
         })
 
-      yield* Effect.acquireUseRelease(reserve, () => call, close)
+      yield* Effect.acquireUseRelease(reserve, () => Effect.zipRight(start, call), close)
       yield* emit({
         _tag: "Stage",
         stage: "execution",
@@ -317,7 +343,7 @@ export const make = Effect.gen(function*() {
         messages,
         flags
       })
-      const received = new Intent({
+      const planned = new Intent({
         id: yield* ids.next("int"),
         status: "planning",
         input: submission.input,
@@ -334,17 +360,26 @@ export const make = Effect.gen(function*() {
         created_at: now,
         updated_at: now
       })
-      yield* intents.insert(received, { userId: principal.user.id, workspaceId: submission.workspaceId })
-      yield* emit({
-        _tag: "Stage",
-        stage: "planning",
-        status: "completed",
-        detail: { intent_id: received.id, models: plan.models, worst_case_credits: worstCase }
-      })
+      // Nothing is written before this point: a request refused above leaves no trace.
+      const record = (status: "awaiting_review" | "executing") =>
+        Effect.gen(function*() {
+          const intent = new Intent({ ...planned, status }, { disableValidation: true })
+          yield* tx.atomically(Effect.zipRight(
+            submission.accepted ?? Effect.void,
+            intents.insert(intent, { userId: principal.user.id, workspaceId: submission.workspaceId })
+          ))
+          yield* emit({
+            _tag: "Stage",
+            stage: "planning",
+            status: "completed",
+            detail: { intent_id: intent.id, models: plan.models, worst_case_credits: worstCase }
+          })
+          return intent
+        })
 
       // Review gate: with auto_execute off, a person approves before anything runs or is charged.
       if (!settings.auto_execute.value) {
-        const waiting = yield* save(received, { status: "awaiting_review" })
+        const waiting = yield* record("awaiting_review")
         yield* emit({
           _tag: "Stage",
           stage: "review",
@@ -353,11 +388,18 @@ export const make = Effect.gen(function*() {
         })
         return { intent: waiting, requestedMode, offline: false } satisfies Outcome
       }
-      yield* emit({ _tag: "Stage", stage: "review", status: "skipped", detail: { flags } })
-      return yield* executeIntent(received, principal.user.id, emit, requestedMode)
+      return yield* executeIntent(planned, principal.user.id, emit, requestedMode, {
+        begin: record("executing").pipe(Effect.tap(() => emit({ _tag: "Stage", stage: "review", status: "skipped", detail: { flags } }))),
+        refused: () => Effect.void
+      })
     })
 
-  const execute: Service["execute"] = (intent, payer, emit) => executeIntent(intent, payer, emit, intent.mode)
+  const execute: Service["execute"] = (intent, payer, emit) =>
+    executeIntent(intent, payer, emit, intent.mode, {
+      begin: save(intent, { status: "executing" }),
+      // An approved intent is already recorded: a refused reservation is its outcome.
+      refused: (error) => save(intent, { status: "failed", error: failure(error) })
+    })
 
   return IntentPipeline.of({ submit, execute })
 })
