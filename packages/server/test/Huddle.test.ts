@@ -1,5 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { type DecidedBy, type EffectiveSettings, OrgPolicies, serviceDefaults, tierRank } from "@huddle/domain/Policy"
+import { Preferences } from "@huddle/domain/Preferences"
+import { StartRequest } from "@huddle/server/api/HuddleApi"
 import { Accounts, Orgs, SseClient, TestServer } from "@huddle/testkit"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect, Schema } from "effect"
+
+type Setting = keyof EffectiveSettings
+
+/**
+ * What decides each setting: the highest-precedence source that sets it (enforced org policy →
+ * request → personal preference → org default → service default). The tier policy is a ceiling:
+ * it decides only when what the others chose is above it.
+ */
+const expectedSettings = (run: {
+  readonly policies: OrgPolicies
+  readonly request: Partial<Preferences>
+  readonly personal: Preferences
+  readonly orgDefaults: Preferences
+}) => {
+  const chosen = <K extends Setting>(key: K) => {
+    const layers: ReadonlyArray<readonly [DecidedBy, Partial<Record<Setting, unknown>>]> = [
+      ["request", run.request],
+      ["personal", run.personal],
+      ["org_default", run.orgDefaults]
+    ]
+    const first = layers.find(([, layer]) => layer[key] !== undefined)
+    return first === undefined
+      ? { value: serviceDefaults[key], decided_by: "service_default" }
+      : { value: first[1][key], decided_by: first[0] }
+  }
+  const enforced = <K extends keyof OrgPolicies & Setting>(key: K) =>
+    run.policies[key] === undefined ? chosen(key) : { value: run.policies[key], decided_by: "org_policy" }
+  const wanted = chosen("model_tier") as { value: keyof typeof tierRank; decided_by: DecidedBy }
+  const ceiling = run.policies.model_tier
+  return {
+    model_tier: ceiling !== undefined && tierRank[wanted.value] > tierRank[ceiling] ? { value: ceiling, decided_by: "org_policy" } : wanted,
+    risk_tolerance: enforced("risk_tolerance"),
+    auto_execute: enforced("auto_execute"),
+    mode: chosen("mode"),
+    credit_fallback: run.policies.credit_fallback === undefined
+      ? { value: serviceDefaults.credit_fallback, decided_by: "service_default" }
+      : { value: run.policies.credit_fallback, decided_by: "org_policy" }
+  }
+}
 
 describe("huddle on the offline provider", () => {
   let server: TestServer.TestServer
@@ -199,6 +242,49 @@ describe("huddle on the offline provider", () => {
     expect(personal.body.policy.model_tier.decided_by).toBe("personal")
     const outsider = await Accounts.signupAndLogin(server)
     expect((await server.request("POST", "/v1/huddle", { token: outsider.session, body: { input: "x", org_id: org.id } })).status).toBe(404)
+  })
+
+  describe("settings", () => {
+    let org: Orgs.TestOrg
+    let member: Accounts.TestUser
+    beforeAll(async () => {
+      org = await Orgs.createOrg(server)
+      member = await Orgs.addMember(server, org)
+    })
+
+    it.live.prop(
+      "for every setting, policy.decided_by names the highest-precedence source that set it",
+      {
+        policies: OrgPolicies,
+        request: StartRequest.pipe(Schema.pick("mode", "model_tier")),
+        personal: Preferences,
+        orgDefaults: Preferences
+      },
+      (run) =>
+        Effect.promise(async () => {
+          const put = async (path: string, token: string, body: unknown) => {
+            const res = await server.request("PUT", path, { token, body })
+            expect(res.status, `${path}: ${res.text}`).toBe(200)
+          }
+          await put(`/v1/orgs/${org.id}/admin/policies`, org.admin.session, run.policies)
+          await put(`/v1/orgs/${org.id}/admin/preferences`, org.admin.session, run.orgDefaults)
+          await put("/v1/me/preferences", member.session, run.personal)
+          const res = await server.request("POST", "/v1/huddle", {
+            token: member.session,
+            body: { input: "Plan the week", org_id: org.id, ...run.request }
+          })
+          const expected = expectedSettings(run)
+          if (expected.mode.value === "multi") {
+            // Refused until the council lands, whoever chose it.
+            expect(res.status, res.text).toBe(400)
+            return
+          }
+          expect(res.status, res.text).toBe(200)
+          expect(res.body.policy).toEqual(expected)
+          expect(res.body.requested_mode).toBe(expected.mode.value)
+        }),
+      { timeout: 120_000, fastCheck: { numRuns: 25 } }
+    )
   })
 
   it("stops at review when the org disables auto-execution, charging nothing", async () => {

@@ -9,14 +9,14 @@ import { Ids } from "../Ids.js"
 import type { Intent } from "../Intent.js"
 import { Usage } from "../Model.js"
 import { fromRows, type Page, type PageRequest } from "../Page.js"
-import type { HuddleMode, Preferences } from "../Preferences.js"
+import type { Preferences } from "../Preferences.js"
 import type { Principal } from "../Principal.js"
 import { HuddleRepository } from "../ports/HuddleRepository.js"
 import { type Emit, IntentPipeline, type Outcome, type PipelineError } from "./IntentPipeline.js"
 
 export interface Ask {
   readonly input: string
-  readonly mode?: HuddleMode | undefined
+  /** The settings the request names (mode, model tier), below enforced policies. */
   readonly request?: Preferences | undefined
   readonly orgId: string | null
   readonly workspaceId: string | null
@@ -91,7 +91,7 @@ export const make = Effect.gen(function*() {
         id: yield* ids.next("msg"),
         role: "user",
         content: input.input,
-        mode: input.mode ?? null,
+        mode: input.request?.mode ?? null,
         intent_id: null,
         models: [],
         usage: null,
@@ -105,7 +105,6 @@ export const make = Effect.gen(function*() {
         workspaceId: session.workspace_id,
         sessionId: session.id,
         input: input.input,
-        mode: input.mode,
         request: input.request,
         history: earlier.filter((m) => m.content.length > 0).map((m) => ({ role: m.role, content: m.content })),
         accepted: Effect.zipRight(createSession, repo.addMessage(session.id, question))

@@ -45,9 +45,7 @@ export interface Submission {
   readonly workspaceId: string | null
   readonly sessionId: string | null
   readonly input: string
-  /** The mode asked for; `undefined` lets the caller's preferences decide. */
-  readonly mode?: HuddleMode | undefined
-  /** Per-request settings (e.g. `model_tier`), below enforced policies. */
+  /** Per-request settings (`mode`, `model_tier`), below enforced policies and above preferences. */
   readonly request?: Preferences | undefined
   /** An explicitly named catalog model; refused (403) when a policy forbids its tier. */
   readonly model?: string | undefined
@@ -63,6 +61,7 @@ export interface Submission {
 
 export interface Outcome {
   readonly intent: Intent
+  /** The mode the settings chose (requested, preferred or default); `auto` runs as `single` for now. */
   readonly requestedMode: HuddleMode
   /** Whether the answer came from the offline provider. */
   readonly offline: boolean
@@ -287,13 +286,12 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const { principal } = submission
       const now = yield* DateTime.now
-      const requestedMode = submission.mode ?? "single"
 
       // Context: effective settings, memories, conversation.
       yield* emit({ _tag: "Stage", stage: "context", status: "started", detail: {} })
       const settings = yield* orgSettings.effective(principal, submission.orgId, submission.request)
-      const chosenMode = submission.mode ?? settings.mode.value
-      if (chosenMode === "multi") {
+      const requestedMode = settings.mode.value
+      if (requestedMode === "multi") {
         return yield* new InvalidRequest({ message: "mode \"multi\" is not available yet; use \"single\" or \"auto\"" })
       }
       const candidates = yield* candidatesFor(submission, settings)
