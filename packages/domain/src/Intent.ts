@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { EffectiveSettings } from "./Policy.js"
 import { HuddleMode } from "./Preferences.js"
+import { RiskFlag } from "./RiskFlags.js"
 import { ChatRole, Usage } from "./Model.js"
 
 export const IntentStatus = Schema.Literal(
@@ -30,8 +31,8 @@ export class Plan extends Schema.Class<Plan>("Plan")({
   messages: Schema.optional(
     Schema.Array(Schema.Struct({ role: ChatRole, content: Schema.String }))
   ),
-  /** Passages the review stage flags for a human (risky content under a low risk tolerance). */
-  flags: Schema.Array(Schema.String)
+  /** What the review stage flags for a human under a low risk tolerance: each category with what matched. */
+  flags: Schema.Array(RiskFlag)
 }) {}
 
 export class IntentError extends Schema.Class<IntentError>("IntentError")({

@@ -372,6 +372,20 @@ describe("JSON-RPC over HTTP", () => {
     expect(personal.settings.model_tier).toEqual({ value: "premium", decided_by: "request" })
   })
 
+  it("flags risky requests for review under a low risk tolerance, naming the category and what matched", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const put = await server.request("PUT", "/v1/me/preferences", { token: user.session, body: { risk_tolerance: "low" } })
+    expect(put.status, put.text).toBe(200)
+    const flagsOf = async (input: string) => (await result(user.session, "intent.submit", { input })).plan.flags
+    expect(await flagsOf("Drop the users table")).toEqual([{ category: "destructive", match: "Drop the users table" }])
+    expect(await flagsOf("Delete all customer records")).toEqual([{ category: "destructive", match: expect.stringMatching(/^Delete all customer/) }])
+    expect(await flagsOf("Wire $4,000 to this IBAN and deploy to prod")).toEqual([
+      { category: "production", match: "deploy to prod" },
+      { category: "money_movement", match: "Wire $4,000" }
+    ])
+    expect(await flagsOf("How do I drop a pin on the map?")).toEqual([])
+  })
+
   it("describes every method with rpc.discover: an OpenRPC document generated from the schemas", async () => {
     const user = await Accounts.signupAndLogin(server)
     const doc = await result(user.session, "rpc.discover")

@@ -14,6 +14,7 @@ import { type CatalogModel, type ChatMessage, costOf, estimateTokens, Usage } fr
 import type { EffectiveSettings } from "../Policy.js"
 import type { HuddleMode, Preferences } from "../Preferences.js"
 import type { Principal } from "../Principal.js"
+import { riskFlags } from "../RiskFlags.js"
 import { Catalog } from "../ports/Catalog.js"
 import { IntentRepository } from "../ports/IntentRepository.js"
 import { ContextAssembly } from "./ContextAssembly.js"
@@ -80,16 +81,6 @@ export class IntentPipeline extends Context.Tag("@huddle/domain/IntentPipeline")
 /** How much of a model's context the memories may take. */
 const memoryShare = 0.25
 const historyLimit = 40
-
-const riskyPatterns: ReadonlyArray<readonly [RegExp, string]> = [
-  [/\b(rm\s+-rf|drop\s+(table|database)|truncate|delete\s+from)\b/i, "destructive operation"],
-  [/\b(password|secret|api[_ -]?key|credential|private key)s?\b/i, "credentials"],
-  [/\b(production|prod)\b/i, "production systems"],
-  [/\b(wire|transfer|payment|invoice|refund)\b/i, "money movement"]
-]
-
-export const reviewFlags = (input: string): ReadonlyArray<string> =>
-  riskyPatterns.filter(([pattern]) => pattern.test(input)).map(([, label]) => label)
 
 const temperatureFor = (settings: EffectiveSettings): number =>
   settings.risk_tolerance.value === "low" ? 0.2 : settings.risk_tolerance.value === "high" ? 1 : 0.7
@@ -329,7 +320,7 @@ export const make = Effect.gen(function*() {
         1,
         ...candidates.map((model) => costOf(model, { input_tokens: estimatedInput, output_tokens: maxOutput }))
       )
-      const flags = settings.risk_tolerance.value === "low" ? reviewFlags(submission.input) : []
+      const flags = settings.risk_tolerance.value === "low" ? riskFlags(submission.input) : []
       const plan = new Plan({
         models: candidates.map((model) => model.id),
         max_output_tokens: maxOutput,
