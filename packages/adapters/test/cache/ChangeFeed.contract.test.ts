@@ -60,6 +60,52 @@ const stallingProxy = async (target: URL) => {
   }
 }
 
+/**
+ * A TCP proxy whose link slows down without ever stopping: what the server sends on a connection
+ * reaches the client later and later (half a millisecond more per millisecond the connection has
+ * been open), as over a link whose queue keeps growing.
+ */
+const slowingProxy = async (target: URL) => {
+  const sockets = new Set<Socket>()
+  const pumps = new Set<NodeJS.Timeout>()
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname)
+    const opened = Date.now()
+    const queue: Array<{ readonly at: number; readonly chunk: Buffer }> = []
+    // One queue per connection, written in order.
+    const pump = setInterval(() => {
+      while (queue.length > 0 && queue[0]!.at <= Date.now()) client.write(queue.shift()!.chunk)
+    }, 5)
+    pumps.add(pump)
+    for (const socket of [client, upstream]) {
+      sockets.add(socket)
+      socket.on("close", () => {
+        sockets.delete(socket)
+        clearInterval(pump)
+        pumps.delete(pump)
+      })
+      socket.on("error", () => {
+        client.destroy()
+        upstream.destroy()
+      })
+    }
+    client.pipe(upstream)
+    upstream.on("data", (chunk: Buffer) => queue.push({ at: Date.now() + (Date.now() - opened) / 2, chunk }))
+  })
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
+  const address = server.address()
+  const url = new URL(target)
+  url.host = `127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+  return {
+    url: url.toString(),
+    close: () => {
+      for (const pump of pumps) clearInterval(pump)
+      for (const socket of sockets) socket.destroy()
+      server.close()
+    }
+  }
+}
+
 describe.each(TestDatabase.availableEngines())("change notifications on %s", (engine) => {
   it("sends the key of each changed row of a cached table, at commit, to its subscribers", async () => {
     const database = await TestDatabase.fresh(engine)
@@ -144,4 +190,55 @@ describe.each(TestDatabase.availableEngines().filter((engine) => engine === "pos
     await notify("things:after-restart")
     await waitFor("delivered after the restart", () => changed.includes("after-restart"), 2_000)
   }, 20_000)
+})
+
+describe.each(TestDatabase.availableEngines().filter((engine) => engine === "postgres"))("the change feed's bound on %s", () => {
+  it("while live, has delivered every change committed more than three heartbeats ago, however slow its link gets", async () => {
+    const pingMs = 100
+    const boundMs = 3 * pingMs
+    const database = await TestDatabase.fresh("postgres")
+    if (database.engine._tag !== "Postgres") throw new Error("expected PostgreSQL")
+    const url = Redacted.value(database.engine.url)
+    // Heartbeats keep coming back, each later than the one before: the link never stalls.
+    const proxy = await slowingProxy(new URL(url))
+    const direct = new pg.Client({ connectionString: url })
+    await direct.connect()
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const feed = await Effect.runPromise(
+        Layer.buildWithScope(PostgresChangeFeed.layer({ url: Redacted.make(proxy.url), pingEvery: `${pingMs} millis` }), scope).pipe(
+          Effect.map((context) => Context.get(context, ChangeFeed.ChangeFeed))
+        )
+      )
+      const delivered = new Set<string>()
+      // Changes committed before the feed last (re)started are not its to deliver: caches start empty then.
+      let startedAt = Date.now()
+      feed.subscribe("things", { changed: (key) => delivered.add(key), reset: () => (startedAt = Date.now()) })
+      /** Each change: when it was sent (before its commit) and when its commit was confirmed (after it). */
+      const committed: Array<{ readonly key: string; readonly sent: number; readonly at: number }> = []
+      const stale = new Set<string>()
+      let liveChecks = 0
+      const until = Date.now() + 4_000
+      for (let i = 0; Date.now() < until; i++) {
+        const sent = Date.now()
+        await direct.query("SELECT pg_notify($1, $2)", [ChangeFeed.channel, `things:k${i}`])
+        committed.push({ key: `k${i}`, sent, at: Date.now() })
+        await new Promise((done) => setTimeout(done, 20))
+        const now = Date.now()
+        if (!feed.live()) continue
+        liveChecks++
+        for (const change of committed) {
+          if (change.sent > startedAt && change.at < now - boundMs && !delivered.has(change.key)) stale.add(change.key)
+        }
+      }
+      expect([...stale], `live while changes older than ${boundMs} ms were undelivered`).toEqual([])
+      // It was live at times (before its first late heartbeat), so the checks above did check.
+      expect(liveChecks).toBeGreaterThan(0)
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await direct.end()
+      proxy.close()
+      await database.drop()
+    }
+  }, 30_000)
 })
