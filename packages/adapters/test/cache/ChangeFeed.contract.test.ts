@@ -22,9 +22,15 @@ const waitFor = async (what: string, condition: () => boolean, withinMs: number)
   return Date.now() - started
 }
 
-/** A TCP proxy whose traffic can be held (connections stay open, nothing flows) and let go. */
-const stallingProxy = async (target: URL) => {
+/**
+ * A TCP proxy whose traffic can be held (connections stay open, nothing flows) and let go. With
+ * `slowing`, its link slows down without ever stopping: what the server sends on a connection
+ * reaches the client later and later (half a millisecond more per millisecond the connection has
+ * been open), as over a link whose queue keeps growing.
+ */
+const proxyTo = async (target: URL, options: { readonly slowing?: boolean } = {}) => {
   const sockets = new Set<Socket>()
+  const pumps = new Set<NodeJS.Timeout>()
   let held = false
   const server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname)
@@ -37,7 +43,23 @@ const stallingProxy = async (target: URL) => {
         upstream.destroy()
       })
     }
-    client.pipe(upstream).pipe(client)
+    client.pipe(upstream)
+    if (!options.slowing) {
+      upstream.pipe(client)
+      return
+    }
+    const opened = Date.now()
+    const queue: Array<{ readonly at: number; readonly chunk: Buffer }> = []
+    // One queue per connection, written in order.
+    const pump = setInterval(() => {
+      while (queue.length > 0 && queue[0]!.at <= Date.now()) client.write(queue.shift()!.chunk)
+    }, 5)
+    pumps.add(pump)
+    upstream.on("close", () => {
+      clearInterval(pump)
+      pumps.delete(pump)
+    })
+    upstream.on("data", (chunk: Buffer) => queue.push({ at: Date.now() + (Date.now() - opened) / 2, chunk }))
   })
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
   const address = server.address()
@@ -53,51 +75,6 @@ const stallingProxy = async (target: URL) => {
       held = false
       for (const socket of sockets) socket.resume()
     },
-    close: () => {
-      for (const socket of sockets) socket.destroy()
-      server.close()
-    }
-  }
-}
-
-/**
- * A TCP proxy whose link slows down without ever stopping: what the server sends on a connection
- * reaches the client later and later (half a millisecond more per millisecond the connection has
- * been open), as over a link whose queue keeps growing.
- */
-const slowingProxy = async (target: URL) => {
-  const sockets = new Set<Socket>()
-  const pumps = new Set<NodeJS.Timeout>()
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname)
-    const opened = Date.now()
-    const queue: Array<{ readonly at: number; readonly chunk: Buffer }> = []
-    // One queue per connection, written in order.
-    const pump = setInterval(() => {
-      while (queue.length > 0 && queue[0]!.at <= Date.now()) client.write(queue.shift()!.chunk)
-    }, 5)
-    pumps.add(pump)
-    for (const socket of [client, upstream]) {
-      sockets.add(socket)
-      socket.on("close", () => {
-        sockets.delete(socket)
-        clearInterval(pump)
-        pumps.delete(pump)
-      })
-      socket.on("error", () => {
-        client.destroy()
-        upstream.destroy()
-      })
-    }
-    client.pipe(upstream)
-    upstream.on("data", (chunk: Buffer) => queue.push({ at: Date.now() + (Date.now() - opened) / 2, chunk }))
-  })
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
-  const address = server.address()
-  const url = new URL(target)
-  url.host = `127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
-  return {
-    url: url.toString(),
     close: () => {
       for (const pump of pumps) clearInterval(pump)
       for (const socket of sockets) socket.destroy()
@@ -133,7 +110,7 @@ describe.each(TestDatabase.availableEngines())("change notifications on %s", (en
 
 describe.each(TestDatabase.availableEngines().filter((engine) => engine === "postgres"))("the change feed on %s", () => {
   let database: TestDatabase.FreshDatabase
-  let proxy: Awaited<ReturnType<typeof stallingProxy>>
+  let proxy: Awaited<ReturnType<typeof proxyTo>>
   let scope: Scope.CloseableScope
   let feed: ChangeFeed.ChangeFeed["Type"]
   let direct: pg.Client
@@ -144,7 +121,7 @@ describe.each(TestDatabase.availableEngines().filter((engine) => engine === "pos
     database = await TestDatabase.fresh("postgres")
     if (database.engine._tag !== "Postgres") throw new Error("expected PostgreSQL")
     const url = Redacted.value(database.engine.url)
-    proxy = await stallingProxy(new URL(url))
+    proxy = await proxyTo(new URL(url))
     direct = new pg.Client({ connectionString: url })
     await direct.connect()
     scope = Effect.runSync(Scope.make())
@@ -200,7 +177,7 @@ describe.each(TestDatabase.availableEngines().filter((engine) => engine === "pos
     if (database.engine._tag !== "Postgres") throw new Error("expected PostgreSQL")
     const url = Redacted.value(database.engine.url)
     // Heartbeats keep coming back, each later than the one before: the link never stalls.
-    const proxy = await slowingProxy(new URL(url))
+    const proxy = await proxyTo(new URL(url), { slowing: true })
     const direct = new pg.Client({ connectionString: url })
     await direct.connect()
     const scope = Effect.runSync(Scope.make())
