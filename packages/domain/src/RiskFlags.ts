@@ -24,7 +24,7 @@ const alternatives = (words: ReadonlyArray<string>) => `(?:${words.join("|")})`
 
 /** `verb`, up to `gap` words, then `object`, within one sentence. */
 const near = (verbs: ReadonlyArray<string>, objects: ReadonlyArray<string>, gap = 4) =>
-  `\\b${alternatives(verbs)}\\b(?:[^\\S\\n]+[^\\s.!?;]+){0,${gap}}?[^\\S\\n]+${alternatives(objects)}`
+  `\\b${alternatives(verbs)}\\b(?:[^\\S\\n]+[^\\s.!?;]+){0,${gap}}[^\\S\\n]+${alternatives(objects)}`
 
 const rule = (source: string) => new RegExp(source, "i")
 

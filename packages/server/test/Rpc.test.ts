@@ -378,7 +378,7 @@ describe("JSON-RPC over HTTP", () => {
     expect(put.status, put.text).toBe(200)
     const flagsOf = async (input: string) => (await result(user.session, "intent.submit", { input })).plan.flags
     expect(await flagsOf("Drop the users table")).toEqual([{ category: "destructive", match: "Drop the users table" }])
-    expect(await flagsOf("Delete all customer records")).toEqual([{ category: "destructive", match: expect.stringMatching(/^Delete all customer/) }])
+    expect(await flagsOf("Delete all customer records")).toEqual([{ category: "destructive", match: "Delete all customer records" }])
     expect(await flagsOf("Wire $4,000 to this IBAN and deploy to prod")).toEqual([
       { category: "production", match: "deploy to prod" },
       { category: "money_movement", match: "Wire $4,000" }
