@@ -23,7 +23,6 @@ import { OrgSettings } from "./OrgSettings.js"
 import { tierAllowed } from "./Policies.js"
 import { Router } from "./Router.js"
 import { OrgSettingsRepository } from "../ports/OrgSettingsRepository.js"
-import { Transactor } from "../ports/Transactor.js"
 
 export type StageName = "context" | "planning" | "review" | "execution" | "completion"
 
@@ -54,8 +53,8 @@ export interface Submission {
   readonly history?: ReadonlyArray<ChatMessage> | undefined
   /**
    * What the caller records of the request (a huddle's session and message). It runs once every
-   * check that can refuse the request has passed (credits reserved), atomically with the intent's
-   * row: a refused request leaves nothing behind.
+   * check that can refuse the request has passed (credits reserved), just before the intent's
+   * row is written: a refused request leaves nothing behind.
    */
   readonly accepted?: Effect.Effect<void> | undefined
 }
@@ -128,7 +127,6 @@ export const make = Effect.gen(function*() {
   const orgSettings = yield* OrgSettings
   const orgSettingsRepo = yield* OrgSettingsRepository
   const context = yield* ContextAssembly
-  const tx = yield* Transactor
 
   const save = (intent: Intent, changes: Partial<Intent>) =>
     Effect.gen(function*() {
@@ -353,10 +351,10 @@ export const make = Effect.gen(function*() {
       const record = (status: "awaiting_review" | "executing") =>
         Effect.gen(function*() {
           const intent = new Intent({ ...planned, status }, { disableValidation: true })
-          yield* tx.atomically(Effect.zipRight(
-            submission.accepted ?? Effect.void,
-            intents.insert(intent, { userId: principal.user.id, workspaceId: submission.workspaceId })
-          ))
+          // Not one transaction: a transaction empties this instance's caches, and only a defect
+          // (a 500) could come between these writes.
+          yield* submission.accepted ?? Effect.void
+          yield* intents.insert(intent, { userId: principal.user.id, workspaceId: submission.workspaceId })
           yield* emit({
             _tag: "Stage",
             stage: "planning",
