@@ -23,8 +23,10 @@ import * as ContextAssembly from "@huddle/domain/services/ContextAssembly"
 import * as Credits from "@huddle/domain/services/Credits"
 import * as Huddles from "@huddle/domain/services/Huddles"
 import * as IntentPipeline from "@huddle/domain/services/IntentPipeline"
+import * as InstanceLiveness from "@huddle/domain/services/InstanceLiveness"
 import * as Intents from "@huddle/domain/services/Intents"
 import * as Memories from "@huddle/domain/services/Memories"
+import * as Operator from "@huddle/domain/services/Operator"
 import * as OrgAccess from "@huddle/domain/services/OrgAccess"
 import * as Organizations from "@huddle/domain/services/Organizations"
 import * as OrgCredits from "@huddle/domain/services/OrgCredits"
@@ -54,6 +56,8 @@ export interface Options {
   readonly catalog?: Catalog.Options | undefined
   /** When credit reservations left held (a crashed process) are given back; default 30 min, checked every minute. */
   readonly reservationExpiry?: Partial<ReservationExpiry.Settings> | undefined
+  /** How often instances heartbeat, and when a silent one is taken for lost; default 10 s and 30 s. */
+  readonly liveness?: Partial<InstanceLiveness.Settings> | undefined
 }
 
 /** Every service of `@huddle/domain`, ready to use; the database is migrated when it starts. */
@@ -82,7 +86,11 @@ export const layer = (options: Options) => {
   const expiry = ReservationExpiry.layer.pipe(
     Layer.provide(Layer.succeed(ReservationExpiry.ReservationExpiry, { ...ReservationExpiry.defaults, ...options.reservationExpiry }))
   )
-  return Layer.mergeAll(Accounts.layer, ApiKeys.layer, Authentication.layer, RequestContext.layer, expiry).pipe(
+  const liveness = InstanceLiveness.layer.pipe(
+    Layer.provide(Layer.succeed(InstanceLiveness.InstanceLiveness, { ...InstanceLiveness.defaults, ...options.liveness }))
+  )
+  return Layer.mergeAll(Operator.layer, ApiKeys.layer, Authentication.layer, RequestContext.layer, expiry, liveness).pipe(
+    Layer.provideMerge(Accounts.layer),
     Layer.provideMerge(huddles),
     Layer.provideMerge(memories),
     Layer.provideMerge(organizations),

@@ -1,6 +1,6 @@
 /**
- * Where rate-limit counters live: `@effect/experimental`'s `RateLimiterStore`, in memory (one
- * instance) or in Redis (any number of instances sharing one Redis). See
+ * Where rate-limit counters live, as an `@effect/experimental` `RateLimiterStore`: in memory (the
+ * library's; one instance) or in Redis (ours; any number of instances sharing one Redis). See
  * docs/decisions/0011-rate-limits.md.
  *
  * ```ts
@@ -9,7 +9,8 @@
  * ```
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
-import { Duration, Effect, Exit, Layer, Redacted, Schedule, Scope } from "effect"
+import { Duration, Effect, Layer, Redacted, Schedule } from "effect"
+import type { Result } from "ioredis"
 
 export type Options =
   | { readonly _tag: "Memory" }
@@ -56,43 +57,100 @@ export const redisOptions = (url: string): RedisConnection => {
 }
 
 /**
+ * The library's "fixed window" — a count, and an expiry pushed back by window/limit for each
+ * admitted request (`layerStoreMemory` keeps exactly this in memory) — kept in Redis. The
+ * library's own Redis script hands window/limit to `SET … PX`, which takes whole milliseconds
+ * only, so Redis refuses any limit that does not divide the window (60 000 ms / 7) or exceeds it
+ * (60 000 ms / 100 000). Here the hash holds the exact, fractional expiry and the key itself
+ * expires at the next whole millisecond after it. Time is Redis's clock, one for every instance.
+ * A key of another type (a counter of an older version) is replaced.
+ */
+const fixedWindowScript = `
+local key = KEYS[1]
+local tokens = tonumber(ARGV[1])
+local refill = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local time = redis.call("TIME")
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local count, expires
+if redis.call("TYPE", key).ok == "hash" then
+  count = tonumber(redis.call("HGET", key, "count"))
+  expires = tonumber(redis.call("HGET", key, "expires"))
+else
+  redis.call("DEL", key)
+end
+if not count or not expires or expires <= now then
+  count = 0
+  expires = now
+end
+if limit and count + tokens > limit then
+  return { count + tokens, math.ceil(expires - now) }
+end
+count = count + tokens
+expires = expires + refill * tokens
+redis.call("HSET", key, "count", string.format("%d", count), "expires", string.format("%.17g", expires))
+redis.call("PEXPIREAT", key, string.format("%.0f", math.ceil(expires)))
+return { count, math.ceil(expires - now) }
+`
+
+declare module "ioredis" {
+  interface RedisCommander<Context> {
+    huddleFixedWindow(key: string, tokens: number, refillMillis: number, limit: number | ""): Result<[number, number], Context>
+  }
+}
+
+/**
  * The Redis store. A request must not wait on a Redis that is gone: while disconnected, counter
  * updates fail at once (no offline queue), and every command has a deadline (`commandTimeout`).
- * What a failure then means (let the request through, or refuse it) is the caller's choice. The
- * client reconnects on its own, at most 2 s apart, until the layer is released.
+ * What a failure then means (let the request through, or refuse it) is the caller's choice, and
+ * the caller logs it: the client's own `error` events are not printed. The client reconnects on
+ * its own, at most 2 s apart, until the layer is released.
  */
 const redis = (options: Extract<Options, { readonly _tag: "Redis" }>) =>
   Layer.scoped(
     RateLimiter.RateLimiterStore,
     Effect.gen(function*() {
       // Loaded only when used: a deployment without Redis never loads the client.
-      const RedisStore = yield* Effect.promise(() => import("@effect/experimental/RateLimiter/Redis"))
+      const { Redis } = yield* Effect.promise(() => import("ioredis"))
       let closing = false
-      const client = yield* Scope.make()
-      // Runs before the store's own release (which asks Redis to QUIT): from here on the client
-      // stops reconnecting, so that a Redis that is down cannot keep the process alive, and a
-      // QUIT that cannot be delivered does not fail the shutdown.
-      yield* Effect.addFinalizer(() =>
-        Effect.suspend(() => {
-          closing = true
-          return Effect.ignore(Effect.catchAllDefect(Scope.close(client, Exit.void), () => Effect.void))
-        })
+      const client = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const client = new Redis({
+            ...redisOptions(Redacted.value(options.url)),
+            commandTimeout: Math.max(1, Duration.toMillis(options.timeout)),
+            connectTimeout: 5_000,
+            enableOfflineQueue: false,
+            // A command cut off by a lost connection has been answered (open or closed) already:
+            // replaying it after reconnecting would count a request twice.
+            autoResendUnfulfilledCommands: false,
+            maxRetriesPerRequest: 1,
+            retryStrategy: (attempt: number) => (closing ? null : Math.min(attempt * 100, 2_000))
+          })
+          client.on("error", () => {})
+          client.defineCommand("huddleFixedWindow", { numberOfKeys: 1, lua: fixedWindowScript })
+          return client
+        }),
+        // From here on the client stops reconnecting, so that a Redis that is down cannot keep the
+        // process alive; a QUIT that cannot be delivered does not fail the shutdown.
+        (client) =>
+          Effect.suspend(() => {
+            closing = true
+            return Effect.promise(() => client.quit().catch(() => client.disconnect()))
+          })
       )
-      const store = yield* RedisStore.make({
-        ...redisOptions(Redacted.value(options.url)),
-        prefix: options.prefix,
-        commandTimeout: Math.max(1, Duration.toMillis(options.timeout)),
-        connectTimeout: 5_000,
-        enableOfflineQueue: false,
-        // A command cut off by a lost connection has been answered (open or closed) already:
-        // replaying it after reconnecting would count a request twice.
-        autoResendUnfulfilledCommands: false,
-        maxRetriesPerRequest: 1,
-        retryStrategy: (attempt: number) => (closing ? null : Math.min(attempt * 100, 2_000))
-      }).pipe(Scope.extend(client))
+      const fail = (cause: unknown) => new RateLimiter.RateLimitStoreError({ message: "Failed to execute fixedWindow rate limiting command", cause })
+      const store = RateLimiter.RateLimiterStore.of({
+        fixedWindow: ({ key, limit, refillRate, tokens }) =>
+          Effect.tryPromise({
+            try: () => client.huddleFixedWindow(`${options.prefix}${key}`, tokens, Duration.toMillis(refillRate), limit ?? ""),
+            catch: fail
+          }),
+        // Huddle counts in fixed windows only (docs/decisions/0011-rate-limits.md).
+        tokenBucket: () => Effect.fail(new RateLimiter.RateLimitStoreError({ message: "This store keeps fixed windows only" }))
+      })
       // Without an offline queue, a request that came before the first connection would fail:
       // wait for it (briefly; a Redis that is down at start is handled like one that goes down).
-      yield* store.fixedWindow({ key: "connected", tokens: 1, refillRate: Duration.millis(1), limit: undefined }).pipe(
+      yield* Effect.tryPromise(() => client.ping()).pipe(
         Effect.retry(Schedule.spaced("20 millis")),
         Effect.timeout("1 second"),
         Effect.ignore

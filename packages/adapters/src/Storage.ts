@@ -14,6 +14,7 @@ import * as InvalidatingOrganizations from "./cache/InvalidatingOrganizations.js
 import * as SqlApiKeyRepository from "./repositories/SqlApiKeyRepository.js"
 import * as SqlAuditLog from "./repositories/SqlAuditLog.js"
 import * as SqlHuddleRepository from "./repositories/SqlHuddleRepository.js"
+import * as SqlInstances from "./repositories/SqlInstances.js"
 import * as SqlIntentRepository from "./repositories/SqlIntentRepository.js"
 import * as SqlOrganizationRepository from "./repositories/SqlOrganizationRepository.js"
 import * as SqlOrgSettingsRepository from "./repositories/SqlOrgSettingsRepository.js"
@@ -41,4 +42,4 @@ export const layer = Layer.mergeAll(
   SqlAuditLog.layer,
   SqlIntentRepository.layer,
   SqlHuddleRepository.layer
-)
+).pipe(Layer.provideMerge(SqlInstances.layer))

@@ -4,13 +4,13 @@
  * process and, on PostgreSQL, across two processes.
  */
 import { execFile } from "node:child_process"
-import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { SqlClient } from "@effect/sql"
 import { CreditStore } from "@huddle/domain/ports/CreditStore"
 import type { CreditAccountRef, CreditPool } from "@huddle/domain/ports/CreditStore"
 import * as Credits from "@huddle/domain/services/Credits"
+import * as InstanceLiveness from "@huddle/domain/services/InstanceLiveness"
 import * as ReservationExpiry from "@huddle/domain/services/ReservationExpiry"
 import { Database } from "@huddle/adapters"
 import { CreditsHarness, TestDatabase } from "@huddle/testkit"
@@ -18,7 +18,6 @@ import { Duration, Effect, Either, FastCheck as fc, Layer, ManagedRuntime, Redac
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const run = promisify(execFile)
-const unique = (label: string) => `${label}_${randomBytes(6).toString("hex")}`
 
 type Op =
   | { readonly _tag: "reserve"; readonly amount: number }
@@ -34,7 +33,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 for (const engine of TestDatabase.availableEngines()) {
   describe(`credits on ${engine}`, () => {
     let database: TestDatabase.FreshDatabase
-    let runtime: ManagedRuntime.ManagedRuntime<Credits.Credits | CreditStore | SqlClient.SqlClient, never>
+    let runtime: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof CreditsHarness.layer>>, never>
 
     beforeAll(async () => {
       database = await TestDatabase.fresh(engine)
@@ -45,14 +44,8 @@ for (const engine of TestDatabase.availableEngines()) {
       await database.drop()
     })
 
-    /** An organization row (the audit log refers to it); credit accounts need nothing else. */
-    const makeOrg = () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const id = unique("org")
-        yield* sql`INSERT INTO organizations (id, name, slug, created_at) VALUES (${id}, ${id}, ${id}, now())`
-        return id
-      }).pipe(Effect.orDie)
+    const makeOrg = () => CreditsHarness.makeOrg
+    const makePayer = (orgId: string | null) => runtime.runPromise(CreditsHarness.makePayer(orgId))
 
     const grant = (account: CreditAccountRef, amount: number) =>
       amount > 0
@@ -71,8 +64,8 @@ for (const engine of TestDatabase.availableEngines()) {
             ops: fc.array(opArb, { maxLength: 14 })
           }),
           async ({ addon, creditFallback, inOrg, ops, personal, subscription }) => {
-            const userId = unique("usr")
             const orgId = await runtime.runPromise(makeOrg())
+            const { authority, userId } = await makePayer(inOrg ? orgId : null)
             const account = (pool: CreditPool): CreditAccountRef =>
               pool === "personal" ? { ownerType: "user", ownerId: userId, pool } : { ownerType: "org", ownerId: orgId, pool }
             const pools: ReadonlyArray<CreditPool> = ["personal", "subscription", "addon"]
@@ -94,7 +87,8 @@ for (const engine of TestDatabase.availableEngines()) {
                     orgId: inOrg ? orgId : null,
                     amount: op.amount,
                     creditFallback,
-                    purpose: "property"
+                    purpose: "property",
+                    authority
                   }))
                   if (expected === undefined) {
                     expect(Either.isLeft(outcome)).toBe(true)
@@ -142,8 +136,8 @@ for (const engine of TestDatabase.availableEngines()) {
     }, 120_000)
 
     it("lets exactly as many parallel reservations succeed as the balances can pay", async () => {
-      const userId = unique("usr")
       const orgId = await runtime.runPromise(makeOrg())
+      const { authority, userId } = await makePayer(orgId)
       const result = await runtime.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
         const store = yield* CreditStore
@@ -152,7 +146,7 @@ for (const engine of TestDatabase.availableEngines()) {
         yield* grant({ ownerType: "org", ownerId: orgId, pool: "addon" }, 7)
         const outcomes = yield* Effect.forEach(
           Array.from({ length: 60 }),
-          () => Effect.either(credits.reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "burst" })),
+          () => Effect.either(credits.reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "burst", authority })),
           { concurrency: "unbounded" }
         )
         const balances = yield* Effect.forEach(
@@ -171,13 +165,13 @@ for (const engine of TestDatabase.availableEngines()) {
     }, 60_000)
 
     it("settles and releases at most once, even when asked twice at the same time", async () => {
-      const userId = unique("usr")
+      const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
         const store = yield* CreditStore
         const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
         yield* grant(personal, 100)
-        const reservation = yield* credits.reserve({ userId, orgId: null, amount: 40, creditFallback: false, purpose: "twice" })
+        const reservation = yield* credits.reserve({ userId, orgId: null, amount: 40, creditFallback: false, purpose: "twice", authority })
         const charges = yield* Effect.all(
           [credits.settle(reservation, 25), credits.settle(reservation, 25), credits.release(reservation).pipe(Effect.as(-1))],
           { concurrency: "unbounded" }
@@ -193,14 +187,14 @@ for (const engine of TestDatabase.availableEngines()) {
     }, 60_000)
 
     it("gives back reservations left held past their expiry, and only those", async () => {
-      const userId = unique("usr")
+      const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
         const store = yield* CreditStore
         const sql = yield* SqlClient.SqlClient
         const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
         yield* grant(personal, 100)
-        const reserve = (purpose: string) => credits.reserve({ userId, orgId: null, amount: 20, creditFallback: false, purpose })
+        const reserve = (purpose: string) => credits.reserve({ userId, orgId: null, amount: 20, creditFallback: false, purpose, authority })
         const orphaned = yield* reserve("orphaned")
         const settledOld = yield* reserve("settled long ago")
         yield* credits.settle(settledOld, 5)
@@ -235,10 +229,117 @@ for (const engine of TestDatabase.availableEngines()) {
       expect(outcome.ledger).toBe(88)
     }, 60_000)
 
+    it("refuses, as it takes the credits, a key revoked or a membership removed since the caller was authenticated", async () => {
+      const orgId = await runtime.runPromise(makeOrg())
+      const { authority, userId } = await makePayer(orgId)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const sql = yield* SqlClient.SqlClient
+        const subscription = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
+        yield* grant(subscription, 100)
+        const reserve = (who: typeof authority) =>
+          Effect.either(credits.reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "authority", authority: who }))
+        const before = yield* reserve(authority)
+        // What an instance's caches do not know yet: the statement reads the rows themselves.
+        yield* sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${authority.credentialId}`
+        const revoked = yield* reserve(authority)
+        const other = yield* CreditsHarness.makePayer(orgId, userId)
+        yield* sql`DELETE FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`
+        const removed = yield* reserve(other.authority)
+        const session = { via: "session" as const, credentialId: "ses_missing", actorId: userId }
+        const unknownSession = yield* Effect.either(
+          credits.reserve({ userId, orgId: null, amount: 1, creditFallback: false, purpose: "authority", authority: session })
+        )
+        return { before, revoked, removed, unknownSession, balance: yield* store.balance(subscription) }
+      }))
+      expect(Either.isRight(outcome.before)).toBe(true)
+      expect(Either.getLeft(outcome.revoked).pipe((e) => e._tag === "Some" ? e.value._tag : "none")).toBe("Unauthorized")
+      expect(Either.getLeft(outcome.removed).pipe((e) => e._tag === "Some" ? e.value._tag : "none")).toBe("NotFound")
+      expect(Either.getLeft(outcome.unknownSession).pipe((e) => e._tag === "Some" ? e.value._tag : "none")).toBe("Unauthorized")
+      expect(outcome.balance).toBe(90)
+    }, 60_000)
+
+    it("keeps each member's cap on the org pool under concurrency, and counts only what was finally charged", async () => {
+      const orgId = await runtime.runPromise(makeOrg())
+      const { authority, userId } = await makePayer(orgId)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        yield* grant({ ownerType: "org", ownerId: orgId, pool: "subscription" }, 1000)
+        yield* store.setCap(orgId, userId, { amount: 55, period: "month" })
+        const reserve = () => credits.reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "capped", authority })
+        const burst = yield* Effect.forEach(Array.from({ length: 30 }), () => Effect.either(reserve()), { concurrency: "unbounded" })
+        const held = burst.flatMap((o) => Either.isRight(o) ? [o.right] : [])
+        const denied = burst.flatMap((o) => Either.isLeft(o) ? [o.left] : [])
+        const afterBurst = (yield* store.spending(orgId, [userId])).get(userId)
+        // Two settle low: the unused part goes back to the member's allowance.
+        yield* credits.settle(held[0]!, 3)
+        yield* credits.settle(held[1]!, 4)
+        yield* credits.release(held[2]!)
+        const afterSettle = (yield* store.spending(orgId, [userId])).get(userId)
+        const twoMore = yield* Effect.all([Effect.either(reserve()), Effect.either(reserve())])
+        const overCap = yield* Effect.either(reserve())
+        return { held: held.length, denied, afterBurst, afterSettle, twoMore, overCap, balance: yield* store.balance({ ownerType: "org", ownerId: orgId, pool: "subscription" }) }
+      }))
+      expect(outcome.held).toBe(5)
+      expect(outcome.denied.every((e) => e._tag === "InsufficientCredits")).toBe(true)
+      expect(outcome.denied[0]?.message).toMatch(/spending cap .*55 credits a month.* leaves 5/)
+      expect(outcome.afterBurst).toEqual({ cap: { amount: 55, period: "month" }, month: 50, total: 50 })
+      // 50 − (10 − 3) − (10 − 4) − 10 = 27
+      expect(outcome.afterSettle).toEqual({ cap: { amount: 55, period: "month" }, month: 27, total: 27 })
+      // 27 + 10 + 10 = 47 fits in 55; 10 more would not (8 left).
+      expect(outcome.twoMore.map((o) => o._tag)).toEqual(["Right", "Right"])
+      expect(Either.getLeft(outcome.overCap).pipe((e) => e._tag === "Some" ? e.value.message : "")).toMatch(/leaves 8$/)
+      // The pool gave exactly what the member holds or was charged.
+      expect(outcome.balance).toBe(1000 - 47)
+    }, 60_000)
+
+    it("gives back, within one look, what a lost instance held, and nothing of a live one", async () => {
+      const { authority, userId } = await makePayer(null)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const sql = yield* SqlClient.SqlClient
+        const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+        yield* grant(personal, 100)
+        const reserve = (purpose: string) => credits.reserve({ userId, orgId: null, amount: 30, creditFallback: false, purpose, authority })
+        const onLost = yield* reserve("on a killed instance")
+        const onLive = yield* reserve("on a live instance")
+        const lost = `ins_lost_${userId}`
+        const live = `ins_live_${userId}`
+        yield* sql`INSERT INTO instances (id, started_at, heartbeat_at) VALUES
+                     (${lost}, now() - interval '1 hour', now() - interval '5 minutes'),
+                     (${live}, now() - interval '1 hour', now())`
+        yield* sql`UPDATE credit_reservations SET instance_id = ${lost} WHERE id = ${onLost.id}`
+        yield* sql`UPDATE credit_reservations SET instance_id = ${live} WHERE id = ${onLive.id}`
+        const liveness = { every: Duration.seconds(10), staleAfter: Duration.seconds(30) }
+        const first = yield* InstanceLiveness.reclaim.pipe(Effect.provideService(InstanceLiveness.InstanceLiveness, liveness))
+        const second = yield* InstanceLiveness.reclaim.pipe(Effect.provideService(InstanceLiveness.InstanceLiveness, liveness))
+        const instances = yield* sql<{ id: string }>`SELECT id FROM instances WHERE id IN (${lost}, ${live}) ORDER BY id`
+        // The live instance's call still settles normally.
+        const charged = yield* credits.settle(onLive, 12)
+        return {
+          first,
+          second,
+          instances: instances.map((row) => row.id),
+          charged,
+          balance: yield* store.balance(personal),
+          ledger: yield* store.ledgerTotal(personal)
+        }
+      }))
+      expect(outcome.first).toMatchObject({ instances: 1, reservations: 1 })
+      expect(outcome.second).toMatchObject({ instances: 0, reservations: 0 })
+      expect(outcome.instances).toEqual([`ins_live_${userId}`])
+      expect(outcome.charged).toBe(12)
+      expect(outcome.balance).toBe(88)
+      expect(outcome.ledger).toBe(88)
+    }, 60_000)
+
     if (engine === "postgres") {
       it("never overspends across two processes sharing the database", async () => {
-        const userId = unique("usr")
         const orgId = await runtime.runPromise(makeOrg())
+        const { authority, userId } = await makePayer(orgId)
         await runtime.runPromise(Effect.all([
           grant({ ownerType: "user", ownerId: userId, pool: "personal" }, 200),
           grant({ ownerType: "org", ownerId: orgId, pool: "subscription" }, 300)
@@ -247,8 +348,8 @@ for (const engine of TestDatabase.availableEngines()) {
         if (database.engine._tag !== "Postgres") throw new Error("expected PostgreSQL")
         const dbUrl = Redacted.value(database.engine.url)
         const [a, b] = await Promise.all([
-          run(process.execPath, [script, dbUrl, userId, orgId, "40", "10"]),
-          run(process.execPath, [script, dbUrl, userId, orgId, "40", "10"])
+          run(process.execPath, [script, dbUrl, userId, orgId, authority.credentialId, "40", "10"]),
+          run(process.execPath, [script, dbUrl, userId, orgId, authority.credentialId, "40", "10"])
         ])
         const first = JSON.parse(a.stdout) as { reserved: number; denied: number }
         const second = JSON.parse(b.stdout) as { reserved: number; denied: number }

@@ -331,11 +331,12 @@ for (const engine of TestDatabase.availableEngines()) {
           const credits = yield* CreditStore
           const ref = account()
           const reservation = (amount: number) => ({ accounts: [ref], amount, userId: ref.ownerId, orgId: null, purpose: "test" })
-          const reserved = (amount: number) => Effect.map(credits.reserve(reservation(amount)), Option.getOrThrow).pipe(Effect.map((held) => held.id))
-          expect(yield* credits.reserve(reservation(10))).toEqual(Option.none())
+          const reserved = (amount: number) =>
+            Effect.map(credits.reserve(reservation(amount)), (held) => held._tag === "Held" ? held.id : expect.fail(`not held: ${held._tag}`))
+          expect(yield* credits.reserve(reservation(10))).toEqual({ _tag: "Insufficient", cap: null })
           yield* credits.grant({ account: ref, amount: 100, reason: "starter", actorId: null })
 
-          expect(yield* credits.reserve(reservation(101))).toEqual(Option.none())
+          expect(yield* credits.reserve(reservation(101))).toEqual({ _tag: "Insufficient", cap: null })
           expect(yield* credits.balance(ref)).toBe(100)
 
           const settled = yield* reserved(30)
@@ -370,7 +371,7 @@ for (const engine of TestDatabase.availableEngines()) {
             Array.from({ length: 30 }, () => credits.reserve({ accounts: [ref], amount: 7, userId: ref.ownerId, orgId: null, purpose: "race" })),
             { concurrency: "unbounded" }
           )
-          const granted = held.filter(Option.isSome).map((reservation) => reservation.value.id)
+          const granted = held.flatMap((reservation) => reservation._tag === "Held" ? [reservation.id] : [])
           expect(granted.length).toBe(14)
           expect(yield* credits.balance(ref)).toBe(2)
           expect(yield* credits.ledgerTotal(ref)).toBe(2)

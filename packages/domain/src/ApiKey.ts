@@ -1,6 +1,8 @@
 import { Schema } from "effect"
+import { Line } from "./WireString.js"
 
-export const ApiKeyName = Schema.Trim.pipe(
+export const ApiKeyName = Line.pipe(
+  Schema.compose(Schema.Trim),
   Schema.minLength(1, { message: () => "name must not be empty" }),
   Schema.maxLength(100, { message: () => "name must be at most 100 characters" })
 )

@@ -12,6 +12,7 @@ export const AuditEventType = Schema.Literal(
   "policy.updated",
   "preferences.updated",
   "credits.granted",
+  "credits.cap_changed",
   "credits.denied",
   "api_key.created",
   "api_key.revoked",

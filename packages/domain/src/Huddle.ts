@@ -2,8 +2,9 @@ import { Schema } from "effect"
 import { Usage } from "./Model.js"
 import { EffectiveSettings } from "./Policy.js"
 import { HuddleMode } from "./Preferences.js"
+import { Line } from "./WireString.js"
 
-export const SessionTitle = Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200))
+export const SessionTitle = Line.pipe(Schema.compose(Schema.Trim), Schema.minLength(1), Schema.maxLength(200))
 
 /** A file passage an answer is grounded in (filled once a repository is connected). */
 export class Reference extends Schema.Class<Reference>("Reference")({

@@ -31,6 +31,8 @@ export class Plan extends Schema.Class<Plan>("Plan")({
   messages: Schema.optional(
     Schema.Array(Schema.Struct({ role: ChatRole, content: Schema.String }))
   ),
+  /** The catalog model the request named, if it named one (a plan for a tier is re-planned when a policy lowers it). */
+  requested_model: Schema.optional(Schema.String),
   /** What the review stage flags for a human under a low risk tolerance: each category with what matched. */
   flags: Schema.Array(RiskFlag)
 }) {}

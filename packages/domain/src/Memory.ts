@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { Text } from "./WireString.js"
 
 /** Who a memory is for: its author alone, a workspace (its owner), or every member of an org. */
 export const MemoryScope = Schema.Literal("personal", "workspace", "org")
@@ -6,14 +7,11 @@ export type MemoryScope = typeof MemoryScope.Type
 
 export const maxContentLength = 8000
 
-/**
- * What a memory says: trimmed, 1 to 8000 characters. NUL cannot be stored in PostgreSQL text,
- * and a lone surrogate would not come back as it was sent, so both are refused.
- */
-export const MemoryContent = Schema.Trim.pipe(
+/** What a memory says: free-form text, trimmed, 1 to 8000 characters. */
+export const MemoryContent = Text.pipe(
+  Schema.compose(Schema.Trim),
   Schema.minLength(1, { message: () => "content must not be empty" }),
-  Schema.maxLength(maxContentLength, { message: () => `content must be at most ${maxContentLength} characters` }),
-  Schema.pattern(/^[^\u0000\p{Cs}]*$/u, { message: () => "content must not contain NUL characters or lone surrogates" })
+  Schema.maxLength(maxContentLength, { message: () => `content must be at most ${maxContentLength} characters` })
 )
 
 export class Memory extends Schema.Class<Memory>("Memory")({

@@ -1,10 +1,11 @@
 import { Schema } from "effect"
 import { Role } from "./Membership.js"
+import { Line } from "./WireString.js"
 
-export const OrgName = Schema.Trim.pipe(
+export const OrgName = Line.pipe(
+  Schema.compose(Schema.Trim),
   Schema.minLength(1, { message: () => "name must not be empty" }),
-  Schema.maxLength(100, { message: () => "name must be at most 100 characters" }),
-  Schema.pattern(/^[^\p{Cc}]*$/u, { message: () => "name must not contain control characters" })
+  Schema.maxLength(100, { message: () => "name must be at most 100 characters" })
 )
 
 export class Organization extends Schema.Class<Organization>("Organization")({
@@ -17,6 +18,22 @@ export class Organization extends Schema.Class<Organization>("Organization")({
 export const MemberStatus = Schema.Literal("active", "pending")
 export type MemberStatus = typeof MemberStatus.Type
 
+export const CapPeriod = Schema.Literal("month", "total")
+
+/** An admin's limit on what one member may take from the org's pool: a calendar month's (UTC) or in total. */
+export const MemberCap = Schema.Struct({
+  amount: Schema.Int.pipe(Schema.between(0, 1_000_000_000_000, { message: () => "amount must be an integer from 0 to 10^12" })),
+  period: CapPeriod
+})
+export type MemberCap = typeof MemberCap.Type
+
+/** What a member took from the org's pool: held for requests running now, and charged. */
+export const MemberSpent = Schema.Struct({
+  /** In the current calendar month (UTC). */
+  month: Schema.Int,
+  total: Schema.Int
+})
+
 /** A member as admins see one: pending invitations have no `user_id` yet. */
 export class Member extends Schema.Class<Member>("Member")({
   user_id: Schema.NullOr(Schema.String),
@@ -24,7 +41,9 @@ export class Member extends Schema.Class<Member>("Member")({
   role: Role,
   status: MemberStatus,
   invited_at: Schema.DateTimeUtc,
-  joined_at: Schema.NullOr(Schema.DateTimeUtc)
+  joined_at: Schema.NullOr(Schema.DateTimeUtc),
+  cap: Schema.NullOr(MemberCap),
+  spent: MemberSpent
 }) {}
 
 /**

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { Line, Secret } from "./WireString.js"
 
 /** An email address as the service stores it: trimmed and lower-cased, so that lookups are exact. */
 export const Email = Schema.Trim.pipe(
@@ -12,14 +13,23 @@ export type Email = typeof Email.Type
 
 /** Accepts any casing on input and normalises it, so `Ann@Example.com` and `ann@example.com` are one account. */
 export const EmailInput = Schema.transform(
-  Schema.String.annotations({ description: "an email address" }),
+  Line.annotations({ description: "an email address" }),
   Schema.String,
   { strict: true, decode: (s) => s.trim().toLowerCase(), encode: (s) => s }
 ).pipe(Schema.compose(Email))
 
-export const Password = Schema.String.pipe(
-  Schema.minLength(8, { message: () => "password must be at least 8 characters" }),
-  Schema.maxLength(256, { message: () => "password must be at most 256 characters" })
+export const maxPasswordLength = 256
+
+/** A new password: 8 to 256 characters. A failure never quotes it. */
+export const Password = Secret(
+  Line.pipe(Schema.minLength(8), Schema.maxLength(maxPasswordLength)),
+  `password must be 8 to ${maxPasswordLength} characters, without control characters`
+)
+
+/** A password as given to log in: any length up to the longest a password can be, never quoted back. */
+export const LoginPassword = Secret(
+  Line.pipe(Schema.maxLength(maxPasswordLength)),
+  `password must be at most ${maxPasswordLength} characters, without control characters`
 )
 
 export const UserId = Schema.String.pipe(Schema.brand("UserId"))

@@ -1,6 +1,6 @@
 import * as Page from "@huddle/domain/Page"
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck } from "effect"
+import { Either, FastCheck, ParseResult, Schema } from "effect"
 
 const rows = FastCheck.array(FastCheck.record({ id: FastCheck.string({ minLength: 1, maxLength: 8 }), n: FastCheck.nat() }), {
   maxLength: 40
@@ -32,5 +32,37 @@ describe("Page.fromRows", () => {
     expect(Page.fromRows(fetched, 2)).toEqual({ data: [{ id: "c" }, { id: "b" }], next_cursor: "b" })
     expect(Page.fromRows(fetched, 3)).toEqual({ data: fetched, next_cursor: null })
     expect(Page.fromRows([], 1)).toEqual({ data: [], next_cursor: null })
+  })
+})
+
+describe("Page.Cursor", () => {
+  const encode = Schema.encodeSync(Page.Cursor)
+  const decode = Schema.decodeUnknownEither(Page.Cursor)
+  /** Positions as repositories produce them: ids, and members' emails. */
+  const position = FastCheck.oneof(
+    FastCheck.stringMatching(/^[a-z]{3}_[0-9A-HJKMNP-TV-Z]{26}$/),
+    FastCheck.emailAddress(),
+    FastCheck.string({ unit: "grapheme", minLength: 1, maxLength: 40 })
+  )
+
+  it.prop("gives back the position it encoded", [position], ([at]) => {
+    expect(decode(encode(at))).toEqual(Either.right(at))
+  })
+
+  it.prop("accepts only what it produced: a decoded cursor encodes to the same string", [FastCheck.string({ maxLength: 80 })], ([wire]) => {
+    Either.match(decode(wire), { onLeft: () => undefined, onRight: (at) => expect(encode(at)).toBe(wire) })
+  })
+
+  it("refuses what it did not produce, naming only what is expected", () => {
+    const produced = encode("aud_01J0000000000000000000000")
+    for (const bad of ["garbage", "", "aud_01J0000000000000000000000", `${produced}=`, `${produced}A`, produced.slice(1), "%00", "\u0000"]) {
+      const refused = decode(bad)
+      expect(Either.isLeft(refused), JSON.stringify(bad)).toBe(true)
+      if (Either.isLeft(refused)) {
+        expect(ParseResult.ArrayFormatter.formatErrorSync(refused.left)).toEqual([
+          { _tag: expect.any(String), path: [], message: "must be the next_cursor of a previous page" }
+        ])
+      }
+    }
   })
 })

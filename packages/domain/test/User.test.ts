@@ -1,17 +1,17 @@
 import { Email, EmailInput, Password } from "@huddle/domain/User"
 import { describe, expect, it } from "@effect/vitest"
-import { Either, FastCheck, Schema } from "effect"
+import { Either, FastCheck, Redacted, Schema } from "effect"
 
 const decodeEmail = Schema.decodeUnknownEither(EmailInput)
 const encodeEmail = Schema.encodeEither(EmailInput)
 const decodePassword = Schema.decodeUnknownEither(Password)
 
-/** Valid addresses as people type them: any casing, stray whitespace around. */
+/** Valid addresses as people type them: any casing, stray spaces around (a control character is refused). */
 const typedEmail = FastCheck.record({
   address: FastCheck.emailAddress().filter((address) => address.length <= 254),
   upper: FastCheck.array(FastCheck.boolean(), { minLength: 254, maxLength: 254 }),
-  before: FastCheck.stringMatching(/^[ \t\n]{0,3}$/),
-  after: FastCheck.stringMatching(/^[ \t\n]{0,3}$/)
+  before: FastCheck.stringMatching(/^ {0,3}$/),
+  after: FastCheck.stringMatching(/^ {0,3}$/)
 }).map(({ address, after, before, upper }) => ({
   address,
   typed: before + [...address].map((c, i) => upper[i] ? c.toUpperCase() : c).join("") + after
@@ -48,8 +48,9 @@ describe("EmailInput", () => {
   )
 
   it("normalises a concrete address and rejects obvious non-addresses", () => {
-    expect(decodeEmail("  Ann.Lee@Example.COM \n")).toEqual(Either.right("ann.lee@example.com"))
-    for (const bad of ["", "ann", "ann@", "@example.com", "ann@example", "ann lee@example.com", "ann@@example.com"]) {
+    expect(decodeEmail("  Ann.Lee@Example.COM ")).toEqual(Either.right("ann.lee@example.com"))
+    const controls = ["ann@example.com\n", "\tann@example.com", "ann\u0000@example.com", "ann\ud800@example.com"]
+    for (const bad of ["", "ann", "ann@", "@example.com", "ann@example", "ann lee@example.com", "ann@@example.com", ...controls]) {
       expect(Either.isLeft(decodeEmail(bad)), bad).toBe(true)
     }
     expect(Either.isLeft(decodeEmail(`${"a".repeat(250)}@example.com`))).toBe(true)
@@ -58,7 +59,7 @@ describe("EmailInput", () => {
 
 describe("Password", () => {
   it.prop("accepts 8 to 256 characters unchanged", [FastCheck.string({ minLength: 8, maxLength: 256 })], ([password]) => {
-    expect(decodePassword(password)).toEqual(Either.right(password))
+    expect(Either.map(decodePassword(password), Redacted.value)).toEqual(Either.right(password))
   })
 
   it.prop("rejects fewer than 8 characters", [FastCheck.string({ maxLength: 7 })], ([password]) => {

@@ -2,7 +2,8 @@
  * The HTTP contract of Huddle: every endpoint, its schemas and its errors. Clients (and the
  * OpenAPI document) derive from this; handlers live in `http/`.
  */
-import { HttpApi, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
+import { Option, Schema } from "effect"
 import { ApiKeysApi } from "./api/ApiKeysApi.js"
 import { AuthApi } from "./api/AuthApi.js"
 import * as Envelope from "./api/Envelope.js"
@@ -11,21 +12,64 @@ import { HuddleApi } from "./api/HuddleApi.js"
 import { MeApi } from "./api/MeApi.js"
 import { MemoriesApi } from "./api/MemoriesApi.js"
 import { OpenAiApi } from "./api/OpenAiApi.js"
+import { OperatorApi } from "./api/OperatorApi.js"
 import { OrgAdminApi } from "./api/OrgAdminApi.js"
 import { OrgsApi } from "./api/OrgsApi.js"
 import { RpcApi } from "./api/RpcApi.js"
 
+/**
+ * HttpApi decodes a body with the payload schema's own parse options only, and Schema's default
+ * drops unknown fields: a misspelt field would be ignored, and a PUT that replaces settings would
+ * erase them. Set here once per group: an unknown field is refused, 400 naming it, as the OpenAPI
+ * document (`additionalProperties: false`) says. An annotation changes no type, so the group
+ * keeps its own.
+ */
+const refuseUnknownFields = <
+  Id extends string,
+  Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any,
+  E,
+  R,
+  TopLevel extends boolean
+>(group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R, TopLevel>) => {
+  let strict: HttpApiGroup.HttpApiGroup<Id, HttpApiEndpoint.HttpApiEndpoint.Any, E, R, TopLevel> = group
+  for (const endpoint of Object.values(group.endpoints)) {
+    if (HttpApiEndpoint.isHttpApiEndpoint(endpoint) && Option.isSome(endpoint.payloadSchema)) {
+      // `add` replaces the endpoint of the same name.
+      const payload = Schema.make(endpoint.payloadSchema.value.ast).annotations({ parseOptions: { onExcessProperty: "error" } })
+      strict = strict.add(endpoint.setPayload(payload))
+    }
+  }
+  // Every endpoint is itself again, its payload only annotated: the group's types still hold.
+  return strict as HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R, TopLevel>
+}
+
+/**
+ * The reference's introduction: what the API is, and the three shapes its errors take (the same
+ * words as the README's; Docs.test.ts checks both against real answers).
+ */
+const description = `Team AI workspace: organizations, credits, memories, huddles and an OpenAI-compatible endpoint.
+
+**Errors.** Every error is answered with its HTTP status and the envelope \`{"error":"UNAUTHORIZED","message":"Missing bearer credentials"}\` (\`error\` is a CODE such as \`INVALID_REQUEST\`, \`NOT_FOUND\`, \`INSUFFICIENT_CREDITS\`, \`RATE_LIMITED\`, \`INTERNAL\`), with two exceptions that speak their clients' dialect:
+
+- the OpenAI-compatible endpoints (\`/v1/chat/completions\`, \`/v1/models\`) answer in OpenAI's envelope, \`{"error":{"message":"Missing bearer credentials","type":"authentication_error","param":null,"code":"UNAUTHORIZED"}}\` — \`code\` holds the same CODE — so that OpenAI SDKs raise their own error classes;
+- \`POST /v1/rpc\` answers with JSON-RPC 2.0 error objects, \`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":{"error":"NOT_FOUND","message":"No method \\"nope\\"; rpc.discover lists them"}},"id":1}\` — \`data\` is the envelope — except for failures before any call runs (401, 413, 429), which are the plain envelope.
+
+A \`500 INTERNAL\` message gives the request id to quote (also in \`X-Request-Id\`); a \`503 SERVICE_UNAVAILABLE\` comes with \`Retry-After\`.`
+
 export class Api extends HttpApi.make("huddle")
   .add(HealthApi)
-  .add(AuthApi.prefix("/v1"))
-  .add(MeApi.prefix("/v1"))
-  .add(ApiKeysApi.prefix("/v1"))
-  .add(OrgsApi.prefix("/v1"))
-  .add(OrgAdminApi.prefix("/v1"))
-  .add(MemoriesApi.prefix("/v1"))
-  .add(HuddleApi.prefix("/v1"))
+  .add(refuseUnknownFields(AuthApi).prefix("/v1"))
+  .add(refuseUnknownFields(MeApi).prefix("/v1"))
+  .add(refuseUnknownFields(ApiKeysApi).prefix("/v1"))
+  .add(refuseUnknownFields(OrgsApi).prefix("/v1"))
+  .add(refuseUnknownFields(OrgAdminApi).prefix("/v1"))
+  .add(refuseUnknownFields(MemoriesApi).prefix("/v1"))
+  .add(refuseUnknownFields(HuddleApi).prefix("/v1"))
+  // The body is JSON-RPC's, read by the handler; the methods refuse unknown params (rpc/JsonRpc.ts).
   .add(RpcApi.prefix("/v1"))
+  // OpenAI's clients send fields we do not know; what to do with them is OpenAI-compatibility's rule.
   .add(OpenAiApi.prefix("/v1"))
+  .add(refuseUnknownFields(OperatorApi).prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.
   .addError(Envelope.InvalidRequest)
   .addError(Envelope.Unauthorized)
@@ -35,5 +79,5 @@ export class Api extends HttpApi.make("huddle")
   .addError(Envelope.ServiceUnavailable)
   .annotate(OpenApi.Title, "Huddle API")
   .annotate(OpenApi.Version, "1.0.0")
-  .annotate(OpenApi.Description, "Team AI workspace: organizations, credits, memories, huddles and an OpenAI-compatible endpoint.")
+  .annotate(OpenApi.Description, description)
 {}

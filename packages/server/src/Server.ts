@@ -3,11 +3,12 @@
  * environment; the testkit runs it in-process with its own configuration.
  */
 import { createServer, type Server as NodeServer } from "node:http"
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Engine } from "@huddle/adapters"
 import { Duration, Effect, Layer, Logger } from "effect"
 import { Api } from "./Api.js"
+import * as ApiReference from "./edge/ApiReference.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
 import * as RequestEdge from "./edge/RequestEdge.js"
 import { ApiKeysHttp } from "./http/ApiKeysHttp.js"
@@ -19,6 +20,7 @@ import * as IdempotencyLive from "./http/IdempotencyLive.js"
 import { MeHttp } from "./http/MeHttp.js"
 import { MemoriesHttp } from "./http/MemoriesHttp.js"
 import { OpenAiHttp } from "./http/OpenAiHttp.js"
+import { OperatorAuthenticatedLive, OperatorHttp } from "./http/OperatorHttp.js"
 import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
 import { OrgsHttp } from "./http/OrgsHttp.js"
 import * as RateLimitLive from "./http/RateLimitLive.js"
@@ -32,18 +34,22 @@ export const domainLayer = (config: ServerConfig) =>
     starterCredits: config.starterCredits,
     sessionTtl: config.sessionTtl,
     providers: config.providers,
-    catalog: config.catalog
+    catalog: config.catalog,
+    liveness: config.liveness
   })
 
-const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp, OpenAiHttp]),
-  Layer.provide([AuthenticatedLive, RateLimitLive.RateLimitedLive, IdempotencyLive.IdempotentLive()])
-)
+const apiLayer = (config: ServerConfig) =>
+  HttpApiBuilder.api(Api).pipe(
+    Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp, OpenAiHttp, OperatorHttp]),
+    Layer.provide([
+      AuthenticatedLive,
+      RateLimitLive.RateLimitedLive,
+      IdempotencyLive.IdempotentLive(),
+      OperatorAuthenticatedLive(config.operatorToken)
+    ])
+  )
 
-const docsLayer = Layer.mergeAll(
-  HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
-  HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern" } as never })
-)
+const docsLayer = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }), ApiReference.layer)
 
 /**
  * Shutdown drains before anything else closes: this layer is built last, so its finalizer runs
@@ -73,9 +79,14 @@ const drainOnShutdown = (server: NodeServer, grace: Duration.Duration) =>
 export const layer = (config: ServerConfig) => {
   const node = createServer()
   // The port opens before the database is migrated; until the API's handler is attached (and
-  // again after it is detached at shutdown) requests get a 503 rather than no answer.
-  node.on("request", (_request, response) => {
+  // again after it is detached at shutdown) requests get a 503 rather than no answer — except
+  // the liveness probe: the process runs, and a slow migration must not get it restarted.
+  node.on("request", (request, response) => {
     if (node.listenerCount("request") > 1) return
+    if (request.method === "GET" && request.url?.split("?")[0] === "/healthz") {
+      response.writeHead(200, { "content-type": "application/json" })
+      return response.end(JSON.stringify({ status: "ok" }))
+    }
     response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
     response.end(JSON.stringify({ error: "SERVICE_UNAVAILABLE", message: "The server is starting or stopping; retry shortly" }))
   })
@@ -93,7 +104,7 @@ export const layer = (config: ServerConfig) => {
   const served = HttpApiBuilder.serve(RequestEdge.middleware).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
-    Layer.provide(apiLayer),
+    Layer.provide(apiLayer(config)),
     Layer.provide(RateLimitLive.layer(config.rateLimits)),
     Layer.provide(IdempotencyLive.purging()),
     Layer.provide(domainLayer(config))

@@ -21,11 +21,27 @@ export interface ServerConfig {
   readonly providers: Providers.Options
   readonly catalog: Catalog.Options
   readonly rateLimits: RateLimitLive.Options
+  /** The operator API's credential (`HUDDLE_OPERATOR_TOKEN`); none: the operator API is off. */
+  readonly operatorToken: Option.Option<Redacted.Redacted>
+  /** Heartbeats of instances sharing the database (`HUDDLE_HEARTBEAT_INTERVAL`, `HUDDLE_INSTANCE_STALE_AFTER`). */
+  readonly liveness?: { readonly every?: Duration.Duration; readonly staleAfter?: Duration.Duration } | undefined
 }
+
+/** Long enough that guessing it is hopeless (e.g. `openssl rand -hex 32`). */
+export const minOperatorTokenLength = 32
+
+/**
+ * The most requests per minute a limit may allow: more (17 000 a second from one credential) is a
+ * typo rather than a limit, and the counters' sub-millisecond steps lose precision beyond it.
+ */
+export const maxPerMinute = 1_000_000
 
 const perMinute = (name: string, fallback: number) =>
   Config.integer(name).pipe(
-    Config.validate({ message: "must be a positive number of requests per minute", validation: (n) => n > 0 }),
+    Config.validate({
+      message: `must be a whole number of requests per minute, from 1 to ${maxPerMinute}`,
+      validation: (n) => Number.isSafeInteger(n) && n >= 1 && n <= maxPerMinute
+    }),
     Config.withDefault(fallback)
   )
 
@@ -62,6 +78,29 @@ export const rateLimitsFromEnv: Config.Config<RateLimitLive.Options> = Config.al
   }))
 )
 
+/** `LOG_LEVEL`'s values, in any case; `Warn` and `Off` are Effect's own names for two of them. */
+export const logLevels: Readonly<Record<string, LogLevel.LogLevel>> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  warn: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None,
+  off: LogLevel.None
+}
+
+const logLevel = Config.string("LOG_LEVEL").pipe(
+  Config.validate({
+    message: "must be one of All, Trace, Debug, Info, Warning, Error, Fatal, None (in any case)",
+    validation: (name) => Object.hasOwn(logLevels, name.trim().toLowerCase())
+  }),
+  Config.map((name) => logLevels[name.trim().toLowerCase()] ?? LogLevel.Info),
+  Config.withDefault(LogLevel.Info)
+)
+
 export const fromEnv: Config.Config<ServerConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
@@ -77,13 +116,28 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
     Config.withDefault(1024 * 1024)
   ),
   shutdownGrace: Config.duration("HUDDLE_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
-  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  logLevel,
   providers: Providers.fromEnv,
   catalog: Catalog.fromEnv,
-  rateLimits: rateLimitsFromEnv
+  rateLimits: rateLimitsFromEnv,
+  operatorToken: Config.option(
+    Config.redacted("HUDDLE_OPERATOR_TOKEN").pipe(
+      Config.validate({
+        message: `must be at least ${minOperatorTokenLength} characters (e.g. openssl rand -hex 32)`,
+        validation: (token) => Redacted.value(token).length >= minOperatorTokenLength
+      })
+    )
+  ),
+  heartbeat: Config.duration("HUDDLE_HEARTBEAT_INTERVAL").pipe(Config.withDefault(Duration.seconds(10))),
+  staleAfter: Config.duration("HUDDLE_INSTANCE_STALE_AFTER").pipe(Config.withDefault(Duration.seconds(30)))
 }).pipe(
-  Config.map(({ dataDir, databaseUrl, ...rest }): ServerConfig => ({
+  Config.validate({
+    message: "HUDDLE_INSTANCE_STALE_AFTER must be at least three times HUDDLE_HEARTBEAT_INTERVAL",
+    validation: ({ heartbeat, staleAfter }) => Duration.toMillis(staleAfter) >= 3 * Duration.toMillis(heartbeat) && Duration.toMillis(heartbeat) > 0
+  }),
+  Config.map(({ dataDir, databaseUrl, heartbeat, staleAfter, ...rest }): ServerConfig => ({
     ...rest,
+    liveness: { every: heartbeat, staleAfter },
     engine: Option.match(databaseUrl, {
       onNone: (): Database.Engine => ({ _tag: "Pglite", dataDir }),
       onSome: (url): Database.Engine => ({ _tag: "Postgres", url })

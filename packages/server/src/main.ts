@@ -2,30 +2,65 @@
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
 import { Database } from "@huddle/adapters"
-import { Effect, Layer, Logger } from "effect"
+import { Cause, ConfigError, Effect, Layer, Logger, LogLevel } from "effect"
+import { describeDefect } from "./edge/ErrorTranslation.js"
 import * as Server from "./Server.js"
 import * as ServerConfig from "./ServerConfig.js"
 
-const main = Effect.gen(function*() {
-  const config = yield* ServerConfig.fromEnv
-  const started = performance.now()
-  return Layer.effectDiscard(
+/** Logs that the server is ready, and (first thing at shutdown) that it is shutting down. */
+const announced = (config: ServerConfig.ServerConfig, started: number) =>
+  Layer.scopedDiscard(
     Effect.gen(function*() {
       const address = yield* HttpServer.addressFormattedWith((url) => Effect.succeed(url))
-      const ms = Math.round(performance.now() - started)
+      const storage = Database.describe(config.engine)
       yield* Effect.logInfo("huddle ready").pipe(
-        Effect.annotateLogs({ url: address, storage: Database.describe(config.engine), startup_ms: ms })
+        Effect.annotateLogs({
+          url: address,
+          docs: `${address}/docs`,
+          openapi: `${address}/v1/openapi.json`,
+          storage,
+          startup_ms: Math.round(performance.now() - started)
+        })
       )
-      // A plain line for the person who started it.
-      console.log(`\nHuddle is ready at ${address} (storage: ${Database.describe(config.engine)})\n  API reference: ${address}/docs\n  OpenAPI:       ${address}/v1/openapi.json\n  Health:        ${address}/healthz  ${address}/readyz\n`)
+      // A plain banner for a person at a terminal; a log collector (no terminal) gets JSON only.
+      if (process.stdout.isTTY) {
+        console.log(`\nHuddle is ready at ${address} (storage: ${storage})\n  API reference: ${address}/docs\n  OpenAPI:       ${address}/v1/openapi.json\n  Health:        ${address}/healthz  ${address}/readyz\n`)
+      }
+      // Built last, released first: logged before the server drains and the database closes.
+      yield* Effect.addFinalizer(() => Effect.logInfo("shutting down"))
     })
-  ).pipe(
-    Layer.provideMerge(Server.layer(config)),
-    Layer.provide(Logger.minimumLogLevel(config.logLevel))
   )
-}).pipe(Layer.unwrapEffect, Layer.provide(Server.loggerLayer))
 
-Layer.launch(main).pipe(
-  Effect.provide(Server.loggerLayer),
-  NodeRuntime.runMain({ disablePrettyLogger: true })
+/** Why the start failed, as the rest of the log says things: kind and message, down the causes. */
+const describeCause = (cause: Cause.Cause<unknown>): string =>
+  [
+    ...Array.from(Cause.failures(cause), (error) => ConfigError.isConfigError(error) ? String(error) : describeDefect(error)),
+    ...Array.from(Cause.defects(cause), describeDefect)
+  ].join("; ")
+
+/** A failure to start, logged once; the stack only when the operator asked for debug logs. */
+const startFailed = (cause: Cause.Cause<unknown>, level: LogLevel.LogLevel) =>
+  Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("start-up failed").pipe(
+    Effect.annotateLogs({
+      error: describeCause(cause),
+      ...(LogLevel.lessThanEqual(level, LogLevel.Debug) ? { stack: Cause.pretty(cause) } : {})
+    })
+  )
+
+const main = ServerConfig.fromEnv.pipe(
+  // A configuration that cannot be read is refused before the log level is known.
+  Effect.tapErrorCause((cause) => startFailed(cause, LogLevel.Info)),
+  Effect.flatMap((config) => {
+    const started = performance.now()
+    return Layer.launch(announced(config, started).pipe(Layer.provideMerge(Server.layer(config)))).pipe(
+      // Interrupted only by SIGTERM or SIGINT (NodeRuntime.runMain), once everything is closed.
+      Effect.onInterrupt(() => Effect.logInfo("stopped")),
+      Logger.withMinimumLogLevel(config.logLevel),
+      // Whatever LOG_LEVEL says: a server that does not start must say why.
+      Effect.tapErrorCause((cause) => startFailed(cause, config.logLevel))
+    )
+  }),
+  Effect.provide(Server.loggerLayer)
 )
+
+NodeRuntime.runMain(main, { disablePrettyLogger: true, disableErrorReporting: true })

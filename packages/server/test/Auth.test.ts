@@ -54,6 +54,37 @@ describe("accounts over HTTP", () => {
     expect((await server.request("POST", "/v1/auth/signup", { body: { email, password: "long enough" } })).status).toBe(201)
   })
 
+  it("never echoes a password in an error, whatever its length, type or content", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const secret = "hunter2-Secret"
+    const passwords: ReadonlyArray<unknown> = [
+      secret.repeat(20), // over 256 characters
+      `${secret}\u0000`,
+      `${secret}\ud800`,
+      `${secret}\t`,
+      { secret },
+      [secret],
+      1234567890
+    ]
+    for (const password of passwords) {
+      for (const [path, email] of [["/v1/auth/signup", Accounts.uniqueEmail()], ["/v1/auth/login", user.email]] as const) {
+        const res = await server.request("POST", path, { body: { email, password } })
+        const label = `${path} ${JSON.stringify(password).slice(0, 40)}`
+        expect(res.status, label).toBe(400)
+        expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: expect.stringMatching(/^password: /) })
+        expect(res.text, label).not.toMatch(/hunter2|1234567890/)
+      }
+    }
+    const short = await server.request("POST", "/v1/auth/signup", { body: { email: Accounts.uniqueEmail(), password: "hunter2" } })
+    expect(short.status).toBe(400)
+    expect(short.body.message).toMatch(/^password: /)
+    expect(short.text).not.toContain("hunter2")
+    // Still a normal error for the field next to it.
+    const badEmail = await server.request("POST", "/v1/auth/login", { body: { email: "nope", password: secret.repeat(20) } })
+    expect(badEmail.status).toBe(400)
+    expect(badEmail.text).not.toContain("hunter2")
+  })
+
   it("answers a wrong password and an unknown email identically", async () => {
     const user = await Accounts.signupAndLogin(server)
     const wrongPassword = await server.request("POST", "/v1/auth/login", { body: { email: user.email, password: "wrong password" } })
@@ -116,6 +147,37 @@ describe("accounts over HTTP", () => {
       expect(res.status, JSON.stringify(headers)).toBe(401)
       expect(res.body).toEqual({ error: "UNAUTHORIZED", message: expect.any(String) })
     }
+  })
+
+  it("reads the credential only as `Bearer <token>` (any case, one space or more), on every layer", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const { key } = await Accounts.createApiKey(server, user)
+    const memories = async () => (await server.request("GET", "/v1/memories", { token: user.session })).body.data.length
+    const calls = (authorization: string) => [
+      server.request("GET", "/v1/me", { headers: { authorization } }),
+      // With an Idempotency-Key, which the idempotency layer seals with the credential.
+      server.request("POST", "/v1/memories", {
+        headers: { authorization, "idempotency-key": `auth-${Math.random()}` },
+        body: { content: `written with ${authorization.slice(0, 8)}`, scope: "personal" }
+      }),
+      server.request("POST", "/v1/chat/completions", {
+        headers: { authorization, "idempotency-key": `auth-${Math.random()}` },
+        body: { model: "economy", messages: [{ role: "user", content: "hi" }] }
+      })
+    ]
+    for (const authorization of [`Bearer ${key}`, `bearer ${key}`, `BEARER ${key}`, `Bearer   ${key}`]) {
+      const [me, memory, chat] = await Promise.all(calls(authorization))
+      expect([me!.status, memory!.status, chat!.status], authorization).toEqual([200, 201, 200])
+    }
+    const before = await memories()
+    for (const authorization of [`Basic  ${key}`, `Basic ${key}`, `Bearer:${key}`, `XXXXXXX${key}`, key, `Bearer${key}`, `Bearer ${key} ${key}`, `Token  ${key}`]) {
+      const [me, memory, chat] = await Promise.all(calls(authorization))
+      expect([me!.status, memory!.status, chat!.status], authorization).toEqual([401, 401, 401])
+      expect(me!.body, authorization).toEqual({ error: "UNAUTHORIZED", message: expect.any(String) })
+      expect(memory!.body, authorization).toEqual({ error: "UNAUTHORIZED", message: expect.any(String) })
+      expect(chat!.body.error, authorization).toMatchObject({ code: "UNAUTHORIZED" })
+    }
+    expect(await memories()).toBe(before)
   })
 
   it("refuses a session token whose secret part was altered", async () => {

@@ -100,11 +100,19 @@ const rows: ReadonlyArray<Row> = [
   },
   { name: "read credits", method: "GET", path: (f) => `/v1/orgs/${f.org.id}/credits`, expect: member(200) },
   {
-    name: "grant credits",
+    name: "cap a member's spending",
+    method: "PUT",
+    path: (f) => `/v1/orgs/${f.org.id}/admin/members/${f.target.id}/cap`,
+    body: () => ({ amount: 100, period: "month" }),
+    expect: admin(200)
+  },
+  {
+    // Admins allocate the pool; they never add to it. The path is gone for everyone.
+    name: "grant credits (removed: only the operator mints)",
     method: "POST",
     path: (f) => `/v1/orgs/${f.org.id}/admin/credits`,
     body: () => ({ balance: "addon", amount: 1, reason: "table" }),
-    expect: admin(200)
+    expect: { anonymous: 404, wrongKey: 404, member: 404, admin: 404, adminKey: 404, otherAdmin: 404 }
   }
 ]
 

@@ -1,5 +1,14 @@
-import { Accounts, TestServer } from "@huddle/testkit"
+import { Api } from "@huddle/server/Api"
+import { Accounts, Orgs, TestServer } from "@huddle/testkit"
+import { Option, Schema, SchemaAST } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+interface ContractEndpoint {
+  readonly method: string
+  readonly path: string
+  readonly payloadSchema: Option.Option<Schema.Schema.Any>
+  readonly urlParamsSchema: Option.Option<Schema.Schema.Any>
+}
 
 const envelope = { error: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) }
 
@@ -57,23 +66,108 @@ describe("the HTTP edge", () => {
     expect(res.body).toEqual({ error: "PAYLOAD_TOO_LARGE", message: expect.any(String) })
   })
 
-  it("refuses NUL characters (which PostgreSQL cannot store) with 400, in the body, path or query", async () => {
+  it("refuses text that is not well-formed Unicode or holds control characters with 400 naming the field, writing nothing", async () => {
     const user = await Accounts.signupAndLogin(server)
-    const cases = [
-      await server.request("POST", "/v1/huddle", { token: user.session, body: "{\"input\":\"a\\u0000b\"}" }),
-      await server.request("POST", "/v1/api-keys", { token: user.session, body: { name: "nul\u0000name" } }),
-      await server.request("DELETE", "/v1/huddle/sessions/%00", { token: user.session }),
-      await server.request("GET", "/v1/api-keys?cursor=%00", { token: user.session })
+    await Orgs.createOrg(server, user)
+    const token = user.session
+    const cases: ReadonlyArray<readonly [string, string, unknown, string, string]> = [
+      // [method, path, body, field, what the message says]
+      ["POST", "/v1/huddle", "{\"input\":\"\\ud800\"}", "input", "lone surrogate"],
+      ["POST", "/v1/huddle", { input: "a\u0000b" }, "input", "U+0000"],
+      ["POST", "/v1/huddle", { input: "ok", workspace_id: "wsp_\u001b[2J" }, "workspace_id", "U+001B"],
+      ["POST", "/v1/api-keys", { name: "nul\u0000name" }, "name", "U+0000"],
+      ["POST", "/v1/api-keys", { name: "tab\tname" }, "name", "U+0009"],
+      ["POST", "/v1/orgs", { name: "Acme \udc00" }, "name", "lone surrogate"],
+      ["POST", "/v1/memories", { content: "bell\u0007", scope: "personal" }, "content", "U+0007"],
+      ["POST", "/v1/memories", { content: "next line\u0085", scope: "personal" }, "content", "U+0085"],
+      ["POST", "/v1/auth/signup", { email: "a\ud800@x.io", password: "12345678" }, "email", "lone surrogate"],
+      ["DELETE", "/v1/huddle/sessions/%00", undefined, "session_id", "U+0000"],
+      ["GET", "/v1/memories/mem_%C2%85", undefined, "id", "U+0085"]
     ]
-    for (const res of cases) {
-      expect(res.status).toBe(400)
-      expect(res.body).toEqual({ error: "INVALID_REQUEST", message: "The request must not contain NUL characters" })
+    for (const [method, path, body, field, what] of cases) {
+      const res = await server.request(method, path, { token, ...(body === undefined ? {} : { body }) })
+      const label = `${method} ${path} ${JSON.stringify(body)}`
+      expect(res.status, label).toBe(400)
+      expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: expect.stringMatching(new RegExp(`^${field}: `)) })
+      expect(res.body.message, label).toContain(what)
     }
+    expect((await server.request("GET", "/v1/huddle/sessions", { token })).body.data).toEqual([])
+    expect((await server.request("GET", "/v1/memories", { token })).body.data).toEqual([])
+    expect((await server.request("GET", "/v1/api-keys", { token })).body.data).toEqual([])
+    expect((await server.request("GET", "/v1/orgs", { token })).body.data).toHaveLength(1)
+  })
+
+  it("keeps tab, newline and carriage return in free-form text, and any script anywhere", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const memory = await server.request("POST", "/v1/memories", { token: user.session, body: { content: "line 1\r\n\tline 2", scope: "personal" } })
+    expect(memory.status).toBe(201)
+    expect(memory.body.content).toBe("line 1\r\n\tline 2")
+    const huddle = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "Two lines:\n\tsecond" } })
+    expect(huddle.status, huddle.text).toBe(200)
+    // Mixed scripts, an emoji sequence, an astral character: well-formed, kept as sent.
+    const key = await server.request("POST", "/v1/api-keys", { token: user.session, body: { name: "pаypal 日本 👩‍👩‍👧 𝔥" } })
+    expect(key.status).toBe(201)
+    expect(key.body.name).toBe("pаypal 日本 👩‍👩‍👧 𝔥")
     // An escaped backslash followed by "u0000" is ordinary text.
     const literal = await server.request("POST", "/v1/api-keys", { token: user.session, body: "{\"name\":\"a\\\\u0000b\"}" })
     expect(literal.status).toBe(201)
     expect(literal.body.name).toBe("a\\u0000b")
-    expect((await server.request("GET", "/v1/huddle/sessions", { token: user.session })).body.data).toEqual([])
+  })
+
+  /** The contract's endpoints (from `Api` itself), with path params filled for the given org and user. */
+  const contractEndpoints = (ids: { readonly orgId: string; readonly userId: string }) =>
+    Object.values(Api.groups).flatMap((group) =>
+      Object.values(group.endpoints).map((endpoint: ContractEndpoint) => ({
+        group: group.identifier,
+        method: endpoint.method,
+        template: endpoint.path,
+        path: endpoint.path.replace(/:(\w+)/g, (_, param: string) => param === "orgId" ? ids.orgId : param === "member" ? ids.userId : "x"),
+        payload: endpoint.payloadSchema,
+        urlParams: Option.match(endpoint.urlParamsSchema, {
+          onNone: (): ReadonlyArray<string> => [],
+          onSome: (schema) => SchemaAST.getPropertySignatures(schema.ast).map((property) => String(property.name))
+        })
+      }))
+    )
+
+  it("refuses an unknown body field on every endpoint of Huddle's own with 400 naming it; the OpenAI-compatible ones are unchanged", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const org = await Orgs.createOrg(server, user)
+    const withBody = contractEndpoints({ orgId: org.id, userId: user.id })
+      .filter((endpoint) => Option.isSome(endpoint.payload) && endpoint.group !== "openai" && endpoint.group !== "rpc")
+    expect(withBody.length).toBeGreaterThanOrEqual(14)
+    for (const endpoint of withBody) {
+      const token = endpoint.group === "operator" ? server.operatorToken! : user.session
+      const res = await server.request(endpoint.method, endpoint.path, { token, body: { unexpected_field: 1 } })
+      const label = `${endpoint.method} ${endpoint.template}`
+      expect(res.status, label).toBe(400)
+      expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: expect.stringMatching(/^unexpected_field: is unexpected/) })
+    }
+    // OpenAI's clients send fields we do not know: still ignored there (their rule is OpenAI-compatibility's).
+    const chat = await server.request("POST", "/v1/chat/completions", {
+      token: user.session,
+      body: { model: "economy", messages: [{ role: "user", content: "hi" }], unexpected_field: 1 }
+    })
+    expect(chat.status, chat.text).toBe(200)
+  })
+
+  it("refuses a cursor it did not produce on every list, with 400 naming it", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const org = await Orgs.createOrg(server, user)
+    const lists = contractEndpoints({ orgId: org.id, userId: user.id }).filter((endpoint) => endpoint.urlParams.includes("cursor"))
+    expect(lists.map((endpoint) => endpoint.template)).toEqual(expect.arrayContaining([
+      "/v1/api-keys", "/v1/me/audit-log", "/v1/memories", "/v1/huddle/sessions", "/v1/orgs/:orgId/admin/members", "/v1/orgs/:orgId/admin/audit-log"
+    ]))
+    // A raw id was the cursor once: it is no longer one either.
+    for (const cursor of ["garbage", "", "%00", "aud_01J00000000000000000000000", "eyJpZCI6MX0"]) {
+      for (const endpoint of lists) {
+        const token = endpoint.group === "operator" ? server.operatorToken! : user.session
+        const res = await server.request("GET", `${endpoint.path}?cursor=${cursor}`, { token })
+        const label = `${endpoint.template} ${cursor}`
+        expect(res.status, label).toBe(400)
+        expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: "cursor: must be the next_cursor of a previous page" })
+      }
+    }
   })
 
   it("answers oversized headers with 431 and the envelope", async () => {
@@ -117,6 +211,12 @@ describe("the HTTP edge", () => {
     // No script or stylesheet from another host: the page works offline.
     expect(page.text).not.toMatch(/<script[^>]+src=["']https?:/i)
     expect(page.text).not.toMatch(/<link[^>]+href=["']https?:/i)
+    // Nor fonts: Scalar fetches Inter and JetBrains Mono from its CDN unless told not to.
+    const configuration = /dataset\.configuration = JSON\.stringify\((\{.*?\})\)\s*<\/script>/s.exec(page.text)?.[1]
+    expect(configuration, "the reference's configuration").toBeDefined()
+    expect(JSON.parse(configuration!)).toMatchObject({ withDefaultFonts: false })
+    // Nor a source map that is not there (developer tools would ask for it and get a 404).
+    expect(page.text).not.toMatch(/sourceMappingURL/)
   })
 
   it("never puts secrets in logs, and writes one structured line per request", async () => {

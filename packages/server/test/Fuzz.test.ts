@@ -5,8 +5,10 @@
  * path, path/query/payload schemas), and sent malformed and adversarial requests — anonymous,
  * with a web session and with an API key: wrong types, missing and extra fields, huge strings
  * (under and over the 1 MiB body limit, with and without Content-Length), odd Unicode, injection
- * strings, invalid UTF-8, bad JSON, wrong content types, absurd query parameters, path traversal
- * and broken percent-encoding in ids, CRLF in headers. Requests go over a raw TCP socket, so
+ * strings, invalid and overlong UTF-8, bad JSON, wrong content types, absurd query parameters,
+ * path traversal and broken percent-encoding in ids, CRLF in headers. Text is attacked inside
+ * otherwise valid payloads too (payloadArbitrary.ts): lone surrogates, NUL and other control
+ * characters in one field at a time, and mixed scripts, which must be kept as sent. Requests go over a raw TCP socket, so
  * nothing (URL normalisation, header validation) is cleaned up on the way.
  *
  * For every response: never a 5xx; an error is always in the path's envelope (OpenAI's on
@@ -200,6 +202,7 @@ const oddStrings: ReadonlyArray<string> = [
 
 const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...oddStrings) },
+  { weight: 2, arbitrary: PayloadArbitrary.hostileText },
   { weight: 2, arbitrary: fc.fullUnicodeString({ maxLength: 40 }) },
   { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 40 }) },
   { weight: 1, arbitrary: fc.constantFrom(hugeWithin.slice(0, 300_000), hugeWithin) }
@@ -276,6 +279,14 @@ const hostileSegments: ReadonlyArray<string> = [
   "%0d%0aX-Injected:%201",
   "%F0%9F%98%80",
   "%E2%80%AE",
+  // overlong UTF-8: NUL, "/", ".." in two, three and four bytes; a surrogate; a C1 control
+  "%C0%80",
+  "%E0%80%AF",
+  "%F0%80%80%80",
+  "%C0%AE%C0%AE%C0%AF",
+  "%ED%B0%80",
+  "%C2%85",
+  "us%D0%B5r_01", // a Cyrillic е among Latin letters
   "'%20OR%201=1--",
   "1;DROP%20TABLE%20orgs",
   "a".repeat(65),
@@ -320,6 +331,11 @@ const queryValues: ReadonlyArray<string> = [
   "%00",
   "%zz",
   "%FF",
+  "%C0%80",
+  "%ED%A0%80",
+  "%C2%85",
+  "%E2%80%AE",
+  "p%D0%B0ypal",
   "null",
   "true",
   "maybe",
@@ -426,8 +442,24 @@ const invalidUtf8: ReadonlyArray<Buffer> = [
   Buffer.from("\u0000{}", "latin1")
 ]
 
+/** Overlong UTF-8 (a character in more bytes than it needs), where a lax decoder finds NUL, a quote or "../". */
+const overlongUtf8: ReadonlyArray<Buffer> = [
+  [0xc0, 0x80], // NUL
+  [0xe0, 0x80, 0x80], // NUL
+  [0xf0, 0x80, 0x80, 0x80], // NUL
+  [0xc0, 0xa2], // "
+  [0xc0, 0xae, 0xc0, 0xae, 0xc0, 0xaf], // ../
+  [0xe0, 0x80, 0xaf] // /
+].flatMap((bytes) =>
+  ["input", "content", "name", "email"].map((field) =>
+    Buffer.concat([Buffer.from(`{"${field}":"a`), Buffer.from(bytes), Buffer.from(`b","scope":"personal","password":"12345678"}`)])
+  )
+)
+
 const bodyArb = (endpoint: Endpoint): fc.Arbitrary<Body> => {
   const valid = validArb(endpoint)
+  // Valid but for one field of text: a lone surrogate, a control character, or mixed scripts.
+  const hostileText = Option.match(endpoint.payload, { onNone: () => valid, onSome: PayloadArbitrary.withHostileText })
   const json = (value: fc.Arbitrary<unknown>) =>
     fc.record({
       value,
@@ -442,7 +474,8 @@ const bodyArb = (endpoint: Endpoint): fc.Arbitrary<Body> => {
     { weight: 5, arbitrary: json(valid.chain(mutate)) },
     { weight: 1, arbitrary: json(hostileValue) },
     { weight: 2, arbitrary: raw(fc.constantFrom(...badJson).map((s) => Buffer.from(s))) },
-    { weight: 1, arbitrary: raw(fc.constantFrom(...invalidUtf8)) },
+    { weight: 1, arbitrary: raw(fc.constantFrom(...invalidUtf8, ...overlongUtf8)) },
+    { weight: 3, arbitrary: json(hostileText) },
     // Beyond the body limit, declared with Content-Length. Not chunked: the platform destroys the
     // socket when a chunked body passes the limit (NodeStream.toString's release), so such a
     // request gets no answer at all rather than a 413 (reported; not fixed here).
@@ -680,6 +713,39 @@ describe("the fuzzer: hostile input to every endpoint", () => {
         await runBatch(battery.map((c) => ({ ...c, endpoint, auth })))
       }
     }
+  }, 240_000)
+
+  it("refuses a lone surrogate, NUL or a C1 control in any one field of an otherwise valid payload, on every endpoint", async () => {
+    let spoilt = 0
+    for (const endpoint of endpoints) {
+      if (Option.isNone(endpoint.payload)) continue
+      const schema = endpoint.payload.value
+      // The sample with the most free text, so that optional fields are spoilt too.
+      const payload = fc.sample(PayloadArbitrary.validPayload(schema), { seed: ciSeed, numRuns: 10 }).reduce((best, next) =>
+        PayloadArbitrary.textPathsOf(schema, next).length > PayloadArbitrary.textPathsOf(schema, best).length ? next : best
+      )
+      const cases = PayloadArbitrary.textPathsOf(schema, payload).flatMap((path) =>
+        ["\ud800", "\u0000", "\u0085"].map((character) => ({ path, value: PayloadArbitrary.spoil(payload, path, character) }))
+      )
+      for (const auth of ["session", "key"] as const) {
+        const before = await snapshot()
+        for (const [nth, { path, value }] of cases.entries()) {
+          const c: Case = { endpoint, auth, id: realId, query: "", headers: [], body: { _tag: "Json", value, contentType: "application/json", chunked: false } }
+          const sent = toSent(c, fixtures, nth)
+          const received = await send(port, sent)
+          checkAnswer(sent, received)
+          spoilt++
+          // JSON-RPC's body is a request whose text is a method name: not found, in a JSON-RPC answer.
+          if (endpoint.path !== "/v1/rpc") {
+            expect(received.status, describeExchange(sent, received)).toBe(400)
+            expect(received.text, describeExchange(sent, received)).toContain(`${path.join(".")}: `)
+          }
+        }
+        expect(await snapshot(), `state changed by spoilt text on ${endpoint.name}`).toEqual(before)
+        await ensureFixtures()
+      }
+    }
+    expect(spoilt).toBeGreaterThan(100)
   }, 240_000)
 
   it("answers random hostile batches within the envelope and changes nothing when it refuses them", async () => {

@@ -450,7 +450,6 @@ describe("Idempotency-Key in the contract", () => {
       "POST /v1/api-keys",
       "POST /v1/orgs",
       "POST /v1/orgs/:orgId/admin/members/invite",
-      "POST /v1/orgs/:orgId/admin/credits",
       "POST /v1/memories"
     ]))
   })

@@ -1,4 +1,4 @@
-import { Accounts, Orgs, TestServer } from "@huddle/testkit"
+import { Accounts, Operator, Orgs, TestServer } from "@huddle/testkit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 describe("organizations over HTTP", () => {
@@ -176,19 +176,42 @@ describe("organizations over HTTP", () => {
     })
   })
 
-  it("grants credits to the pool; members see the pool and who pays for them", async () => {
+  it("refuses an unknown field with 400 naming it, and keeps what was set", async () => {
+    const org = await Orgs.createOrg(server)
+    const policies = { model_tier: "economy", auto_execute: false }
+    expect((await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: policies })).status).toBe(200)
+    const defaults = { model_tier: "standard" }
+    expect((await server.request("PUT", `/v1/orgs/${org.id}/admin/preferences`, { token: org.admin.session, body: defaults })).status).toBe(200)
+
+    const credits = (await server.request("GET", `/v1/orgs/${org.id}/credits`, { token: org.admin.session })).body
+
+    // `mode` is a preference, not a policy: a PUT of it alone used to erase every policy.
+    const cases: ReadonlyArray<readonly [string, string, unknown, string]> = [
+      ["PUT", `/v1/orgs/${org.id}/admin/policies`, { mode: "multi" }, "mode"],
+      ["PUT", `/v1/orgs/${org.id}/admin/policies`, { model_tier: "economy", auto_exec: true }, "auto_exec"],
+      ["PUT", `/v1/orgs/${org.id}/admin/preferences`, { model_tier: "premium", credit_fallback: false }, "credit_fallback"],
+      ["PUT", `/v1/orgs/${org.id}/admin/members/${org.admin.id}/cap`, { amount: 5, period: "month", currency: "EUR" }, "currency"],
+      ["POST", `/v1/orgs/${org.id}/admin/members/invite`, { email: Accounts.uniqueEmail(), rol: "admin" }, "rol"],
+      ["POST", "/v1/orgs", { name: "Another", slug: "chosen" }, "slug"]
+    ]
+    for (const [method, path, body, field] of cases) {
+      const res = await server.request(method, path, { token: org.admin.session, body })
+      const label = `${method} ${path} ${JSON.stringify(body)}`
+      expect(res.status, label).toBe(400)
+      expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: expect.stringMatching(new RegExp(`^${field}: is unexpected`)) })
+    }
+    expect((await server.request("GET", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session })).body).toEqual(policies)
+    expect((await server.request("GET", `/v1/orgs/${org.id}/admin/preferences`, { token: org.admin.session })).body).toEqual(defaults)
+    expect((await server.request("GET", `/v1/orgs/${org.id}/credits`, { token: org.admin.session })).body).toEqual(credits)
+    expect((await server.request("GET", `/v1/orgs/${org.id}/admin/members`, { token: org.admin.session })).body.data).toHaveLength(1)
+    expect((await server.request("GET", "/v1/orgs", { token: org.admin.session })).body.data).toHaveLength(1)
+  })
+
+  it("members see the pool the operator granted and who pays for them; admins cannot mint", async () => {
     const org = await Orgs.createOrg(server)
     const member = await Orgs.addMember(server, org)
-    const grant = await server.request("POST", `/v1/orgs/${org.id}/admin/credits`, {
-      token: org.admin.session,
-      body: { balance: "subscription", amount: 5000, reason: "November plan" }
-    })
-    expect(grant.status).toBe(200)
-    expect(grant.body).toEqual({ subscription_balance: 5000, addon_balance: 0 })
-    await server.request("POST", `/v1/orgs/${org.id}/admin/credits`, {
-      token: org.admin.session,
-      body: { balance: "addon", amount: 250, reason: "top-up" }
-    })
+    expect(await Operator.grant(server, { org_id: org.id, balance: "subscription" }, 5000, "November plan")).toBe(5000)
+    await Operator.grant(server, { org_id: org.id, balance: "addon" }, 250, "top-up")
     const view = await server.request("GET", `/v1/orgs/${org.id}/credits`, { token: member.session })
     expect(view.body).toEqual({
       subscription_balance: 5000,
@@ -201,21 +224,14 @@ describe("organizations over HTTP", () => {
     const gated = await server.request("GET", `/v1/orgs/${org.id}/credits`, { token: member.session })
     expect(gated.body).toMatchObject({ credit_fallback: false, payment_order: ["personal"] })
 
-    for (const body of [
-      { balance: "subscription", amount: 0, reason: "x" },
-      { balance: "subscription", amount: -5, reason: "x" },
-      { balance: "subscription", amount: 1.5, reason: "x" },
-      { balance: "gold", amount: 5, reason: "x" },
-      { balance: "addon", amount: 5, reason: "" }
-    ]) {
-      const res = await server.request("POST", `/v1/orgs/${org.id}/admin/credits`, { token: org.admin.session, body })
-      expect(res.status, JSON.stringify(body)).toBe(400)
+    // The admin grant of earlier versions is gone: no route mints for a user.
+    for (const token of [org.admin.session, member.session]) {
+      const res = await server.request("POST", `/v1/orgs/${org.id}/admin/credits`, {
+        token,
+        body: { balance: "addon", amount: 5, reason: "self-service" }
+      })
+      expect(res.status).toBe(404)
     }
-    const byMember = await server.request("POST", `/v1/orgs/${org.id}/admin/credits`, {
-      token: member.session,
-      body: { balance: "addon", amount: 5, reason: "self-service" }
-    })
-    expect(byMember.status).toBe(403)
     expect((await server.request("GET", `/v1/orgs/${org.id}/credits`, { token: member.session })).body.addon_balance).toBe(250)
   })
 
@@ -223,10 +239,7 @@ describe("organizations over HTTP", () => {
     const org = await Orgs.createOrg(server)
     const member = await Orgs.addMember(server, org)
     await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: { risk_tolerance: "low" } })
-    await server.request("POST", `/v1/orgs/${org.id}/admin/credits`, {
-      token: org.admin.session,
-      body: { balance: "addon", amount: 10, reason: "test" }
-    })
+    await Operator.grant(server, { org_id: org.id, balance: "addon" }, 10, "test")
     await server.request("POST", "/v1/auth/login", { body: { email: member.email, password: "not the password" } })
 
     const log = await server.request("GET", `/v1/orgs/${org.id}/admin/audit-log`, { token: org.admin.session })
@@ -247,7 +260,7 @@ describe("organizations over HTTP", () => {
 
     const filtered = await server.request("GET", `/v1/orgs/${org.id}/admin/audit-log?event_type=credits.granted`, { token: org.admin.session })
     expect(filtered.body.data).toHaveLength(1)
-    expect(filtered.body.data[0].details).toEqual({ balance: "addon", amount: 10, reason: "test" })
+    expect(filtered.body.data[0]).toMatchObject({ actor_id: null, details: { by: "operator", via: "api", pool: "addon", amount: 10, reason: "test" } })
 
     const firstPage = await server.request("GET", `/v1/orgs/${org.id}/admin/audit-log?limit=4`, { token: org.admin.session })
     expect(firstPage.body.data).toHaveLength(4)
@@ -271,7 +284,7 @@ describe("organizations over HTTP", () => {
     const org = await Orgs.createOrg(server)
     await Orgs.addMember(server, org)
     await server.request("POST", `/v1/orgs/${org.id}/admin/members/invite`, { token: org.admin.session, body: { email: Accounts.uniqueEmail() } })
-    await server.request("POST", `/v1/orgs/${org.id}/admin/credits`, { token: org.admin.session, body: { balance: "subscription", amount: 700, reason: "plan" } })
+    await Operator.grant(server, { org_id: org.id, balance: "subscription" }, 700, "plan")
     await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: { model_tier: "economy" } })
     const dash = await server.request("GET", `/v1/orgs/${org.id}/admin`, { token: org.admin.session })
     expect(dash.status).toBe(200)
@@ -289,7 +302,7 @@ describe("organizations over HTTP", () => {
   it("deletes an org with its members and balances, and keeps a record of who deleted it", async () => {
     const org = await Orgs.createOrg(server)
     const member = await Orgs.addMember(server, org)
-    await server.request("POST", `/v1/orgs/${org.id}/admin/credits`, { token: org.admin.session, body: { balance: "addon", amount: 99, reason: "x" } })
+    await Operator.grant(server, { org_id: org.id, balance: "addon" }, 99, "x")
     expect((await server.request("DELETE", `/v1/orgs/${org.id}`, { token: member.session })).status).toBe(403)
     expect((await server.request("DELETE", `/v1/orgs/${org.id}`, { token: org.admin.session })).status).toBe(204)
     expect((await server.request("GET", "/v1/orgs", { token: member.session })).body.data).toEqual([])

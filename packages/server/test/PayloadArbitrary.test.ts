@@ -50,6 +50,30 @@ describe("payloads for the fuzzer", () => {
     expect(values.filter(Schema.is(Payload)).length).toBeGreaterThan(150)
   })
 
+  it("put hostile text into one free string of a valid payload at a time, never into a literal", () => {
+    const Payload = Schema.Struct({
+      kind: Schema.Literal("a", "b"),
+      name: Schema.String.pipe(Schema.maxLength(20)),
+      parts: Schema.Array(Schema.Union(Schema.String, Schema.Struct({ text: Schema.String }))),
+      nested: Schema.optional(Schema.Struct({ note: Schema.NullOr(Schema.String) }))
+    })
+    const payload = { kind: "a", name: "ann", parts: ["x", { text: "y" }], nested: { note: "z" } }
+    expect(PayloadArbitrary.textPathsOf(Payload, payload)).toEqual([["name"], ["parts", 0], ["parts", 1, "text"], ["nested", "note"]])
+    expect(PayloadArbitrary.spoil(payload, ["parts", 1, "text"], "\u0000")).toEqual({ ...payload, parts: ["x", { text: "\u0000" }] })
+
+    const values = fc.sample(PayloadArbitrary.withHostileText(Payload), { seed: 7, numRuns: 300 })
+    const texts = values.flatMap((value) => {
+      const decoded = Schema.decodeUnknownOption(Schema.encodedSchema(Payload))(value)
+      expect(Option.isSome(decoded), JSON.stringify(value)).toBe(true)
+      return Option.match(decoded, { onNone: () => [], onSome: (v) => [v.name, ...v.parts.map((p) => typeof p === "string" ? p : p.text)] })
+    })
+    const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+    expect(texts.some((text) => loneSurrogate.test(text))).toBe(true)
+    expect(texts.some((text) => text.includes("\u0000"))).toBe(true)
+    expect(texts.some((text) => /[\u0080-\u009f]/.test(text))).toBe(true)
+    expect(texts.some((text) => PayloadArbitrary.mixedScripts.some((mixed) => text.includes(mixed)))).toBe(true)
+  })
+
   it("come from every endpoint of the contract, and are often valid for chat completions", () => {
     const schemas = Object.values(Api.groups).flatMap((group) =>
       Object.values(group.endpoints).flatMap((endpoint: { readonly payloadSchema: Option.Option<Schema.Schema.Any> }) =>

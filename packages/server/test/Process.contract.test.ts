@@ -7,11 +7,12 @@
  */
 import { existsSync } from "node:fs"
 import * as http from "node:http"
+import * as net from "node:net"
 import { join } from "node:path"
 import { Accounts, TestDatabase, TestServer } from "@huddle/testkit"
 import { Redacted } from "effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { getStatus, killAll, mainJs, onCleanup, scratchDir, sleep, startServer, withTimeout } from "./serverProcesses.js"
+import { freePort, getStatus, killAll, mainJs, onCleanup, scratchDir, sleep, spawnServer, startServer, withTimeout } from "./serverProcesses.js"
 
 const starterCredits = 250
 
@@ -131,5 +132,84 @@ describe.each(TestDatabase.availableEngines())("the server process on %s", (engi
     // docs/performance.md); the bounds only catch a start that hangs.
     expect(first.readyMs).toBeLessThan(40_000)
     expect(second.readyMs).toBeLessThan(40_000)
+  }, 90_000)
+})
+
+/** Every line a server wrote, parsed: each must be a JSON object. */
+const jsonLines = (output: string): Array<{ message: string; logLevel: string; annotations: Record<string, unknown> }> =>
+  output.split("\n").filter((line) => line.trim() !== "").map((line) => {
+    try {
+      return JSON.parse(line)
+    } catch {
+      throw new Error(`not a JSON log line: ${line}`)
+    }
+  })
+
+// On the embedded engine only: nothing here depends on which database the server uses.
+if (TestDatabase.availableEngines().includes("pglite")) describe("the server process's probes and logs", () => {
+  it("answers /healthz 200 while starting (only /readyz waits), logs only JSON, and logs shutting down and stopped on SIGTERM", async () => {
+    const server = await spawnServer({ HUDDLE_DATA_DIR: join(scratchDir(), "data") })
+    const health: Array<number> = []
+    const ready: Array<number> = []
+    const deadline = performance.now() + 30_000
+    while (ready.at(-1) !== 200 && performance.now() < deadline) {
+      // Not listening yet: no answer at all, which is not a status.
+      const [h, r] = await Promise.all([
+        getStatus(`${server.url}/healthz`, 300).catch(() => undefined),
+        getStatus(`${server.url}/readyz`, 300).catch(() => undefined)
+      ])
+      if (h !== undefined && r !== undefined) {
+        health.push(h)
+        ready.push(r)
+      }
+      await sleep(10)
+    }
+    expect(ready.at(-1), server.output()).toBe(200)
+    // The window in which the database is still coming up was seen, and liveness held in it.
+    expect(ready).toContain(503)
+    expect(new Set(health)).toEqual(new Set([200]))
+
+    expect(await server.stop(), server.output()).toEqual({ code: 0, signal: null })
+    const lines = jsonLines(server.output())
+    const messages = lines.map((line) => line.message)
+    expect(lines.find((line) => line.message === "huddle ready")?.annotations).toMatchObject({
+      url: server.url,
+      docs: `${server.url}/docs`
+    })
+    expect(messages.slice(-2)).toEqual(["shutting down", "stopped"])
+  }, 60_000)
+
+  it("takes LOG_LEVEL as documented, in any case (Warning: no info lines), and exits 0 on SIGINT", async () => {
+    const server = await startServer({ HUDDLE_DATA_DIR: join(scratchDir(), "data"), LOG_LEVEL: "warning" })
+    expect((await TestServer.request(server.url, "GET", "/healthz")).status).toBe(200)
+    server.child.kill("SIGINT")
+    expect(await withTimeout(server.exited, 15_000, "exit after SIGINT"), server.output()).toEqual({ code: 0, signal: null })
+    expect(jsonLines(server.output()).filter((line) => line.logLevel === "INFO" || line.logLevel === "DEBUG")).toEqual([])
+  }, 60_000)
+
+  it("refuses to start with one JSON line that names the cause, without a stack unless LOG_LEVEL is Debug", async () => {
+    const badLevel = await spawnServer({ HUDDLE_DATA_DIR: join(scratchDir(), "data"), LOG_LEVEL: "Verbose" })
+    expect(await withTimeout(badLevel.exited, 15_000, "exit"), badLevel.output()).toEqual({ code: 1, signal: null })
+    expect(jsonLines(badLevel.output())).toEqual([
+      expect.objectContaining({ message: "start-up failed", logLevel: "ERROR", annotations: { error: expect.stringContaining("LOG_LEVEL") } })
+    ])
+
+    // A port that is taken: the failure comes from the HTTP server, with a stack behind it.
+    const port = await freePort()
+    const taken = net.createServer().listen(port, "127.0.0.1")
+    onCleanup(() => new Promise<void>((done) => taken.close(() => done())))
+    for (const level of ["Info", "Debug"]) {
+      const server = await spawnServer({ HUDDLE_DATA_DIR: join(scratchDir(), "data"), PORT: String(port), LOG_LEVEL: level })
+      expect(await withTimeout(server.exited, 30_000, "exit"), server.output()).toEqual({ code: 1, signal: null })
+      const failed = jsonLines(server.output()).filter((line) => line.message === "start-up failed")
+      expect(failed, server.output()).toHaveLength(1)
+      expect(failed[0]!.annotations.error).toMatch(/EADDRINUSE/)
+      if (level === "Info") {
+        expect(failed[0]!.annotations).not.toHaveProperty("stack")
+        expect(server.output()).not.toMatch(/\n\s+at /)
+      } else {
+        expect(failed[0]!.annotations.stack).toMatch(/\n\s+at /)
+      }
+    }
   }, 90_000)
 })

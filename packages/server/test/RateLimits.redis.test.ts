@@ -6,14 +6,12 @@
  */
 import { randomBytes } from "node:crypto"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
-import { Principal } from "@huddle/domain/Principal"
-import { Email, User, UserId } from "@huddle/domain/User"
 import * as RateLimitLive from "@huddle/server/http/RateLimitLive"
 import { Accounts, TestServer } from "@huddle/testkit"
-import { DateTime, Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectRetryAfter, limits, rateHeaders, registerScenarios } from "./rateLimitScenarios.js"
+import { expectLimited, expectRetryAfter, limits, principal, rateHeaders, registerAnyLimit, registerScenarios } from "./rateLimitScenarios.js"
 import { tcpProxy } from "./serverProcesses.js"
 
 const redisUrl = process.env.REDIS_TEST_URL ?? "redis://127.0.0.1:6379"
@@ -24,13 +22,37 @@ describe("rate limits, Redis store", () => {
   registerScenarios(() => TestServer.start({ rateLimits: { ...limits, redisUrl, redisPrefix: uniquePrefix() } }))
 })
 
-const principal = (credential_id: string) =>
-  new Principal({
-    user: new User({ id: UserId.make("usr_test"), email: Schema.decodeSync(Email)("test@example.com"), created_at: DateTime.unsafeNow() }),
-    via: "api_key",
-    credential_id,
-    bound_org_id: null
-  })
+describe("limits of any size in Redis", () => {
+  registerAnyLimit(() => ({ _tag: "Redis", url: Redacted.make(redisUrl), prefix: uniquePrefix(), timeout: RateLimitStore.defaultTimeout }))
+
+  // Redis took only whole milliseconds of window/limit: with these, every limited request was
+  // refused (503, failing closed) or went unlimited (failing open).
+  for (const onStoreError of ["closed", "open"] as const) {
+    describe(`over HTTP, failing ${onStoreError}`, () => {
+      let server: TestServer.TestServer
+      beforeAll(async () => {
+        server = await TestServer.start({
+          rateLimits: { intent: 100_000, chat: 60, read: 7, redisUrl, redisPrefix: uniquePrefix(), onStoreError }
+        })
+      })
+      afterAll(() => server.stop())
+
+      it("limits reads to 7 a minute and intents to 100 000", async () => {
+        const user = await Accounts.signupAndLogin(server)
+        for (let i = 1; i <= 7; i++) {
+          const res = await server.request("GET", "/v1/me", { token: user.session })
+          expect(res.status, res.text).toBe(200)
+          expect(rateHeaders(res)).toMatchObject({ limit: 7, remaining: 7 - i })
+        }
+        expectLimited(await server.request("GET", "/v1/me", { token: user.session }), 7)
+        const huddle = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "hello" } })
+        expect(huddle.status, huddle.text).toBe(200)
+        expect(rateHeaders(huddle)).toMatchObject({ limit: 100_000, remaining: 99_999 })
+        expect(server.logs.join("\n")).not.toContain("rate-limit store unavailable")
+      })
+    })
+  }
+})
 
 describe("counters in Redis", () => {
   const prefix = uniquePrefix()

@@ -12,10 +12,11 @@ import { rateLimitsFromEnv } from "@huddle/server/ServerConfig"
 import { Accounts, TestServer } from "@huddle/testkit"
 import { ConfigProvider, Effect, Either, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectLimited, limits, rateHeaders, registerScenarios } from "./rateLimitScenarios.js"
+import { expectLimited, limits, rateHeaders, registerAnyLimit, registerScenarios } from "./rateLimitScenarios.js"
 
 describe("rate limits, memory store", () => {
   registerScenarios(() => TestServer.start({ rateLimits: limits }))
+  registerAnyLimit(() => ({ _tag: "Memory" }))
 })
 
 describe("rate limits at the defaults", () => {
@@ -60,7 +61,9 @@ describe("rate limits in the contract", () => {
     expect(classes.get("POST /v1/huddle/sessions/:session_id/messages")).toBe("intent")
     expect(classes.get("POST /v1/chat/completions")).toBe("chat")
     for (const { route } of endpoints) {
-      if (route.startsWith("GET /v1/")) expect(classes.get(route), route).toBe("read")
+      // The operator is no user credential to count against; its API is not limited.
+      if (route.startsWith("GET /v1/operator/")) expect(classes.get(route), route).toBeUndefined()
+      else if (route.startsWith("GET /v1/")) expect(classes.get(route), route).toBe("read")
     }
     // JSON-RPC counts per call (by each method's class), not per request.
     expect(classes.get("POST /v1/rpc")).toBeUndefined()
@@ -100,6 +103,27 @@ describe("rate-limit configuration", () => {
     // The URL stays redacted in the configuration.
     expect(String(store.url)).not.toContain("s3cret")
     expect(RateLimitStore.redisOptions(Redacted.value(store.url))).toEqual({ host: "cache.internal", port: 6380, password: "s3cret", db: 2 })
+  })
+
+  it("takes any whole number of requests from 1 to a million a minute", () => {
+    for (const value of ["1", "7", "100000", "1000000"]) {
+      const config = read({ HUDDLE_RATE_READ: value })
+      expect(Either.isRight(config) && config.right.limits.read, value).toBe(Number(value))
+    }
+  })
+
+  it("refuses a limit that cannot work, naming the variable", () => {
+    for (const [name, value] of [
+      ["HUDDLE_RATE_INTENT", "0"],
+      ["HUDDLE_RATE_CHAT", "-5"],
+      ["HUDDLE_RATE_READ", "7.5"],
+      ["HUDDLE_RATE_READ", "1000001"],
+      ["HUDDLE_RATE_INTENT", "99999999999999999999"]
+    ] as const) {
+      const config = read({ [name]: value })
+      expect(Either.isLeft(config), `${name}=${value}`).toBe(true)
+      if (Either.isLeft(config)) expect(String(config.left), `${name}=${value}`).toContain(name)
+    }
   })
 
   it("refuses limits that are not positive integers, other store choices and URLs that are not Redis's", () => {

@@ -1,3 +1,4 @@
+import { SqlError } from "@effect/sql/SqlError"
 import { onDefect } from "@huddle/server/http/RpcHttp"
 import * as JsonRpc from "@huddle/server/rpc/JsonRpc"
 import { Accounts, Orgs, TestServer } from "@huddle/testkit"
@@ -168,7 +169,12 @@ describe("JSON-RPC over HTTP", () => {
       ["intent.submit", { input: "hi", model_tier: "ultra" }, "model_tier"],
       ["intent.get", { id: 7 }, "id"],
       ["intent.list", { limit: 0 }, "limit"],
-      ["intent.list", { status: "done" }, "status"]
+      ["intent.list", { status: "done" }, "status"],
+      ["intent.submit", { input: "\ud800" }, "input"],
+      ["intent.submit", { input: "a\u0000b" }, "input"],
+      ["intent.submit", { input: "hi", modle: "fake-premium" }, "modle"],
+      ["intent.get", { id: "int_1", verbose: true }, "verbose"],
+      ["intent.list", { cursor: "garbage" }, "cursor"]
     ]
     for (const [method, params, field] of cases) {
       const res = await rpc(user.session, call(method, params))
@@ -199,7 +205,11 @@ describe("JSON-RPC over HTTP", () => {
         resultName: "nothing",
         errors: [],
         handler: ({ storage }) =>
-          Effect.die(storage === true ? { _tag: "SqlError", message: "connection refused at 10.0.0.7" } : new Error("secret detail"))
+          Effect.die(
+            storage === true
+              ? new SqlError({ message: "Failed to execute statement", cause: Object.assign(new Error("connect ECONNREFUSED 10.0.0.7:5432"), { code: "ECONNREFUSED" }) })
+              : new Error("secret detail")
+          )
       })
     ], { onDefect })
     const bug = await Effect.runPromise(rpcOf.answer(JSON.stringify(call("boom")), null))

@@ -105,3 +105,100 @@ export const validPayload = <A, I>(schema: Schema.Schema<A, I, never>): FastChec
   const encode = Schema.encodeUnknownOption(schema)
   return make(schema).map((value) => Option.getOrElse(encode(value), () => ({})))
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hostile text inside otherwise valid payloads
+
+/** Code units that no field may hold: lone surrogates, NUL, the other C0 controls, DEL, C1. */
+export const breakingCharacters: ReadonlyArray<string> = ["\ud800", "\udbff", "\udc00", "\udfff", "\u0000", "\u0007", "\u001b", "\u007f", "\u0085", "\u009f"]
+
+/** Well-formed text that mixes scripts: homoglyphs, right-to-left, joiners, combining marks, astral planes. */
+export const mixedScripts: ReadonlyArray<string> = [
+  "pаypal", // a Cyrillic а among Latin letters
+  "Ελληνικά και English",
+  "日本語とEnglishと한국어",
+  "مرحبا hello שלום",
+  "\u202eevil\u202c.exe",
+  "👩‍👩‍👧‍👦🏳️‍🌈",
+  "ℌ𝔲𝔡𝔡𝔩𝔢 𝟙𝟚𝟛",
+  "e\u0301\u0301\u0301",
+  "İstanbul ß ǅ",
+  "zero\u200bwidth\ufeff"
+]
+
+const breaking: FastCheck.Arbitrary<string> = FastCheck.oneof(
+  FastCheck.constantFrom(...breakingCharacters),
+  FastCheck.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit)),
+  FastCheck.oneof(FastCheck.integer({ min: 0, max: 0x1f }), FastCheck.integer({ min: 0x7f, max: 0x9f }))
+    .map((unit) => String.fromCharCode(unit))
+)
+
+/** Text that must be refused (a breaking character somewhere) or kept as sent (mixed scripts). */
+export const hostileText: FastCheck.Arbitrary<string> = FastCheck.oneof(
+  FastCheck.tuple(FastCheck.string({ maxLength: 8 }), breaking, FastCheck.string({ maxLength: 8 })).map((parts) => parts.join("")),
+  FastCheck.constantFrom(...mixedScripts),
+  FastCheck.tuple(FastCheck.constantFrom(...mixedScripts), breaking).map(([text, c]) => `${text.slice(0, 4)}${c}${text.slice(4)}`)
+)
+
+type Path = ReadonlyArray<string | number>
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Where a wire value of `ast` holds free text: its string leaves that are not literals. */
+const textPaths = (ast: AST.AST, value: unknown, at: Path): ReadonlyArray<Path> => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return typeof value === "string" ? [at] : []
+    case "TypeLiteral":
+      return isRecord(value)
+        ? ast.propertySignatures.flatMap((p) =>
+          typeof p.name === "string" && p.name in value ? textPaths(p.type, value[p.name], [...at, p.name]) : []
+        )
+        : []
+    case "TupleType":
+      return Array.isArray(value)
+        ? value.flatMap((element: unknown, i) => {
+          const type = ast.elements[i]?.type ?? ast.rest[0]?.type
+          return type === undefined ? [] : textPaths(type, element, [...at, i])
+        })
+        : []
+    case "Union": {
+      // The members the value could be: a path counts once.
+      const paths = ast.types.flatMap((member) => textPaths(member, value, at))
+      return [...new Map(paths.map((path) => [JSON.stringify(path), path])).values()]
+    }
+    case "Suspend":
+      return textPaths(ast.f(), value, at)
+    case "Refinement":
+    case "Transformation":
+      return textPaths(ast.from, value, at)
+    default:
+      return []
+  }
+}
+
+const replaceAt = (value: unknown, path: Path, f: (text: string) => string): unknown => {
+  if (path.length === 0) return typeof value === "string" ? f(value) : value
+  const [head, ...rest] = path
+  if (Array.isArray(value) && typeof head === "number") {
+    return value.map((element: unknown, i) => i === head ? replaceAt(element, rest, f) : element)
+  }
+  if (isRecord(value) && typeof head === "string") return { ...value, [head]: replaceAt(value[head], rest, f) }
+  return value
+}
+
+/** The free-text paths of a wire payload of `schema`. */
+export const textPathsOf = <A, I>(schema: Schema.Schema<A, I, never>, payload: unknown): ReadonlyArray<Path> =>
+  textPaths(AST.encodedAST(schema.ast), payload, [])
+
+/** `payload` with the text at `path` spoilt by `character`, in place of its last code unit (so within its length). */
+export const spoil = (payload: unknown, path: Path, character: string): unknown =>
+  replaceAt(payload, path, (text) => `${text.slice(0, -1)}${character}`)
+
+/** A valid payload whose every field but one is valid: one of its free strings is hostile text. */
+export const withHostileText = <A, I>(schema: Schema.Schema<A, I, never>): FastCheck.Arbitrary<unknown> =>
+  FastCheck.tuple(validPayload(schema), FastCheck.nat(), hostileText).map(([payload, n, text]) => {
+    const paths = textPathsOf(schema, payload)
+    return paths.length === 0 ? payload : replaceAt(payload, paths[n % paths.length]!, () => text)
+  })

@@ -3,7 +3,12 @@
  * and RateLimits.redis.test.ts (Redis). Each case uses credentials of its own, so the cases share
  * one server without sharing budgets.
  */
+import type * as RateLimitStore from "@huddle/adapters/RateLimitStore"
+import { Principal } from "@huddle/domain/Principal"
+import { Email, User, UserId } from "@huddle/domain/User"
+import * as RateLimitLive from "@huddle/server/http/RateLimitLive"
 import { Accounts, TestServer } from "@huddle/testkit"
+import { Array as Arr, Context, DateTime, Effect, Layer, Schema } from "effect"
 import OpenAI from "openai"
 import { afterAll, beforeAll, expect, it } from "vitest"
 
@@ -199,4 +204,53 @@ export const registerScenarios = (start: () => Promise<TestServer.TestServer>) =
     expect(list.body.result.data).toHaveLength(limits.intent)
     expect(rateHeaders(list)).toMatchObject({ limit: limits.read, remaining: limits.read - 2 })
   })
+}
+
+/** A principal for tests of `RateLimits` itself, below HTTP. */
+export const principal = (credential_id: string) =>
+  new Principal({
+    user: new User({ id: UserId.make("usr_test"), email: Schema.decodeSync(Email)("test@example.com"), created_at: DateTime.unsafeNow() }),
+    via: "api_key",
+    credential_id,
+    bound_org_id: null
+  })
+
+/**
+ * Limits that do not divide the minute's 60 000 ms (7) or exceed them (100 000): a burst of the
+ * whole budget is admitted and the request after it refused until the minute is over. (The
+ * counter's expiry moves a minute/limit per request and it starts afresh once it has passed, so
+ * a burst that takes a while may get, on top, what that time has refilled: at most one request per
+ * minute/limit elapsed.) Failing closed, so that a store that cannot count shows as a refusal.
+ */
+export const registerAnyLimit = (store: () => RateLimitStore.Options) => {
+  it.each([7, 100_000])("counts a limit of %i a minute", async (limit) => {
+    const started = performance.now()
+    const { admitted, extra, refused } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          const context = yield* Layer.build(
+            RateLimitLive.layer({ limits: { intent: limit, chat: limit, read: limit }, store: store(), onStoreError: "closed" })
+          )
+          const limits = Context.get(context, RateLimitLive.RateLimits)
+          const check = limits.check(principal(`key_any_${limit}`), "read")
+          const admitted = yield* Effect.forEach(Arr.range(1, limit), () => check, { concurrency: 64 })
+          let extra = 0
+          let refused = yield* check
+          while (refused._tag === "Admitted" && extra <= limit) {
+            extra++
+            refused = yield* check
+          }
+          return { admitted, extra, refused }
+        })
+      )
+    )
+    const elapsed = performance.now() - started
+    expect(admitted.filter((verdict) => verdict._tag !== "Admitted")).toEqual([])
+    expect(admitted.map((verdict) => verdict._tag === "Admitted" && verdict.limit)).toEqual(Arr.replicate(limit, limit))
+    expect(extra).toBeLessThanOrEqual(Math.ceil(elapsed / (60_000 / limit)))
+    expect(refused).toMatchObject({ _tag: "Limited", limit })
+    if (refused._tag !== "Limited") return
+    expect(refused.reset).toBeGreaterThanOrEqual(1)
+    expect(refused.reset).toBeLessThanOrEqual(60)
+  }, 60_000)
 }

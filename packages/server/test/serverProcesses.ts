@@ -32,6 +32,12 @@ const serverVariables = [
   "HUDDLE_RATE_LIMIT_ON_STORE_ERROR",
   "LOG_LEVEL",
   "REDIS_URL",
+  "HUDDLE_OPERATOR_TOKEN",
+  "HUDDLE_HEARTBEAT_INTERVAL",
+  "HUDDLE_INSTANCE_STALE_AFTER",
+  "OPENAI_API_KEY",
+  "OPENAI_BASE_URL",
+  "ANTHROPIC_API_KEY",
   "NODE_OPTIONS"
 ]
 
@@ -110,20 +116,20 @@ export interface StartOptions {
   readonly readyWithinMs?: number
 }
 
-/** Starts the server with `env` and waits for its first 200 from /readyz. */
-export const startServer = async (env: Record<string, string>, options: StartOptions = {}): Promise<Running> => {
-  const readyWithinMs = options.readyWithinMs ?? 30_000
-  const port = await freePort()
+/** A server process just spawned: not necessarily listening, or ever ready. */
+export type Spawned = Omit<Running, "readyMs">
+
+/** Spawns the server with `env` (on a free port unless `env.PORT` says otherwise), without waiting for anything. */
+export const spawnServer = async (env: Record<string, string>, options: StartOptions = {}): Promise<Spawned> => {
+  const port = env.PORT === undefined ? await freePort() : Number(env.PORT)
   const childEnv: Record<string, string | undefined> = { ...process.env }
   for (const name of serverVariables) delete childEnv[name]
   Object.assign(childEnv, { HOST: "127.0.0.1", PORT: String(port), HUDDLE_SHUTDOWN_GRACE: "5 seconds", LOG_LEVEL: "Info", ...env })
-  const started = performance.now()
   const child = spawn(process.execPath, [mainJs], { cwd: options.cwd ?? scratchDir(), env: childEnv, stdio: ["ignore", "pipe", "pipe"] })
   const chunks: Array<string> = []
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk))
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk))
   const output = () => chunks.join("")
-  let exit: Exit | undefined
   const exited = new Promise<Exit>((done) => {
     child.once("exit", (code, signal) => done({ code, signal }))
     child.once("error", (error) => {
@@ -131,7 +137,6 @@ export const startServer = async (env: Record<string, string>, options: StartOpt
       done({ code: null, signal: null })
     })
   })
-  void exited.then((e) => (exit = e))
   const url = `http://127.0.0.1:${port}`
   const stop = (timeoutMs = 15_000) => {
     child.kill("SIGTERM")
@@ -141,6 +146,7 @@ export const startServer = async (env: Record<string, string>, options: StartOpt
     url,
     engine: "postgres",
     logs: [],
+    operatorToken: env.HUDDLE_OPERATOR_TOKEN ?? null,
     request: (method, path, options) => TestServer.request(url, method, path, options),
     stop: async () => {
       await stop()
@@ -149,17 +155,27 @@ export const startServer = async (env: Record<string, string>, options: StartOpt
   const entry = { child, exited }
   running.add(entry)
   void exited.then(() => running.delete(entry))
+  return { child, url, port, output, exited, stop, api }
+}
+
+/** Starts the server with `env` and waits for its first 200 from /readyz. */
+export const startServer = async (env: Record<string, string>, options: StartOptions = {}): Promise<Running> => {
+  const readyWithinMs = options.readyWithinMs ?? 30_000
+  const started = performance.now()
+  const spawned = await spawnServer(env, options)
+  let exit: Exit | undefined
+  void spawned.exited.then((e) => (exit = e))
   // The server listens before its request handler is attached (the database comes up in
   // between), and a request made in that window is never answered: poll with a short timeout.
   const deadline = started + readyWithinMs
   for (;;) {
-    if (exit) throw new Error(`server exited (code ${exit.code}, signal ${exit.signal}) before it was ready:\n${output()}`)
-    if (performance.now() > deadline) throw new Error(`server not ready within ${readyWithinMs} ms:\n${output()}`)
-    const status = await getStatus(`${url}/readyz`, 300).catch(() => 0)
+    if (exit) throw new Error(`server exited (code ${exit.code}, signal ${exit.signal}) before it was ready:\n${spawned.output()}`)
+    if (performance.now() > deadline) throw new Error(`server not ready within ${readyWithinMs} ms:\n${spawned.output()}`)
+    const status = await getStatus(`${spawned.url}/readyz`, 300).catch(() => 0)
     if (status === 200) break
     await sleep(20)
   }
-  return { child, url, port, readyMs: Math.round(performance.now() - started), output, exited, stop, api }
+  return { ...spawned, readyMs: Math.round(performance.now() - started) }
 }
 
 /** Kills every server still running and runs the registered cleanups (for `afterEach`). */

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs"
 import { randomBytes } from "node:crypto"
+import { PGlite } from "@electric-sql/pglite"
 import { Database } from "@huddle/adapters"
 import * as PgliteTemplate from "@huddle/adapters/sql/PgliteTemplate"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
@@ -66,14 +67,46 @@ const withAdmin = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> =>
   }
 }
 
-export const fresh = async (engine: EngineName = "pglite"): Promise<FreshDatabase> => {
+/** The template with `setupSql` run on it, as a new tarball. */
+const templateWith = async (setupSql: string): Promise<Blob> => {
+  const db = await PGlite.create({ loadDataDir: await loadTemplate() })
+  try {
+    await db.exec(setupSql)
+    return await db.dumpDataDir("none")
+  } finally {
+    await db.close()
+  }
+}
+
+/**
+ * A fresh, migrated database. `setupSql` runs on it before it is handed out: a test can give the
+ * schema something the code does not expect (a constraint it breaks, say) to provoke a defect.
+ */
+export const fresh = async (engine: EngineName = "pglite", setupSql?: string): Promise<FreshDatabase> => {
   if (engine === "pglite") {
-    return { engine: { _tag: "Pglite", loadDataDir: await loadTemplate() }, drop: async () => {} }
+    const loadDataDir = setupSql === undefined ? await loadTemplate() : await templateWith(setupSql)
+    return { engine: { _tag: "Pglite", loadDataDir }, drop: async () => {} }
   }
   const name = `huddle_test_${randomBytes(6).toString("hex")}`
   await withAdmin((client) => client.query(`CREATE DATABASE ${name}`))
   const url = new URL(adminUrl())
   url.pathname = `/${name}`
+  if (setupSql !== undefined) {
+    // The setup needs the tables: the database layer migrates as it starts.
+    await Effect.runPromise(
+      Effect.void.pipe(
+        Effect.provide(Database.layer({ _tag: "Postgres", url: Redacted.make(url.toString()) })),
+        Logger.withMinimumLogLevel(LogLevel.Warning)
+      )
+    )
+    const client = new pg.Client({ connectionString: url.toString() })
+    await client.connect()
+    try {
+      await client.query(setupSql)
+    } finally {
+      await client.end()
+    }
+  }
   return {
     engine: { _tag: "Postgres", url: Redacted.make(url.toString()) },
     drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)

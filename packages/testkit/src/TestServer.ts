@@ -16,7 +16,7 @@ import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import * as RateLimitLive from "@huddle/server/http/RateLimitLive"
 import * as Server from "@huddle/server/Server"
 import type { ServerConfig } from "@huddle/server/ServerConfig"
-import { Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import * as TestDatabase from "./TestDatabase.js"
 
 export interface Options {
@@ -28,6 +28,12 @@ export interface Options {
   readonly providers?: Providers.Options
   readonly catalog?: Catalog.Options
   readonly rateLimits?: RateLimitOptions
+  /** The operator token (default: a random one, so that tests can mint; null: the operator API is off). */
+  readonly operatorToken?: string | null
+  /** Instance heartbeats (default: the service's). */
+  readonly liveness?: ServerConfig["liveness"]
+  /** SQL run on the fresh database before the server starts (see `TestDatabase.fresh`). */
+  readonly setupSql?: string
 }
 
 /** Rate limits of a test server: small limits make them reachable in a test. */
@@ -81,6 +87,8 @@ export interface TestServer {
   readonly engine: TestDatabase.EngineName
   /** Every log line the server wrote, as JSON strings. */
   readonly logs: ReadonlyArray<string>
+  /** The operator token this server accepts, if the operator API is on. */
+  readonly operatorToken: string | null
   readonly request: (method: string, path: string, options?: RequestOptions) => Promise<Response>
   readonly stop: () => Promise<void>
 }
@@ -122,12 +130,16 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
   logLevel: LogLevel.Info,
   providers: options.providers ?? {},
   catalog: options.catalog ?? {},
-  rateLimits: rateLimitsFor(options.rateLimits)
+  rateLimits: rateLimitsFor(options.rateLimits),
+  operatorToken: options.operatorToken === null
+    ? Option.none()
+    : Option.some(Redacted.make(options.operatorToken ?? `op-${randomBytes(24).toString("hex")}`)),
+  liveness: options.liveness
 })
 
 export const start = async (options: Options = {}): Promise<TestServer> => {
   const engineName = options.engine ?? "pglite"
-  const database = await TestDatabase.fresh(engineName)
+  const database = await TestDatabase.fresh(engineName, options.setupSql)
   const logs: Array<string> = []
   const logger = Logger.replace(
     Logger.defaultLogger,
@@ -136,8 +148,9 @@ export const start = async (options: Options = {}): Promise<TestServer> => {
     })
   )
   const scope = Effect.runSync(Scope.make())
+  const config = configFor(database.engine, options)
   const context = await Effect.runPromise(
-    Layer.buildWithScope(Server.layer(configFor(database.engine, options)).pipe(Layer.provide(logger)), scope)
+    Layer.buildWithScope(Server.layer(config).pipe(Layer.provide(logger)), scope)
   )
   const address = Context.get(context, HttpServer.HttpServer).address
   if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
@@ -146,6 +159,7 @@ export const start = async (options: Options = {}): Promise<TestServer> => {
     url,
     engine: engineName,
     logs,
+    operatorToken: Option.getOrNull(Option.map(config.operatorToken, Redacted.value)),
     request: (method, path, requestOptions) => request(url, method, path, requestOptions),
     stop: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -66,6 +66,13 @@ export const make = Effect.gen(function*() {
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), keyFromRow)),
         Effect.orDie
       ),
+    revokeAll: (userId, at) =>
+      sql<KeyRow>`UPDATE api_keys SET revoked_at = ${toDate(at)}
+          WHERE user_id = ${userId} AND revoked_at IS NULL
+          RETURNING id, name, prefix, last_four, org_id, created_at, last_used_at`.pipe(
+        Effect.map((rows) => rows.map(keyFromRow)),
+        Effect.orDie
+      ),
     touch: (id, at) =>
       sql`UPDATE api_keys SET last_used_at = ${toDate(at)}
           WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${

@@ -1,9 +1,19 @@
 import { SqlClient } from "@effect/sql"
 import { Ids } from "@huddle/domain/Ids"
-import { type CreditAccountRef, CreditStore, type NewReservation } from "@huddle/domain/ports/CreditStore"
+import {
+  type CapPeriod,
+  type CreditAccountRef,
+  CreditStore,
+  type LedgerEntry,
+  type NewReservation,
+  type ReserveOutcome,
+  type Service as CreditStoreService,
+  type Spending
+} from "@huddle/domain/ports/CreditStore"
+import { Instances } from "@huddle/domain/ports/Instances"
 import { type SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Option, Schedule } from "effect"
-import { toDate } from "./Rows.js"
+import { toDate, utc } from "./Rows.js"
 
 /**
  * Closing a reservation must not fail on a passing fault (a pool exhausted by a burst, a dropped
@@ -21,67 +31,223 @@ const closing = <A>(what: string, reservationId: string) => (effect: Effect.Effe
     Effect.orDie
   )
 
+/**
+ * How many times a reservation statement is run again when a concurrent one took the account it
+ * picked (between its pick and its debit): each run sees the others' commits, so this only ends
+ * early under a storm of reservations on the same accounts.
+ */
+const raceRetries = 20
+
+interface ReserveRow {
+  readonly credential_ok: boolean
+  readonly member_ok: boolean
+  readonly cap_amount: number | null
+  readonly cap_period: CapPeriod | null
+  readonly cap_remaining: number | null
+  readonly held_id: string | null
+  readonly rank: number | null
+}
+
+interface SpendingRow {
+  readonly user_id: string
+  readonly cap_amount: number | null
+  readonly cap_period: CapPeriod | null
+  readonly month_spent: number
+  readonly total_spent: number
+}
+
+const spendingFromRow = (row: SpendingRow | undefined): Spending => ({
+  cap: row?.cap_amount == null || row.cap_period === null ? null : { amount: Number(row.cap_amount), period: row.cap_period },
+  month: Number(row?.month_spent ?? 0),
+  total: Number(row?.total_spent ?? 0)
+})
+
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const ids = yield* Ids
+  const instance = (yield* Instances).id
 
   const accountWhere = (account: CreditAccountRef) =>
     sql`owner_type = ${account.ownerType} AND owner_id = ${account.ownerId} AND pool = ${account.pool}`
 
-  /**
-   * The end of a reservation statement: from the `debited` account (none, if its balance did not
-   * cover the amount), the reservation row and its ledger row.
-   */
-  const holding = (
-    { amount, ledgerId, orgId, purpose, reservationId, userId }:
-      Omit<NewReservation, "accounts"> & { readonly reservationId: string; readonly ledgerId: string }
-  ) =>
-    sql`held AS (
-      INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at)
-      SELECT ${reservationId}::text, id, ${userId}::text, ${orgId}::text, ${amount}::bigint, 'held', ${purpose}::text, now()
-      FROM debited
-      RETURNING id, account_id
-    ), logged AS (
-      INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-      SELECT ${ledgerId}::text, account_id, ${-amount}::bigint, 'reserve', id, ${purpose}::text, ${userId}::text, now()
-      FROM held
-    )`
+  /** Whether the credential still stands (not revoked; a session also not expired). */
+  const credentialOk = (reservation: NewReservation) => {
+    const authority = reservation.authority
+    if (authority === undefined) return sql`true`
+    return authority.via === "api_key"
+      ? sql`EXISTS (SELECT 1 FROM api_keys WHERE id = ${authority.credentialId} AND user_id = ${authority.actorId} AND revoked_at IS NULL)`
+      : sql`EXISTS (SELECT 1 FROM web_sessions WHERE id = ${authority.credentialId} AND user_id = ${authority.actorId}
+                    AND revoked_at IS NULL AND expires_at > now())`
+  }
 
-  /** From one account: none if its balance does not cover the amount. */
-  const reserveFrom = (
-    account: CreditAccountRef,
-    { amount, orgId, purpose, userId }: Omit<NewReservation, "accounts">
-  ) =>
+  /** Whether the payer (and the actor) are still active members of the org context. */
+  const memberOk = (reservation: NewReservation) => {
+    if (reservation.orgId === null) return sql`true`
+    const users = [...new Set([reservation.userId, ...(reservation.authority ? [reservation.authority.actorId] : [])])]
+    return sql`(SELECT count(*) FROM memberships WHERE org_id = ${reservation.orgId} AND status = 'active'
+                AND user_id IN ${sql.in(users)}) = ${users.length}`
+  }
+
+  /**
+   * A member's spending row on an org's pool is locked before any account row, by reservations
+   * and by the closing of reservations the pool paid, each in a transaction of its own: one lock
+   * order, so they never deadlock. Holding it, the next statement (a new snapshot) sees every
+   * reservation of that member that committed before, so their cap holds under concurrency.
+   */
+  const lockSpending = (orgId: string, userId: string) =>
+    // Created if missing, so that there is always a row to lock: a reservation that found none
+    // would otherwise take the account first and the row (inserting it) after.
+    sql`INSERT INTO member_spending (org_id, user_id, month_start)
+        SELECT ${orgId}, ${userId}, huddle_month_start(now()) WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ${orgId})
+        ON CONFLICT (org_id, user_id) DO UPDATE SET org_id = EXCLUDED.org_id`
+
+  /** The closing of a reservation the org pool paid locks its member's spending row first. */
+  const closingInOrder = <A, E, R>(reservationId: string, close: Effect.Effect<A, E, R>) =>
+    sql`SELECT 1 FROM member_spending s JOIN credit_reservations r ON s.org_id = r.org_id AND s.user_id = r.user_id
+        WHERE r.id = ${reservationId} AND r.status = 'held' AND r.spend_month IS NOT NULL
+        FOR UPDATE OF s`.pipe(Effect.zipRight(close), sql.withTransaction)
+
+  /**
+   * One statement: checks the authority, picks the first account that covers the amount (an org
+   * account only within the payer's cap), debits it, and writes the reservation, its ledger row
+   * and the member's spending. It lands whole or not at all. When an org account may pay, it runs
+   * after `lockSpending`, in one transaction.
+   */
+  const reserveStatement = (reservation: NewReservation) =>
     Effect.gen(function*() {
-      const reservation = { amount, orgId, purpose, userId, reservationId: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
-      const rows = yield* sql<{ id: string }>`
-        WITH debited AS (
+      const { accounts, amount, orgId, purpose, userId } = reservation
+      const reservationId = yield* ids.next("res")
+      const ledgerId = yield* ids.next("led")
+      const wanted = accounts.map((account, rank) =>
+        sql`(${account.ownerType}::text, ${account.ownerId}::text, ${account.pool}::text, ${rank}::int)`
+      )
+      const [row] = yield* sql<ReserveRow>`
+        WITH wanted (owner_type, owner_id, pool, rank) AS (VALUES ${sql.csv(wanted)}),
+        spending AS (
+          SELECT cap_amount, cap_period,
+                 CASE WHEN month_start = huddle_month_start(now()) THEN month_spent ELSE 0 END AS month_spent, total_spent
+          FROM member_spending WHERE org_id = ${orgId}::text AND user_id = ${userId}::text
+        ),
+        authority AS (
+          SELECT ${credentialOk(reservation)} AS credential_ok, ${memberOk(reservation)} AS member_ok
+        ),
+        allowance AS (
+          SELECT cap_amount, cap_period,
+                 CASE cap_period WHEN 'total' THEN cap_amount - total_spent ELSE cap_amount - month_spent END AS remaining
+          FROM spending WHERE cap_amount IS NOT NULL
+        ),
+        candidate AS (
+          SELECT a.id, a.owner_type, w.rank FROM credit_accounts a JOIN wanted w USING (owner_type, owner_id, pool)
+          WHERE a.balance >= ${amount} AND (SELECT credential_ok AND member_ok FROM authority)
+            AND (a.owner_type = 'user' OR NOT EXISTS (SELECT 1 FROM allowance WHERE remaining < ${amount}))
+          ORDER BY w.rank LIMIT 1
+        ), debited AS (
           UPDATE credit_accounts SET balance = balance - ${amount}
-          WHERE ${accountWhere(account)} AND balance >= ${amount}
-          RETURNING id
-        ), ${holding(reservation)}
-        SELECT id FROM held`
-      return Option.map(Option.fromNullable(rows[0]), (row) => row.id)
+          WHERE id = (SELECT id FROM candidate) AND balance >= ${amount}
+          RETURNING id, owner_type
+        ), held AS (
+          INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at, instance_id, spend_month)
+          SELECT ${reservationId}::text, id, ${userId}::text, ${orgId}::text, ${amount}::bigint, 'held', ${purpose}::text, now(),
+                 ${instance}::text, CASE WHEN owner_type = 'org' THEN huddle_month_start(now()) END
+          FROM debited
+          RETURNING id, account_id, spend_month
+        ), logged AS (
+          INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+          SELECT ${ledgerId}::text, account_id, ${-amount}::bigint, 'reserve', id, ${purpose}::text, ${userId}::text, now()
+          FROM held
+        ), counted AS (
+          INSERT INTO member_spending (org_id, user_id, month_start, month_spent, total_spent, updated_at)
+          SELECT ${orgId}::text, ${userId}::text, spend_month, ${amount}::bigint, ${amount}::bigint, now()
+          FROM held WHERE spend_month IS NOT NULL
+          ON CONFLICT (org_id, user_id) DO UPDATE SET
+            month_spent = CASE WHEN member_spending.month_start = EXCLUDED.month_start THEN member_spending.month_spent ELSE 0 END
+                          + EXCLUDED.month_spent,
+            month_start = EXCLUDED.month_start,
+            total_spent = member_spending.total_spent + EXCLUDED.total_spent,
+            updated_at = EXCLUDED.updated_at
+        )
+        SELECT authority.credential_ok, authority.member_ok,
+               allowance.cap_amount, allowance.cap_period, allowance.remaining AS cap_remaining,
+               held.id AS held_id, candidate.rank
+        FROM authority
+        LEFT JOIN allowance ON true
+        LEFT JOIN candidate ON true
+        LEFT JOIN held ON true`
+      return row!
     })
+
+  const reserveOnce = (reservation: NewReservation) =>
+    reservation.orgId !== null && reservation.accounts.some((account) => account.ownerType === "org")
+      ? lockSpending(reservation.orgId, reservation.userId).pipe(Effect.zipRight(reserveStatement(reservation)), sql.withTransaction)
+      : reserveStatement(reservation)
+
+  const reserve = (reservation: NewReservation): Effect.Effect<ReserveOutcome, SqlError> =>
+    Effect.gen(function*() {
+      for (let attempt = 0;; attempt++) {
+        const row = yield* reserveOnce(reservation)
+        if (!row.credential_ok) return { _tag: "Refused", reason: "credential" } as const
+        if (!row.member_ok) return { _tag: "Refused", reason: "membership" } as const
+        if (row.held_id !== null && row.rank !== null) {
+          return { _tag: "Held", id: row.held_id, account: reservation.accounts[row.rank]! } as const
+        }
+        // A candidate that was not debited lost a race with another reservation: look again.
+        if (row.rank === null || attempt >= raceRetries) {
+          const cap = row.cap_amount === null || row.cap_period === null || row.cap_remaining === null ? null : {
+            amount: Number(row.cap_amount),
+            period: row.cap_period,
+            remaining: Math.max(0, Number(row.cap_remaining))
+          }
+          return { _tag: "Insufficient", cap } as const
+        }
+      }
+    })
+
+  /** Gives back the unused part of a closed reservation to its member's spending on the org pool. */
+  const uncount = sql`
+    uncounted AS (
+      UPDATE member_spending s SET
+        total_spent = GREATEST(0, s.total_spent - (c.amount - c.actual)),
+        month_spent = CASE WHEN s.month_start = c.spend_month THEN GREATEST(0, s.month_spent - (c.amount - c.actual)) ELSE s.month_spent END,
+        updated_at = now()
+      FROM closed c
+      WHERE c.spend_month IS NOT NULL AND s.org_id = c.org_id AND s.user_id = c.user_id AND c.amount > c.actual
+    )`
 
   const release = (reservationId: string) =>
     Effect.gen(function*() {
       const ledgerId = yield* ids.next("led")
-      const rows = yield* sql<{ id: string }>`
+      const rows = yield* closingInOrder(reservationId, sql<{ id: string }>`
         WITH closed AS (
           UPDATE credit_reservations SET status = 'released', actual = 0, closed_at = now()
           WHERE id = ${reservationId} AND status = 'held'
-          RETURNING id, account_id, amount, user_id, purpose
+          RETURNING id, account_id, amount, actual, user_id, org_id, spend_month, purpose
         ), refunded AS (
           UPDATE credit_accounts a SET balance = a.balance + c.amount
           FROM closed c WHERE a.id = c.account_id
         ), logged AS (
           INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
           SELECT ${ledgerId}::text, account_id, amount, 'release', id, purpose, user_id, now() FROM closed
-        )
-        SELECT id FROM closed`
+        ), ${uncount}
+        SELECT id FROM closed`)
       return rows.length > 0
     }).pipe(closing("release", reservationId))
+
+  const releaseAll = (heldIds: ReadonlyArray<{ readonly id: string }>) =>
+    Effect.reduce(heldIds, 0, (released, { id }) => Effect.map(release(id), (done) => done ? released + 1 : released))
+
+  const spending: CreditStoreService["spending"] = (orgId, userIds) =>
+    userIds.length === 0
+      ? Effect.succeed(new Map())
+      : sql<SpendingRow>`
+          SELECT user_id, cap_amount, cap_period, total_spent,
+                 CASE WHEN month_start = huddle_month_start(now()) THEN month_spent ELSE 0 END AS month_spent
+          FROM member_spending WHERE org_id = ${orgId} AND user_id IN ${sql.in(userIds)}`.pipe(
+        Effect.map((rows) => {
+          const byUser = new Map(rows.map((row) => [row.user_id, row]))
+          return new Map(userIds.map((userId) => [userId, spendingFromRow(byUser.get(userId))]))
+        }),
+        Effect.orDie
+      )
 
   return CreditStore.of({
     grant: ({ account, actorId, amount, reason }) =>
@@ -96,11 +262,11 @@ export const make = Effect.gen(function*() {
           RETURNING id, balance`
         yield* sql`INSERT INTO credit_ledger (id, account_id, delta, kind, reason, actor_id, created_at)
                    VALUES (${ledgerId}, ${row!.id}, ${amount}, 'grant', ${reason}, ${actorId}, now())`
-        return row!.balance
+        return Number(row!.balance)
       }).pipe(sql.withTransaction, Effect.orDie),
     balance: (account) =>
       sql<{ balance: number }>`SELECT balance FROM credit_accounts WHERE ${accountWhere(account)}`.pipe(
-        Effect.map((rows) => rows[0]?.balance ?? 0),
+        Effect.map((rows) => Number(rows[0]?.balance ?? 0)),
         Effect.orDie
       ),
     ledgerTotal: (account) =>
@@ -108,80 +274,92 @@ export const make = Effect.gen(function*() {
         SELECT COALESCE(SUM(l.delta), 0)::bigint AS total
         FROM credit_ledger l JOIN credit_accounts a ON a.id = l.account_id
         WHERE ${accountWhere(account)}`.pipe(
-        Effect.map((rows) => rows[0]?.total ?? 0),
+        Effect.map((rows) => Number(rows[0]?.total ?? 0)),
         Effect.orDie
       ),
-    // Each statement lands whole or not at all (the conditional debit, the reservation and its
-    // ledger row), and the row lock on the account serialises concurrent reservations.
-    // Usually one statement: it picks the first account that covers the amount and debits it.
-    // When a concurrent reservation drained that account between the pick and the debit, the
-    // statement takes nothing; the accounts are then tried one by one, so a payer that exists
-    // is never missed.
-    reserve: ({ accounts, amount, orgId, purpose, userId }) =>
-      Effect.gen(function*() {
-        const reservation = { amount, orgId, purpose, userId, reservationId: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
-        const wanted = accounts.map((account, rank) =>
-          sql`(${account.ownerType}::text, ${account.ownerId}::text, ${account.pool}::text, ${rank}::int)`
-        )
-        const rows = yield* sql<{ id: string; rank: number }>`
-          WITH wanted (owner_type, owner_id, pool, rank) AS (VALUES ${sql.csv(wanted)}),
-          candidate AS (
-            SELECT a.id, w.rank FROM credit_accounts a JOIN wanted w USING (owner_type, owner_id, pool)
-            WHERE a.balance >= ${amount} ORDER BY w.rank LIMIT 1
-          ), debited AS (
-            UPDATE credit_accounts SET balance = balance - ${amount}
-            WHERE id = (SELECT id FROM candidate) AND balance >= ${amount}
-            RETURNING id
-          ), ${holding(reservation)}
-          SELECT held.id, candidate.rank FROM held, candidate`
-        const first = rows[0]
-        if (first !== undefined) return Option.some({ id: first.id, account: accounts[first.rank]! })
-        for (const account of accounts) {
-          const one = yield* reserveFrom(account, { amount, orgId, purpose, userId })
-          if (Option.isSome(one)) return Option.some({ id: one.value, account })
-        }
-        return Option.none()
-      }).pipe(Effect.orDie),
+    ledger: (account, { cursor, limit }) =>
+      sql<{
+        id: string
+        delta: number
+        kind: LedgerEntry["kind"]
+        reservation_id: string | null
+        reason: string
+        actor_id: string | null
+        balance_after: number
+        created_at: Date
+      }>`
+        SELECT id, delta, kind, reservation_id, reason, actor_id, created_at, balance_after FROM (
+          SELECT l.*, SUM(l.delta) OVER (ORDER BY l.id) AS balance_after
+          FROM credit_ledger l JOIN credit_accounts a ON a.id = l.account_id
+          WHERE ${accountWhere(account)}
+        ) entries
+        ${cursor === undefined ? sql`` : sql`WHERE id < ${cursor}`}
+        ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
+        Effect.map((rows) =>
+          rows.map((row): LedgerEntry => ({
+            id: row.id,
+            delta: Number(row.delta),
+            kind: row.kind,
+            reservation_id: row.reservation_id,
+            reason: row.reason,
+            actor_id: row.actor_id,
+            balance_after: Number(row.balance_after),
+            created_at: utc(row.created_at)
+          }))
+        ),
+        Effect.orDie
+      ),
+    reserve: (reservation) => Effect.orDie(reserve(reservation)),
     settle: (reservationId, actual) =>
       Effect.gen(function*() {
         const ledgerId = yield* ids.next("led")
-        const rows = yield* sql<{ charged: number }>`
+        const rows = yield* closingInOrder(reservationId, sql<{ charged: number }>`
           WITH closed AS (
             UPDATE credit_reservations SET status = 'settled', actual = LEAST(${actual}::bigint, amount), closed_at = now()
             WHERE id = ${reservationId} AND status = 'held'
-            RETURNING id, account_id, amount, actual, user_id, purpose
+            RETURNING id, account_id, amount, actual, user_id, org_id, spend_month, purpose
           ), refunded AS (
             UPDATE credit_accounts a SET balance = a.balance + (c.amount - c.actual)
             FROM closed c WHERE a.id = c.account_id
           ), logged AS (
             INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
             SELECT ${ledgerId}::text, account_id, amount - actual, 'settle', id, purpose, user_id, now() FROM closed
-          )
-          SELECT actual AS charged FROM closed`
-        return Option.fromNullable(rows[0])
+          ), ${uncount}
+          SELECT actual AS charged FROM closed`)
+        return Option.map(Option.fromNullable(rows[0]), (row) => ({ charged: Number(row.charged) }))
       }).pipe(closing("settle", reservationId)),
     release: (reservationId) => release(reservationId),
     releaseExpired: (heldBefore) =>
-      Effect.gen(function*() {
-        const expired = yield* sql<{ id: string }>`
-          SELECT id FROM credit_reservations
-          WHERE status = 'held' AND created_at < ${toDate(heldBefore)}
-          ORDER BY created_at LIMIT 500`
-        let released = 0
-        for (const { id } of expired) {
-          if (yield* release(id)) released++
-        }
-        return released
-      }).pipe(Effect.orDie),
+      sql<{ id: string }>`
+        SELECT id FROM credit_reservations
+        WHERE status = 'held' AND created_at < ${toDate(heldBefore)}
+        ORDER BY created_at LIMIT 500`.pipe(Effect.flatMap(releaseAll), Effect.orDie),
+    releaseHeldBy: (instanceIds) =>
+      instanceIds.length === 0 ? Effect.succeed(0) : sql<{ id: string }>`
+        SELECT id FROM credit_reservations
+        WHERE status = 'held' AND instance_id IN ${sql.in(instanceIds)}
+        ORDER BY created_at`.pipe(Effect.flatMap(releaseAll), Effect.orDie),
     orgUsageSince: (orgId, since) =>
       sql<{ used: number }>`
         SELECT COALESCE(SUM(r.actual), 0)::bigint AS used
         FROM credit_reservations r JOIN credit_accounts a ON a.id = r.account_id
         WHERE a.owner_type = 'org' AND a.owner_id = ${orgId} AND r.status = 'settled'
           AND r.closed_at >= ${toDate(since)}`.pipe(
-        Effect.map((rows) => rows[0]?.used ?? 0),
+        Effect.map((rows) => Number(rows[0]?.used ?? 0)),
         Effect.orDie
-      )
+      ),
+    setCap: (orgId, userId, cap) =>
+      sql<SpendingRow>`
+        INSERT INTO member_spending (org_id, user_id, cap_amount, cap_period, month_start, updated_at)
+        VALUES (${orgId}, ${userId}, ${cap?.amount ?? null}, ${cap?.period ?? null}, huddle_month_start(now()), now())
+        ON CONFLICT (org_id, user_id) DO UPDATE SET
+          cap_amount = EXCLUDED.cap_amount, cap_period = EXCLUDED.cap_period, updated_at = EXCLUDED.updated_at
+        RETURNING user_id, cap_amount, cap_period, total_spent,
+                  CASE WHEN month_start = huddle_month_start(now()) THEN month_spent ELSE 0 END AS month_spent`.pipe(
+        Effect.map((rows) => spendingFromRow(rows[0])),
+        Effect.orDie
+      ),
+    spending
   })
 })
 

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Intent } from "@huddle/domain/Intent"
+import { Instances } from "@huddle/domain/ports/Instances"
 import { IntentRepository } from "@huddle/domain/ports/IntentRepository"
 import { Effect, Layer, Option, Predicate, Schema } from "effect"
 import { toDate } from "./Rows.js"
@@ -67,6 +68,8 @@ const fromRow = (row: IntentRow) =>
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // Every write records the instance running the intent, so that a lost instance's intents can be failed.
+  const instance = (yield* Instances).id
   const columns = sql`id, user_id, workspace_id, status, input, mode, org_id, session_id, settings, plan, output,
                       models, usage, credits_charged, error, created_at, updated_at`
 
@@ -75,19 +78,20 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const e = yield* encode(intent)
         yield* sql`INSERT INTO intents (id, user_id, org_id, session_id, workspace_id, input, mode, status, settings, plan,
-                                        output, models, usage, credits_charged, error, created_at, updated_at)
+                                        output, models, usage, credits_charged, error, created_at, updated_at, instance_id)
                    VALUES (${e.id}, ${userId}, ${e.org_id}, ${e.session_id}, ${workspaceId}, ${e.input}, ${e.mode},
                            ${e.status}, ${json(e.settings)}::jsonb, ${json(e.plan)}::jsonb, ${e.output},
                            ${json(e.models)}::jsonb, ${json(e.usage)}::jsonb, ${e.credits_charged},
-                           ${json(e.error)}::jsonb, ${toDate(intent.created_at)}, ${toDate(intent.updated_at)})`
+                           ${json(e.error)}::jsonb, ${toDate(intent.created_at)}, ${toDate(intent.updated_at)}, ${instance})`
       }).pipe(Effect.orDie),
     update: (intent, reviewedBy) =>
       Effect.gen(function*() {
         const e = yield* encode(intent)
-        yield* sql`UPDATE intents SET status = ${e.status}, plan = ${json(e.plan)}::jsonb, output = ${e.output},
+        yield* sql`UPDATE intents SET status = ${e.status}, settings = ${json(e.settings)}::jsonb, plan = ${json(e.plan)}::jsonb, output = ${e.output},
                      models = ${json(e.models)}::jsonb, usage = ${json(e.usage)}::jsonb,
                      credits_charged = ${e.credits_charged}, error = ${json(e.error)}::jsonb,
-                     reviewed_by = COALESCE(${reviewedBy ?? null}, reviewed_by), updated_at = ${toDate(intent.updated_at)}
+                     reviewed_by = COALESCE(${reviewedBy ?? null}, reviewed_by), updated_at = ${toDate(intent.updated_at)},
+                     instance_id = ${instance}
                    WHERE id = ${e.id}`
       }).pipe(Effect.orDie),
     transition: (id, from, to, reviewedBy) =>
@@ -106,9 +110,16 @@ export const make = Effect.gen(function*() {
         }),
         Effect.orDie
       ),
-    listForUser: (userId, { cursor, limit, status }) =>
+    failRunningOn: (instanceIds, error) =>
+      instanceIds.length === 0
+        ? Effect.succeed(0)
+        : sql<{ id: string }>`UPDATE intents SET status = 'failed', error = ${JSON.stringify(error)}::jsonb, updated_at = now()
+                              WHERE status IN ('received', 'planning', 'executing') AND instance_id IN ${sql.in(instanceIds)}
+                              RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie),
+    listForUser: (userId, { cursor, limit, orgId, status }) =>
       sql<IntentRow>`SELECT ${columns} FROM intents WHERE user_id = ${userId}
                      ${status === undefined ? sql`` : sql`AND status = ${status}`}
+                     ${orgId === undefined ? sql`` : sql`AND org_id = ${orgId}`}
                      ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
                      ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
         Effect.flatMap((rows) => Effect.forEach(rows, fromRow)),

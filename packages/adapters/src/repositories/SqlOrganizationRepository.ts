@@ -13,6 +13,10 @@ interface MemberRow {
   readonly status: MemberStatus
   readonly created_at: Date
   readonly joined_at: Date | null
+  readonly cap_amount: number | null
+  readonly cap_period: "month" | "total" | null
+  readonly month_spent: number | null
+  readonly total_spent: number | null
 }
 
 const memberFromRow = (row: MemberRow) =>
@@ -22,12 +26,17 @@ const memberFromRow = (row: MemberRow) =>
     role: row.role,
     status: row.status,
     invited_at: utc(row.created_at),
-    joined_at: utcOrNull(row.joined_at)
+    joined_at: utcOrNull(row.joined_at),
+    cap: row.cap_amount === null || row.cap_period === null ? null : { amount: Number(row.cap_amount), period: row.cap_period },
+    spent: { month: Number(row.month_spent ?? 0), total: Number(row.total_spent ?? 0) }
   }, { disableValidation: true })
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const memberColumns = sql`user_id, email, role, status, created_at, joined_at`
+  // A member's spending on the pool and their cap come with them (pending invitations have none).
+  const memberColumns = sql`m.user_id, m.email, m.role, m.status, m.created_at, m.joined_at, s.cap_amount, s.cap_period, s.total_spent,
+                            CASE WHEN s.month_start = huddle_month_start(now()) THEN s.month_spent ELSE 0 END AS month_spent`
+  const membersOf = sql`memberships m LEFT JOIN member_spending s ON s.org_id = m.org_id AND s.user_id = m.user_id`
 
   return OrganizationRepository.of({
     create: (org, creator) =>
@@ -60,15 +69,15 @@ export const make = Effect.gen(function*() {
         yield* sql`DELETE FROM organizations WHERE id = ${orgId}`
       }).pipe(sql.withTransaction, Effect.orDie),
     members: (orgId, { cursor, limit }) =>
-      sql<MemberRow>`SELECT ${memberColumns} FROM memberships WHERE org_id = ${orgId}
-                     ${cursor === undefined ? sql`` : sql`AND email > ${cursor}`}
-                     ORDER BY email LIMIT ${limit + 1}`.pipe(
+      sql<MemberRow>`SELECT ${memberColumns} FROM ${membersOf} WHERE m.org_id = ${orgId}
+                     ${cursor === undefined ? sql`` : sql`AND m.email > ${cursor}`}
+                     ORDER BY m.email LIMIT ${limit + 1}`.pipe(
         Effect.map((rows) => rows.map(memberFromRow)),
         Effect.orDie
       ),
     findMember: (orgId, ref) =>
-      sql<MemberRow>`SELECT ${memberColumns} FROM memberships
-                     WHERE org_id = ${orgId} AND (user_id = ${ref} OR email = ${ref.toLowerCase()})`.pipe(
+      sql<MemberRow>`SELECT ${memberColumns} FROM ${membersOf}
+                     WHERE m.org_id = ${orgId} AND (m.user_id = ${ref} OR m.email = ${ref.toLowerCase()})`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), memberFromRow)),
         Effect.orDie
       ),

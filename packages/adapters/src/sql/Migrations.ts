@@ -11,6 +11,7 @@ import ledgerDeletions from "../migrations/0003_ledger_deletions.js"
 import huddles from "../migrations/0004_huddles.js"
 import idempotency from "../migrations/0005_idempotency.js"
 import changeNotifications from "../migrations/0006_change_notifications.js"
+import operatorCapsInstances from "../migrations/0007_operator_caps_instances.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -18,7 +19,8 @@ export const loader = Migrator.fromRecord({
   "0003_ledger_deletions": ledgerDeletions,
   "0004_huddles": huddles,
   "0005_idempotency": idempotency,
-  "0006_change_notifications": changeNotifications
+  "0006_change_notifications": changeNotifications,
+  "0007_operator_caps_instances": operatorCapsInstances
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */

@@ -23,6 +23,8 @@ export interface Service {
   readonly findActive: (prefix: string) => Effect.Effect<Option.Option<ActiveApiKey>>
   /** Revokes an unrevoked key of this owner; none when there is no such key. */
   readonly revoke: (userId: string, id: string, at: DateTime.Utc) => Effect.Effect<Option.Option<ApiKey>>
+  /** Revokes every unrevoked key of the user; returns the keys revoked. */
+  readonly revokeAll: (userId: string, at: DateTime.Utc) => Effect.Effect<ReadonlyArray<ApiKey>>
   /** Records use; implementations may coarsen it to spare writes on the hot path. */
   readonly touch: (id: string, at: DateTime.Utc) => Effect.Effect<void>
 }

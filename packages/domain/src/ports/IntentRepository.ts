@@ -12,8 +12,13 @@ export interface Service {
    */
   readonly transition: (id: string, from: Intent["status"], to: Intent["status"], reviewedBy: string) => Effect.Effect<boolean>
   readonly find: (id: string) => Effect.Effect<Option.Option<{ readonly intent: Intent; readonly userId: string; readonly workspaceId: string | null }>>
+  /** Fails every intent still running on these (lost) instances; returns how many. */
+  readonly failRunningOn: (instanceIds: ReadonlyArray<string>, error: { readonly error: string; readonly message: string }) => Effect.Effect<number>
   /** The user's intents, newest first, up to `limit + 1`. */
-  readonly listForUser: (userId: string, page: PageRequest & { readonly status?: Intent["status"] | undefined }) => Effect.Effect<ReadonlyArray<Intent>>
+  readonly listForUser: (
+    userId: string,
+    page: PageRequest & { readonly status?: Intent["status"] | undefined; readonly orgId?: string | undefined }
+  ) => Effect.Effect<ReadonlyArray<Intent>>
 }
 
 export class IntentRepository extends Context.Tag("@huddle/domain/IntentRepository")<IntentRepository, Service>() {}

@@ -20,7 +20,7 @@
  * estimate from the output when the provider reported nothing) or releases it if nothing was.
  */
 import { Chunk, Context, Effect, Layer, Option, type Scope, Stream } from "effect"
-import { InvalidRequest, NotFound, PolicyViolation, type InsufficientCredits, type UpstreamUnavailable } from "../Errors.js"
+import { InvalidRequest, NotFound, PolicyViolation, type InsufficientCredits, type Unauthorized, type UpstreamUnavailable } from "../Errors.js"
 import {
   type CallOptions,
   type CatalogModel,
@@ -36,7 +36,7 @@ import { ModelTier, Preferences } from "../Preferences.js"
 import type { Principal } from "../Principal.js"
 import { Catalog } from "../ports/Catalog.js"
 import { ContextAssembly } from "./ContextAssembly.js"
-import { Credits, type Reservation } from "./Credits.js"
+import { authorityOf, Credits, type Reservation } from "./Credits.js"
 import { OrgSettings } from "./OrgSettings.js"
 import { tierAllowed } from "./Policies.js"
 import { Router } from "./Router.js"
@@ -82,7 +82,7 @@ export interface Started {
   readonly events: Stream.Stream<Event, UpstreamUnavailable>
 }
 
-export type StartError = InvalidRequest | NotFound | PolicyViolation | InsufficientCredits
+export type StartError = InvalidRequest | NotFound | PolicyViolation | InsufficientCredits | Unauthorized
 
 /** A model as listings show it: a tier alias (owned by `huddle`) or a catalog model (owned by its provider). */
 export interface Listed {
@@ -282,7 +282,8 @@ export const make = Effect.gen(function*() {
           orgId: request.orgId,
           amount: worstCase,
           creditFallback: settings.credit_fallback.value,
-          purpose: `chat completion (${request.model})`
+          purpose: `chat completion (${request.model})`,
+          authority: authorityOf(principal)
         }),
         settle
       )

@@ -5,9 +5,10 @@
  * balance; the org sources only in an org context and when `credit_fallback` allows.
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { InsufficientCredits } from "../Errors.js"
+import { InsufficientCredits, NotFound, Unauthorized } from "../Errors.js"
+import type { Principal } from "../Principal.js"
 import { AuditLog } from "../ports/AuditLog.js"
-import { type CreditAccountRef, type CreditPool, CreditStore } from "../ports/CreditStore.js"
+import { type Authority, type CreditAccountRef, type CreditPool, CreditStore, type ReserveOutcome } from "../ports/CreditStore.js"
 
 export const CreditSource = Schema.Literal("personal", "subscription", "addon")
 
@@ -24,7 +25,25 @@ export interface ReserveInput {
   readonly amount: number
   readonly creditFallback: boolean
   readonly purpose: string
+  /** Who acts: their credential and the memberships are checked again as the credits are taken. */
+  readonly authority: Authority
 }
+
+/** The authority of a principal acting for themselves. */
+export const authorityOf = (principal: Principal): Authority => ({
+  via: principal.via,
+  credentialId: principal.credential_id,
+  actorId: principal.user.id
+})
+
+const revoked = new Unauthorized({ message: "The credential was revoked or has expired" })
+const notMember = new NotFound({ message: "Organization not found" })
+
+const capMessage = (amount: number, cap: Extract<ReserveOutcome, { _tag: "Insufficient" }>["cap"]) =>
+  cap === null
+    ? `The credit balance cannot cover this request (${amount} credits needed)`
+    : `The credit balance cannot cover this request (${amount} credits needed): your spending cap on the organization's pool ` +
+      `(${cap.amount} credits ${cap.period === "month" ? "a month" : "in total"}) leaves ${cap.remaining}`
 
 /** The sources that may pay, in the order they are tried. */
 export const sourcesFor = (
@@ -37,7 +56,11 @@ export const sourcesFor = (
 }
 
 export interface Service {
-  readonly reserve: (input: ReserveInput) => Effect.Effect<Reservation, InsufficientCredits>
+  /**
+   * Fails with `InsufficientCredits` when no source can pay, `Unauthorized` when the credential
+   * was revoked, `NotFound` when a membership of the org context is gone.
+   */
+  readonly reserve: (input: ReserveInput) => Effect.Effect<Reservation, InsufficientCredits | Unauthorized | NotFound>
   /** Charges the real cost (never more than was reserved); returns what was charged. */
   readonly settle: (reservation: Reservation, actual: number) => Effect.Effect<number>
   readonly release: (reservation: Reservation) => Effect.Effect<void>
@@ -57,19 +80,29 @@ export const make = Effect.gen(function*() {
         amount,
         userId: input.userId,
         orgId: input.orgId,
-        purpose: input.purpose
+        purpose: input.purpose,
+        authority: input.authority
       })
-      if (Option.isSome(held)) return new Reservation({ id: held.value.id, source: held.value.account.pool, amount })
-      yield* audit.record({
-        orgId: input.orgId,
-        eventType: "credits.denied",
-        actorId: input.userId,
-        target: input.userId,
-        details: { amount, purpose: input.purpose, credit_fallback: input.creditFallback }
-      })
-      return yield* new InsufficientCredits({
-        message: `The credit balance cannot cover this request (${amount} credits needed)`
-      })
+      switch (held._tag) {
+        case "Held":
+          return new Reservation({ id: held.id, source: held.account.pool, amount })
+        case "Refused":
+          return yield* (held.reason === "credential" ? revoked : notMember)
+        case "Insufficient":
+          yield* audit.record({
+            orgId: input.orgId,
+            eventType: "credits.denied",
+            actorId: input.authority.actorId,
+            target: input.userId,
+            details: {
+              amount,
+              purpose: input.purpose,
+              credit_fallback: input.creditFallback,
+              ...(held.cap === null ? {} : { cap: held.cap.amount, cap_period: held.cap.period, cap_remaining: held.cap.remaining })
+            }
+          })
+          return yield* new InsufficientCredits({ message: capMessage(amount, held.cap) })
+      }
     })
 
   const settle: Service["settle"] = (reservation, actual) =>

@@ -7,18 +7,27 @@
  * call the reservation is settled to the real usage, on success, failure or cancellation alike.
  */
 import { Cause, Context, DateTime, Effect, Exit, Layer, Option, Predicate, Stream } from "effect"
-import { codeOf, type InsufficientCredits, InvalidRequest, type NotFound, PolicyViolation, type UpstreamUnavailable } from "../Errors.js"
+import {
+  codeOf,
+  type InsufficientCredits,
+  InvalidRequest,
+  type NotFound,
+  PolicyViolation,
+  type Unauthorized,
+  type UpstreamUnavailable
+} from "../Errors.js"
 import { Ids } from "../Ids.js"
 import { Intent, IntentError, Plan } from "../Intent.js"
 import { type CatalogModel, type ChatMessage, costOf, estimateTokens, Usage } from "../Model.js"
-import type { EffectiveSettings } from "../Policy.js"
+import type { DecidedBy, EffectiveSettings } from "../Policy.js"
 import type { HuddleMode, Preferences } from "../Preferences.js"
 import type { Principal } from "../Principal.js"
 import { riskFlags } from "../RiskFlags.js"
 import { Catalog } from "../ports/Catalog.js"
 import { IntentRepository } from "../ports/IntentRepository.js"
 import { ContextAssembly } from "./ContextAssembly.js"
-import { Credits, type Reservation } from "./Credits.js"
+import type { Authority } from "../ports/CreditStore.js"
+import { authorityOf, Credits, type Reservation } from "./Credits.js"
 import { OrgSettings } from "./OrgSettings.js"
 import { tierAllowed } from "./Policies.js"
 import { Router } from "./Router.js"
@@ -67,12 +76,21 @@ export interface Outcome {
   readonly offline: boolean
 }
 
-export type PipelineError = InvalidRequest | NotFound | PolicyViolation | InsufficientCredits | UpstreamUnavailable
+export type PipelineError = InvalidRequest | NotFound | PolicyViolation | InsufficientCredits | UpstreamUnavailable | Unauthorized
 
 export interface Service {
   readonly submit: (submission: Submission, emit: Emit) => Effect.Effect<Outcome, PipelineError>
-  /** Runs execution and completion of an intent approved after review; `payer` is its submitter. */
-  readonly execute: (intent: Intent, payer: string, emit: Emit) => Effect.Effect<Outcome, PipelineError>
+  /**
+   * An intent awaiting review, decided again under the rules in force now, for its submitter:
+   * the effective settings (credit fallback, risk, tier), and the plan when a policy now forbids
+   * its models (a plan for a tier is re-planned within the new ceiling; a named model is refused).
+   */
+  readonly replan: (intent: Intent, submitterId: string) => Effect.Effect<Intent, PolicyViolation | InvalidRequest>
+  /**
+   * Runs execution and completion of an intent approved after review: `payer` is its submitter,
+   * `authority` the approver acting now.
+   */
+  readonly execute: (intent: Intent, payer: string, authority: Authority, emit: Emit) => Effect.Effect<Outcome, PipelineError>
 }
 
 export class IntentPipeline extends Context.Tag("@huddle/domain/IntentPipeline")<IntentPipeline, Service>() {}
@@ -112,6 +130,28 @@ const fitHistory = (history: ReadonlyArray<ChatMessage>, budgetTokens: number): 
   return kept
 }
 
+/** The most a call to any of `candidates` may cost: the reservation a plan needs. */
+const worstCaseOf = (candidates: ReadonlyArray<CatalogModel>, estimatedInput: number, maxOutput: number): number =>
+  Math.max(1, ...candidates.map((model) => costOf(model, { input_tokens: estimatedInput, output_tokens: maxOutput })))
+
+const maxOutputOf = (candidates: ReadonlyArray<CatalogModel>): number => Math.min(...candidates.map((model) => model.max_output_tokens))
+
+/** The per-request parameters a submission gave, as its effective settings recorded them. */
+const requestOf = (settings: EffectiveSettings): Preferences => {
+  const byRequest = <A>(setting: { readonly value: A; readonly decided_by: DecidedBy }) =>
+    setting.decided_by === "request" ? setting.value : undefined
+  const request: { -readonly [K in keyof Preferences]: Preferences[K] } = {}
+  const model_tier = byRequest(settings.model_tier)
+  const risk_tolerance = byRequest(settings.risk_tolerance)
+  const auto_execute = byRequest(settings.auto_execute)
+  const mode = byRequest(settings.mode)
+  if (model_tier !== undefined) request.model_tier = model_tier
+  if (risk_tolerance !== undefined) request.risk_tolerance = risk_tolerance
+  if (auto_execute !== undefined) request.auto_execute = auto_execute
+  if (mode !== undefined) request.mode = mode
+  return request
+}
+
 const failure = (error: { readonly _tag: string; readonly message: string }) =>
   new IntentError({
     error: codeOf(error),
@@ -135,12 +175,14 @@ export const make = Effect.gen(function*() {
       return next
     })
 
+  const forTier = (settings: EffectiveSettings) => {
+    const models = catalog.forTier(settings.model_tier.value)
+    return models.length > 0 ? models : catalog.models
+  }
+
   const candidatesFor = (submission: Submission, settings: EffectiveSettings) =>
     Effect.gen(function*() {
-      if (submission.model === undefined) {
-        const models = catalog.forTier(settings.model_tier.value)
-        return models.length > 0 ? models : catalog.models
-      }
+      if (submission.model === undefined) return forTier(settings)
       const named = catalog.find(submission.model)
       if (Option.isNone(named)) {
         return yield* new InvalidRequest({ message: `Unknown model: ${submission.model}` })
@@ -173,9 +215,10 @@ export const make = Effect.gen(function*() {
   const executeIntent = (
     intent: Intent,
     payer: string,
+    authority: Authority,
     emit: Emit,
     requestedMode: HuddleMode,
-    steps: { readonly begin: Effect.Effect<Intent>; readonly refused: (error: InsufficientCredits) => Effect.Effect<unknown> }
+    steps: { readonly begin: Effect.Effect<Intent>; readonly refused: (error: InsufficientCredits | Unauthorized | NotFound) => Effect.Effect<unknown> }
   ) =>
     Effect.gen(function*() {
       const plan = intent.plan!
@@ -198,7 +241,8 @@ export const make = Effect.gen(function*() {
         orgId: intent.org_id,
         amount: plan.worst_case_credits,
         creditFallback: intent.settings.credit_fallback.value,
-        purpose: `intent ${intent.id}`
+        purpose: `intent ${intent.id}`,
+        authority
       }).pipe(Effect.tapError(steps.refused))
 
       const start = Effect.gen(function*() {
@@ -292,7 +336,7 @@ export const make = Effect.gen(function*() {
         budgetTokens: Math.floor(primary.context_window * memoryShare)
       })
       const system = systemPrompt(settings, memories.memories.map((memory) => memory.content))
-      const maxOutput = Math.min(...candidates.map((model) => model.max_output_tokens))
+      const maxOutput = maxOutputOf(candidates)
       const inputBudget = Math.min(...candidates.map((model) => model.context_window)) - maxOutput -
         estimateTokens(system) - estimateTokens(submission.input)
       if (inputBudget < 0) {
@@ -314,10 +358,7 @@ export const make = Effect.gen(function*() {
       // Planning: which models, what it may cost at most.
       yield* emit({ _tag: "Stage", stage: "planning", status: "started", detail: {} })
       const estimatedInput = messages.reduce((sum, message) => sum + estimateTokens(message.content), 0)
-      const worstCase = Math.max(
-        1,
-        ...candidates.map((model) => costOf(model, { input_tokens: estimatedInput, output_tokens: maxOutput }))
-      )
+      const worstCase = worstCaseOf(candidates, estimatedInput, maxOutput)
       const flags = settings.risk_tolerance.value === "low" ? riskFlags(submission.input) : []
       const plan = new Plan({
         models: candidates.map((model) => model.id),
@@ -328,6 +369,7 @@ export const make = Effect.gen(function*() {
         memories_used: memories.memories.length,
         history_messages: history.length,
         messages,
+        ...(submission.model === undefined ? {} : { requested_model: submission.model }),
         flags
       })
       const planned = new Intent({
@@ -375,20 +417,48 @@ export const make = Effect.gen(function*() {
         })
         return { intent: waiting, requestedMode, offline: false } satisfies Outcome
       }
-      return yield* executeIntent(planned, principal.user.id, emit, requestedMode, {
+      return yield* executeIntent(planned, principal.user.id, authorityOf(principal), emit, requestedMode, {
         begin: record("executing").pipe(Effect.tap(() => emit({ _tag: "Stage", stage: "review", status: "skipped", detail: { flags } }))),
         refused: () => Effect.void
       })
     })
 
-  const execute: Service["execute"] = (intent, payer, emit) =>
-    executeIntent(intent, payer, emit, intent.mode, {
+  const replan: Service["replan"] = (intent, submitterId) =>
+    Effect.gen(function*() {
+      const settings = yield* orgSettings.effectiveFor(submitterId, intent.org_id, requestOf(intent.settings))
+      const plan = intent.plan
+      if (plan === null) return new Intent({ ...intent, settings }, { disableValidation: true })
+      const policies = intent.org_id === null ? undefined : yield* orgSettingsRepo.policies(intent.org_id)
+      const planned = plan.models.flatMap((id) => Option.toArray(catalog.find(id)))
+      let models: ReadonlyArray<CatalogModel> = planned
+      if (planned.some((model) => !tierAllowed(policies, model.tier))) {
+        if (plan.requested_model !== undefined) {
+          return yield* new PolicyViolation({
+            message: `The organization's policy now allows models up to the ${policies?.model_tier} tier; ` +
+              `${plan.requested_model} was approved too late to run`
+          })
+        }
+        models = forTier(settings)
+      }
+      const maxOutput = Math.min(plan.max_output_tokens, maxOutputOf(models))
+      const next = new Plan({
+        ...plan,
+        models: models.map((model) => model.id),
+        max_output_tokens: maxOutput,
+        worst_case_credits: worstCaseOf(models, plan.estimated_input_tokens, maxOutput),
+        temperature: temperatureFor(settings)
+      }, { disableValidation: true })
+      return new Intent({ ...intent, settings, plan: next }, { disableValidation: true })
+    })
+
+  const execute: Service["execute"] = (intent, payer, authority, emit) =>
+    executeIntent(intent, payer, authority, emit, intent.mode, {
       begin: save(intent, { status: "executing" }),
       // An approved intent is already recorded: a refused reservation is its outcome.
       refused: (error) => save(intent, { status: "failed", error: failure(error) })
     })
 
-  return IntentPipeline.of({ submit, execute })
+  return IntentPipeline.of({ submit, replan, execute })
 })
 
 export const layer = Layer.effect(IntentPipeline, make)

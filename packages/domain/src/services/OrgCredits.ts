@@ -1,9 +1,11 @@
 /**
- * An organization's credit pool as its members and admins see it: balances, grants by admins,
- * and which sources may pay for a member's requests.
+ * An organization's credit pool as its members and admins see it: balances, which sources pay
+ * for a member's requests, and the caps by which admins allocate the pool among members.
  */
-import { Context, Effect, Layer, Schema } from "effect"
-import type { Forbidden, NotFound } from "../Errors.js"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { type Forbidden, NotFound } from "../Errors.js"
+import type { Member, MemberCap } from "../Organization.js"
+import { OrganizationRepository } from "../ports/OrganizationRepository.js"
 import type { Principal } from "../Principal.js"
 import { AuditLog } from "../ports/AuditLog.js"
 import { CreditStore } from "../ports/CreditStore.js"
@@ -31,15 +33,18 @@ export class OrgPoolView extends Schema.Class<OrgPoolView>("OrgCreditPool")({
   addon_balance: Schema.Int
 }) {}
 
-export interface GrantInput {
-  readonly balance: OrgPool
-  readonly amount: number
-  readonly reason: string
-}
-
 export interface Service {
   readonly view: (principal: Principal, orgId: string) => Effect.Effect<OrgCreditsView, NotFound>
-  readonly grant: (principal: Principal, orgId: string, input: GrantInput) => Effect.Effect<OrgPoolView, NotFound | Forbidden>
+  /**
+   * Sets (or, with null, lifts) a member's cap on what they may take from the pool. Admins
+   * allocate the pool this way; they never add credits to it (only the operator mints).
+   */
+  readonly setCap: (
+    principal: Principal,
+    orgId: string,
+    member: string,
+    cap: MemberCap | null
+  ) => Effect.Effect<Member, NotFound | Forbidden>
 }
 
 export class OrgCredits extends Context.Tag("@huddle/domain/OrgCredits")<OrgCredits, Service>() {}
@@ -50,6 +55,15 @@ export const make = Effect.gen(function*() {
   const access = yield* OrgAccess
   const audit = yield* AuditLog
   const tx = yield* Transactor
+  const orgs = yield* OrganizationRepository
+
+  const findMember = (orgId: string, ref: string) =>
+    orgs.findMember(orgId, ref).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.fail(new NotFound({ message: "Member not found" })),
+        onSome: Effect.succeed
+      }))
+    )
 
   const pool = (orgId: string) =>
     Effect.all({
@@ -72,24 +86,29 @@ export const make = Effect.gen(function*() {
       })
     })
 
-  const grant: Service["grant"] = (principal, orgId, { amount, balance, reason }) =>
+  const setCap: Service["setCap"] = (principal, orgId, memberRef, cap) =>
     Effect.gen(function*() {
       yield* access.admin(principal, orgId)
+      const member = yield* findMember(orgId, memberRef)
+      if (member.user_id === null) {
+        return yield* new NotFound({ message: "Member not found: an invitation has no spending to cap until it is accepted" })
+      }
+      const userId = member.user_id
       yield* tx.atomically(
-        store.grant({ account: { ownerType: "org", ownerId: orgId, pool: balance }, amount, reason, actorId: principal.user.id }).pipe(
+        store.setCap(orgId, userId, cap).pipe(
           Effect.zipRight(audit.record({
             orgId,
-            eventType: "credits.granted",
+            eventType: "credits.cap_changed",
             actorId: principal.user.id,
-            target: orgId,
-            details: { balance, amount, reason }
+            target: userId,
+            details: { email: member.email, from: member.cap, to: cap }
           }))
         )
       )
-      return new OrgPoolView(yield* pool(orgId))
+      return yield* findMember(orgId, userId)
     })
 
-  return OrgCredits.of({ view, grant })
+  return OrgCredits.of({ view, setCap })
 })
 
 export const layer = Layer.effect(OrgCredits, make)

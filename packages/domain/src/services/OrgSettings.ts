@@ -26,6 +26,11 @@ export interface Service {
     orgId: string | null,
     request: Preferences | undefined
   ) => Effect.Effect<EffectiveSettings, NotFound>
+  /**
+   * The same for a user known to be a member of the org (the submitter of an intent approved
+   * later, whose settings are decided again under the rules in force at approval).
+   */
+  readonly effectiveFor: (userId: string, orgId: string | null, request: Preferences | undefined) => Effect.Effect<EffectiveSettings>
 }
 
 export class OrgSettings extends Context.Tag("@huddle/domain/OrgSettings")<OrgSettings, Service>() {}
@@ -80,18 +85,22 @@ export const make = Effect.gen(function*() {
       return next
     })
 
-  const effective: Service["effective"] = (principal, orgId, request) =>
+  const effectiveFor: Service["effectiveFor"] = (userId, orgId, request) =>
     Effect.gen(function*() {
-      const mine = yield* personal.get(principal.user.id)
+      const mine = yield* personal.get(userId)
       if (orgId === null) {
         return resolve({ policies: undefined, request, personal: mine, orgDefaults: undefined })
       }
-      yield* access.member(principal, orgId)
       const [orgPolicies, orgDefaults] = yield* Effect.all([repo.policies(orgId), repo.defaults(orgId)])
       return resolve({ policies: orgPolicies, request, personal: mine, orgDefaults })
     })
 
-  return OrgSettings.of({ policies, adminPolicies, setPolicies, defaults, setDefaults, effective })
+  const effective: Service["effective"] = (principal, orgId, request) =>
+    orgId === null
+      ? effectiveFor(principal.user.id, null, request)
+      : access.member(principal, orgId).pipe(Effect.zipRight(effectiveFor(principal.user.id, orgId, request)))
+
+  return OrgSettings.of({ policies, adminPolicies, setPolicies, defaults, setDefaults, effective, effectiveFor })
 })
 
 export const layer = Layer.effect(OrgSettings, make)

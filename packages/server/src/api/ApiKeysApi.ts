@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { ApiKey, ApiKeyName, CreatedApiKey } from "@huddle/domain/ApiKey"
+import { Id } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"
@@ -9,7 +10,7 @@ import { Authenticated } from "./Security.js"
 
 export const CreateApiKeyRequest = Schema.Struct({
   name: ApiKeyName,
-  org_id: Schema.optionalWith(Schema.NullOr(Schema.String.pipe(Schema.maxLength(64))), { default: () => null })
+  org_id: Schema.optionalWith(Schema.NullOr(Id), { default: () => null })
 })
 
 export const ApiKeyPage = page(ApiKey)
@@ -31,7 +32,7 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   )
   .add(
     HttpApiEndpoint.del("revoke", "/api-keys/:id")
-      .setPath(Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)) }))
+      .setPath(Schema.Struct({ id: Id }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(Envelope.NotFound)
       .annotate(OpenApi.Description, "Revoke an API key; it is refused from the next request on (web session only).")

@@ -1,16 +1,13 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { LoginResult } from "@huddle/domain/services/Accounts"
-import { EmailInput, Password, User } from "@huddle/domain/User"
+import { EmailInput, LoginPassword, Password, User } from "@huddle/domain/User"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"
 import { Authenticated } from "./Security.js"
 
 export const SignupRequest = Schema.Struct({ email: EmailInput, password: Password })
-export const LoginRequest = Schema.Struct({
-  email: EmailInput,
-  password: Schema.String.pipe(Schema.maxLength(256))
-})
+export const LoginRequest = Schema.Struct({ email: EmailInput, password: LoginPassword })
 export class SignupResponse extends Schema.Class<SignupResponse>("SignupResponse")({ user: User }) {}
 
 export class AuthApi extends HttpApiGroup.make("auth")

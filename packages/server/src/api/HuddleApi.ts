@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { HuddleReply, HuddleSession, HuddleSessionWithMessages, SessionTitle } from "@huddle/domain/Huddle"
 import { HuddleMode, ModelTier } from "@huddle/domain/Preferences"
+import { Id, Text } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"
@@ -11,11 +12,12 @@ import { Authenticated } from "./Security.js"
 /** The longest input a huddle message accepts (characters). */
 export const maxInputLength = 32_000
 
-const Input = Schema.String.pipe(
-  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
+/** What a huddle message (or a JSON-RPC intent) asks: free-form text, not blank. */
+export const Input = Text.pipe(
+  Schema.minLength(1, { message: () => "must not be empty" }),
+  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }),
   Schema.maxLength(maxInputLength, { message: () => `must be at most ${maxInputLength} characters` })
 )
-const Id = Schema.String.pipe(Schema.maxLength(64))
 
 export const StreamParams = Schema.Struct({
   stream: Schema.optionalWith(Schema.BooleanFromString, { default: () => false })

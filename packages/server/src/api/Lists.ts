@@ -1,4 +1,5 @@
 /** The list envelope `{ data, next_cursor }` and its query parameters. */
+import { Cursor } from "@huddle/domain/Page"
 import { Schema } from "effect"
 
 export const maxLimit = 100
@@ -11,10 +12,9 @@ export const ListParams = Schema.Struct({
     ),
     { default: () => 50 }
   ),
-  cursor: Schema.optional(Schema.String.pipe(Schema.maxLength(128)))
+  cursor: Schema.optional(Cursor)
 })
 export type ListParams = typeof ListParams.Type
 
 export const page = <A, I>(item: Schema.Schema<A, I>) =>
-  Schema.Struct({ data: Schema.Array(item), next_cursor: Schema.NullOr(Schema.String) })
-
+  Schema.Struct({ data: Schema.Array(item), next_cursor: Schema.NullOr(Cursor) })

@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Memory, MemoryContent, MemoryScope } from "@huddle/domain/Memory"
+import { Id } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"
@@ -7,7 +8,6 @@ import { ListParams, page } from "./Lists.js"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
-const Id = Schema.String.pipe(Schema.maxLength(64))
 const OptionalId = Schema.optionalWith(Schema.NullOr(Id), { default: () => null })
 
 export const CreateMemoryRequest = Schema.Struct({

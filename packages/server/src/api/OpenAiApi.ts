@@ -6,6 +6,7 @@
  * renders them (see `isOpenAiPath` and `OpenAiErrors.ts`).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Line, Text } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { OrgHeaders } from "./HuddleApi.js"
@@ -20,7 +21,7 @@ export const isOpenAiPath = (path: string): boolean =>
 const refused = (what: string) => (value: unknown) => value === null || value === undefined || what
 
 /** A content part; only text parts are understood. */
-const ContentPart = Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) }).pipe(
+const ContentPart = Schema.Struct({ type: Line, text: Schema.optional(Text) }).pipe(
   Schema.filter((part) =>
     part.type !== "text"
       ? `${part.type} content parts are not supported; only text parts are`
@@ -28,12 +29,12 @@ const ContentPart = Schema.Struct({ type: Schema.String, text: Schema.optional(S
   )
 )
 
-export const Content = Schema.Union(Schema.String, Schema.Array(ContentPart))
+export const Content = Schema.Union(Text, Schema.Array(ContentPart))
 
 export const ToolCall = Schema.Struct({
-  id: Schema.String,
+  id: Line,
   type: Schema.Literal("function"),
-  function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+  function: Schema.Struct({ name: Line, arguments: Text })
 })
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -41,9 +42,9 @@ const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 export const Message = Schema.Struct({
   role: Schema.Literal("system", "developer", "user", "assistant", "tool"),
   content: Schema.optional(Schema.NullOr(Content)),
-  name: Schema.optional(Schema.String),
+  name: Schema.optional(Line),
   tool_calls: Schema.optional(Schema.Array(ToolCall)),
-  tool_call_id: Schema.optional(Schema.String),
+  tool_call_id: Schema.optional(Line),
   audio: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("audio is not supported"))))
 }).pipe(
   Schema.filter((message) => {
@@ -60,8 +61,8 @@ export type Message = typeof Message.Type
 export const Tool = Schema.Struct({
   type: Schema.Literal("function"),
   function: Schema.Struct({
-    name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
-    description: Schema.optional(Schema.String),
+    name: Line.pipe(Schema.minLength(1), Schema.maxLength(64)),
+    description: Schema.optional(Text),
     parameters: Schema.optional(JsonObject),
     strict: Schema.optional(Schema.NullOr(Schema.Boolean))
   })
@@ -69,7 +70,7 @@ export const Tool = Schema.Struct({
 
 export const ToolChoice = Schema.Union(
   Schema.Literal("none", "auto", "required"),
-  Schema.Struct({ type: Schema.Literal("function"), function: Schema.Struct({ name: Schema.String }) })
+  Schema.Struct({ type: Schema.Literal("function"), function: Schema.Struct({ name: Line }) })
 )
 
 export const ResponseFormat = Schema.Union(
@@ -81,15 +82,16 @@ export const ResponseFormat = Schema.Union(
 const Nullable = <A, I>(schema: Schema.Schema<A, I>) => Schema.optional(Schema.NullOr(schema))
 
 export const ChatCompletionRequest = Schema.Struct({
-  model: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)),
+  model: Line.pipe(Schema.minLength(1), Schema.maxLength(128)),
   messages: Schema.Array(Message).pipe(Schema.minItems(1)),
   temperature: Nullable(Schema.Number.pipe(Schema.between(0, 2))),
   top_p: Nullable(Schema.Number.pipe(Schema.between(0, 1))),
   max_tokens: Nullable(Schema.Int.pipe(Schema.positive())),
   max_completion_tokens: Nullable(Schema.Int.pipe(Schema.positive())),
-  stop: Nullable(Schema.Union(Schema.String, Schema.Array(Schema.String).pipe(Schema.maxItems(4)))),
+  // Stop sequences are text: a newline is a common one.
+  stop: Nullable(Schema.Union(Text, Schema.Array(Text).pipe(Schema.maxItems(4)))),
   seed: Nullable(Schema.Int),
-  user: Schema.optional(Schema.String),
+  user: Schema.optional(Line),
   stream: Nullable(Schema.Boolean),
   stream_options: Nullable(Schema.Struct({ include_usage: Schema.optional(Schema.Boolean) })),
   response_format: Schema.optional(ResponseFormat),
@@ -98,7 +100,7 @@ export const ChatCompletionRequest = Schema.Struct({
   n: Nullable(Schema.Number.pipe(Schema.filter((n) => n === 1 || "only n = 1 is supported: one choice per request"))),
   audio: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("audio output is not supported")))),
   modalities: Nullable(
-    Schema.Array(Schema.String).pipe(
+    Schema.Array(Line).pipe(
       Schema.filter((modalities) => modalities.every((m) => m === "text") || "only the text modality is supported")
     )
   ),
@@ -172,7 +174,7 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
   )
   .add(
     HttpApiEndpoint.get("retrieveModel", "/models/:model")
-      .setPath(Schema.Struct({ model: Schema.String }))
+      .setPath(Schema.Struct({ model: Line }))
       .setHeaders(OrgHeaders)
       .addSuccess(ModelObject)
       .annotate(OpenApi.Description, `One model of the listing; any other is not found. ${openAiErrors}`)

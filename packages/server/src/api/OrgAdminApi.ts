@@ -1,12 +1,12 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { AuditEvent, AuditEventType } from "@huddle/domain/Audit"
 import { Role } from "@huddle/domain/Membership"
-import { Member } from "@huddle/domain/Organization"
+import { Member, MemberCap } from "@huddle/domain/Organization"
 import { OrgPolicies } from "@huddle/domain/Policy"
 import { Preferences } from "@huddle/domain/Preferences"
-import { OrgPool, OrgPoolView } from "@huddle/domain/services/OrgCredits"
 import { Dashboard } from "@huddle/domain/services/Organizations"
 import { EmailInput } from "@huddle/domain/User"
+import { Id, Line } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"
@@ -16,8 +16,9 @@ import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
 const MemberPath = Schema.Struct({
-  orgId: Schema.String.pipe(Schema.maxLength(64)),
-  member: Schema.String.pipe(Schema.maxLength(254))
+  orgId: Id,
+  /** A user id, or the email of a pending invitation. */
+  member: Line.pipe(Schema.maxLength(254))
 })
 
 export const InviteRequest = Schema.Struct({
@@ -31,11 +32,8 @@ export const AuditLogParams = Schema.Struct({
   event_type: Schema.optional(AuditEventType)
 })
 
-export const GrantRequest = Schema.Struct({
-  balance: OrgPool,
-  amount: Schema.Int.pipe(Schema.between(1, 1_000_000_000_000, { message: () => "amount must be an integer from 1 to 10^12" })),
-  reason: Schema.Trim.pipe(Schema.minLength(1, { message: () => "reason must not be empty" }), Schema.maxLength(500))
-})
+/** A cap, or null to lift it. */
+export const CapRequest = Schema.NullOr(MemberCap)
 
 export class OrgAdminApi extends HttpApiGroup.make("orgAdmin")
   .add(
@@ -99,12 +97,16 @@ export class OrgAdminApi extends HttpApiGroup.make("orgAdmin")
       .annotate(OpenApi.Description, "Replace the default preferences members inherit (members may override them).")
   )
   .add(
-    HttpApiEndpoint.post("grantCredits", "/orgs/:orgId/admin/credits")
-      .annotateContext(Idempotency.keyed)
-      .setPath(OrgIdPath)
-      .setPayload(GrantRequest)
-      .addSuccess(OrgPoolView)
-      .annotate(OpenApi.Description, "Add credits to the subscription or add-on balance of the pool.")
+    HttpApiEndpoint.put("setCap", "/orgs/:orgId/admin/members/:member/cap")
+      .setPath(MemberPath)
+      .setPayload(CapRequest)
+      .addSuccess(Member)
+      .annotate(
+        OpenApi.Description,
+        "Cap what a member may take from the org's pool: `{amount, period: \"month\" | \"total\"}` (a calendar month in UTC, or in total), or `null` to lift it. " +
+          "Enforced in the same step that reserves a request's credits; the member's `spent` counts what they have taken (worst case while a request runs, then its real cost). " +
+          "Admins allocate the pool this way: only the operator adds credits."
+      )
   )
   .addError(Envelope.NotFound)
   .addError(Envelope.Forbidden)

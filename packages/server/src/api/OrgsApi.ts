@@ -3,6 +3,7 @@ import { OrgMembership } from "@huddle/domain/Membership"
 import { Organization, OrgName } from "@huddle/domain/Organization"
 import { OrgPolicies } from "@huddle/domain/Policy"
 import { OrgCreditsView } from "@huddle/domain/services/OrgCredits"
+import { Id } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"
@@ -10,7 +11,7 @@ import { page } from "./Lists.js"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
-export const OrgIdPath = Schema.Struct({ orgId: Schema.String.pipe(Schema.maxLength(64)) })
+export const OrgIdPath = Schema.Struct({ orgId: Id })
 
 export class OrgsApi extends HttpApiGroup.make("orgs")
   .add(

@@ -15,3 +15,23 @@ export class Authenticated extends HttpApiMiddleware.Tag<Authenticated>()("Authe
     )
   }
 }) {}
+
+/** What a request's `Authorization` header holds. */
+export type Credential =
+  | { readonly _tag: "None" }
+  /** A header that is not `Bearer <token>`: another scheme, no space, or more than one token. */
+  | { readonly _tag: "Malformed" }
+  | { readonly _tag: "Bearer"; readonly token: string }
+
+const bearer = /^Bearer +([^\s]+)$/i
+
+/**
+ * The one reading of the `Authorization` header: the scheme `Bearer` in any case, one space or
+ * more, the token. Authentication and idempotency (which seals stored answers with the token)
+ * both read the credential here, so that they can never disagree about who is calling.
+ */
+export const credentialOf = (authorization: string | undefined): Credential => {
+  if (authorization === undefined || authorization.trim() === "") return { _tag: "None" }
+  const token = bearer.exec(authorization.trim())?.[1]
+  return token === undefined ? { _tag: "Malformed" } : { _tag: "Bearer", token }
+}

@@ -7,12 +7,14 @@
  * paths, which answer them here in OpenAI's envelope (api/OpenAiErrors.ts).
  */
 import { HttpApiBuilder, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "@effect/platform"
+import * as SqlFailure from "@huddle/adapters/sql/SqlFailure"
 import { InvalidRequest, NotFound } from "@huddle/domain/Errors"
-import { Cause, Effect, Option, Predicate } from "effect"
+import { Cause, Effect, FiberRef, Option, Predicate } from "effect"
 import { Api } from "../Api.js"
 import { Internal, PayloadTooLarge, ServiceUnavailable } from "../api/EdgeErrors.js"
 import { isOpenAiPath } from "../api/OpenAiApi.js"
 import * as OpenAiErrors from "../api/OpenAiErrors.js"
+import * as RequestEdge from "./RequestEdge.js"
 
 interface Issue {
   readonly path: ReadonlyArray<PropertyKey>
@@ -63,10 +65,6 @@ const describeIssues = (issues: ReadonlyArray<Issue>): string =>
 
 const pathOf = (url: string) => url.split("?")[0] ?? url
 
-/** Whether a defect comes from storage being unreachable rather than from a bug. */
-const isStorageOutage = (defect: unknown): boolean =>
-  Predicate.isTagged(defect, "SqlError") || Predicate.isTagged(defect, "MigrationError")
-
 export const translate = (error: unknown): unknown => {
   if (Predicate.isTagged(error, "HttpApiDecodeError")) {
     return new InvalidRequest({ message: describeIssues((error as unknown as { issues: ReadonlyArray<Issue> }).issues) })
@@ -87,12 +85,27 @@ export const translate = (error: unknown): unknown => {
   return error
 }
 
-export const defectToError = (defect: unknown) =>
-  isNulInText(defect)
-    ? nulRefused
-    : isStorageOutage(defect)
+export const defectToError = (defect: unknown, requestId?: string) =>
+  SqlFailure.classify(defect) === "unavailable"
     ? new ServiceUnavailable({ message: "The service is temporarily unavailable; retry shortly" })
-    : new Internal({ message: "An unexpected error occurred" })
+    : new Internal({
+      message: requestId === undefined
+        ? "An unexpected error occurred"
+        : `An unexpected error occurred; quote request id ${requestId} when reporting it`
+    })
+
+/**
+ * A defect that reached the edge: logged once, with its cause (the log is for the operator), and
+ * the error that answers it (the answer is for the client: no internals). A bug is an error; an
+ * outage is a warning, since it is answered 503 and the client retries.
+ */
+export const answerDefect = (defect: unknown, annotations: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const error = defectToError(defect, yield* FiberRef.get(RequestEdge.currentRequestId))
+    const log = error._tag === "ServiceUnavailable" ? Effect.logWarning("storage unavailable") : Effect.logError("unexpected failure")
+    yield* log.pipe(Effect.annotateLogs({ ...annotations, defect: describeDefect(defect) }))
+    return error
+  })
 
 /** How long a client is asked to wait (`Retry-After`) when storage is unreachable. */
 export const unavailableRetryAfterSeconds = 2
@@ -135,22 +148,6 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: n
 const isTooDeep = (defect: unknown) =>
   defect instanceof RangeError && defect.message.includes("Maximum call stack size exceeded")
 
-const nulRefused = new InvalidRequest({ message: "The request must not contain NUL characters" })
-
-/** PostgreSQL cannot store U+0000 in text: a NUL in the path or query is refused before routing. */
-const refuseNulInUrl = (request: HttpServerRequest.HttpServerRequest) =>
-  /%00/i.test(request.url) ? Effect.fail(nulRefused) : Effect.void
-
-/**
- * A NUL in a body reaches the database as text, which refuses it (SQLSTATE 22021) before
- * anything is written: that is the client's mistake, not an outage.
- */
-const isNulInText = (defect: unknown): boolean => {
-  if (!Predicate.isTagged(defect, "SqlError")) return false
-  const cause = (defect as { cause?: { code?: unknown; message?: unknown } }).cause
-  return cause?.code === "22021" || (typeof cause?.message === "string" && cause.message.includes("0x00"))
-}
-
 const translatable = (defect: unknown) =>
   Predicate.isTagged(defect, "RequestError") || Predicate.isTagged(defect, "HttpApiDecodeError") ||
   Predicate.isTagged(defect, "RouteNotFound")
@@ -171,10 +168,7 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
           HttpServerRequest.HttpServerRequest
         > = rejected
           ? Effect.fail(rejected)
-          : refuseNulInUrl(request).pipe(
-            Effect.zipRight(app),
-            HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes))
-          )
+          : app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes)))
         const answered = attempt.pipe(
           Effect.catchAllCause((cause) => {
             if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
@@ -186,10 +180,7 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
               return Effect.fail(new InvalidRequest({ message: "The request body is nested too deeply" }) as never)
             }
             if (HttpServerRespondable.isRespondable(defect)) return HttpServerRespondable.toResponse(defect)
-            return Effect.logError("unexpected failure").pipe(
-              Effect.annotateLogs({ defect: describeDefect(defect) }),
-              Effect.zipRight(Effect.fail(defectToError(defect) as never))
-            )
+            return Effect.flatMap(answerDefect(defect), (error) => Effect.fail(error as never))
           }),
           Effect.tapError(retryAfterOnUnavailable)
         )
@@ -201,6 +192,28 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
       })
   )
 
-/** A defect's kind and message, never its stack: logs must not carry internals either. */
-export const describeDefect = (defect: unknown): string =>
-  defect instanceof Error ? `${defect.name}: ${defect.message}` : typeof defect === "string" ? defect : "unknown defect"
+const textField = (value: unknown, field: string): string | undefined =>
+  Predicate.hasProperty(value, field) && typeof value[field] === "string" ? value[field] : undefined
+
+const describeLink = (link: unknown): string => {
+  if (typeof link === "string") return link
+  const kind = textField(link, "_tag") ?? (link instanceof Error ? link.name : undefined)
+  if (kind === undefined) return "unknown defect"
+  const code = textField(link, "code")
+  const constraint = textField(link, "constraint")
+  const message = textField(link, "message")
+  return [message ? `${kind}: ${message}` : kind, code && `(${code})`, constraint && `constraint ${constraint}`]
+    .filter(Boolean).join(" ")
+}
+
+/**
+ * A defect for the log: the kind and message of it and of its causes (with a database error's
+ * SQLSTATE and constraint), never a stack, nor a row's values (PostgreSQL's `detail` holds those).
+ */
+export const describeDefect = (defect: unknown): string => {
+  const links: Array<string> = []
+  for (let link = defect; link !== undefined && link !== null && links.length < 5; link = Predicate.hasProperty(link, "cause") ? link.cause : undefined) {
+    links.push(describeLink(link))
+  }
+  return links.join(" <- ")
+}

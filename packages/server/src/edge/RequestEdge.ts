@@ -5,9 +5,12 @@
  */
 import { randomUUID } from "node:crypto"
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, FiberRef } from "effect"
 
 const requestIdShape = /^[A-Za-z0-9._:@/+=-]{1,128}$/
+
+/** The id of the request being answered, for answers that ask the client to quote it. */
+export const currentRequestId = FiberRef.unsafeMake<string | undefined>(undefined)
 
 export const middleware = (app: HttpApp.Default): HttpApp.Default =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -28,6 +31,7 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default =>
           })
         )
       ),
-      Effect.annotateLogs("request_id", requestId)
+      Effect.annotateLogs("request_id", requestId),
+      Effect.locally(currentRequestId, requestId)
     )
   })

@@ -27,6 +27,7 @@ import { Cause, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } fr
 import { Api } from "../Api.js"
 import { IdempotencyInProgress, IdempotencyKeyReused } from "../api/EdgeErrors.js"
 import * as Idempotency from "../api/Idempotency.js"
+import { credentialOf } from "../api/Security.js"
 import { describeDefect } from "../edge/ErrorTranslation.js"
 
 export interface Options {
@@ -137,8 +138,11 @@ const readsAsText = (request: HttpServerRequest.HttpServerRequest): boolean => {
   return type.includes("application/json") || type.includes("x-www-form-urlencoded") || type.startsWith("text/")
 }
 
-const bearerSecret = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
-  /^Bearer\s+(\S+)\s*$/i.exec(request.headers["authorization"] ?? "")?.[1]
+/** The caller's secret, read as authentication read it. */
+const bearerSecret = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const credential = credentialOf(request.headers["authorization"])
+  return credential._tag === "Bearer" ? credential.token : undefined
+}
 
 /** A streamed answer that ended by reporting a failure: like a 5xx, it is not kept. */
 const streamEndedInFailure = (contentType: string | undefined, body: Uint8Array) => {

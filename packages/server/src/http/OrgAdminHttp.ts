@@ -30,5 +30,5 @@ export const OrgAdminHttp = HttpApiBuilder.group(Api, "orgAdmin", (handlers) =>
       .handle("setPolicies", ({ path, payload }) => withPrincipal((p) => settings.setPolicies(p, path.orgId, payload)))
       .handle("getPreferences", ({ path }) => withPrincipal((p) => settings.defaults(p, path.orgId)))
       .handle("setPreferences", ({ path, payload }) => withPrincipal((p) => settings.setDefaults(p, path.orgId, payload)))
-      .handle("grantCredits", ({ path, payload }) => withPrincipal((p) => credits.grant(p, path.orgId, payload)))
+      .handle("setCap", ({ path, payload }) => withPrincipal((p) => credits.setCap(p, path.orgId, path.member, payload)))
   }))

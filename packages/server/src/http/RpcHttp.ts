@@ -8,22 +8,15 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { CurrentPrincipal } from "@huddle/domain/Principal"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { defectToError, describeDefect } from "../edge/ErrorTranslation.js"
+import { answerDefect } from "../edge/ErrorTranslation.js"
 import * as JsonRpc from "../rpc/JsonRpc.js"
 import * as Methods from "../rpc/Methods.js"
 import * as RpcErrors from "../rpc/RpcErrors.js"
 import * as RateLimitLive from "./RateLimitLive.js"
 
-/** A defect inside a method: logged (kind and message only), answered as -32603 without internals. */
+/** A defect inside a method: logged with its cause, answered as -32603 without internals. */
 export const onDefect = (defect: unknown, method: string) =>
-  Effect.logError("unexpected failure").pipe(
-    Effect.annotateLogs({ defect: describeDefect(defect), rpc_method: method }),
-    Effect.as(
-      ((error) => error._tag === "InvalidRequest" ? RpcErrors.fromDomain(error) : RpcErrors.internalError(error))(
-        defectToError(defect)
-      )
-    )
-  )
+  Effect.map(answerDefect(defect, { rpc_method: method }), RpcErrors.internalError)
 
 /** Whether a body is a batch: JSON whose first token is `[`. */
 const isBatch = (text: string) => /^[ \t\n\r]*\[/.test(text)

@@ -48,13 +48,13 @@ export interface MethodSpec<P, PI, A, AI, C, E extends RpcErrors.DomainError> {
 
 /**
  * A method whose params are decoded with `params` and whose result is encoded with `result`:
- * the same schemas the OpenRPC document is generated from. Unknown params are ignored, as
- * unknown fields of REST bodies are.
+ * the same schemas the OpenRPC document is generated from. An unknown param is refused (-32602
+ * naming it), as an unknown field of a REST body is: a misspelt option must not be ignored.
  */
 export const method = <P, PI, A, AI, C, E extends RpcErrors.DomainError>(
   spec: MethodSpec<P, PI, A, AI, C, E>
 ): Method<C> => {
-  const decode = Schema.decodeUnknown(spec.params, { errors: "all", onExcessProperty: "ignore" })
+  const decode = Schema.decodeUnknown(spec.params, { errors: "all", onExcessProperty: "error" })
   const encode = Schema.encode(spec.result)
   return {
     name: spec.name,

@@ -10,7 +10,9 @@ import { ignoreEvents } from "@huddle/domain/services/IntentPipeline"
 import { Intents } from "@huddle/domain/services/Intents"
 import { RequestContext } from "@huddle/domain/services/RequestContext"
 import { Effect, Schema } from "effect"
-import { maxInputLength } from "../api/HuddleApi.js"
+import { Cursor } from "@huddle/domain/Page"
+import * as WireString from "@huddle/domain/WireString"
+import { Input as HuddleInput, maxInputLength } from "../api/HuddleApi.js"
 import { maxLimit, page } from "../api/Lists.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as OpenRpc from "./OpenRpc.js"
@@ -21,13 +23,12 @@ export interface Caller {
   readonly headerOrgId: string | undefined
 }
 
-const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({ title: "id" })
+const Id = WireString.Id.pipe(Schema.minLength(1)).annotations({ title: "id" })
 
-const Input = Schema.String.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }),
-  Schema.maxLength(maxInputLength, { message: () => `must be at most ${maxInputLength} characters` })
-).annotations({ title: "input", description: `What to do or answer (1 to ${maxInputLength} characters)` })
+const Input = HuddleInput.annotations({
+  title: "input",
+  description: `What to do or answer (1 to ${maxInputLength} characters)`
+})
 
 export const SubmitParams = Schema.Struct({
   input: Input,
@@ -51,10 +52,7 @@ export const ListParams = Schema.Struct({
       .annotations({ title: "limit", description: `Page size, 1 to ${maxLimit}`, default: 50 }),
     { default: () => 50 }
   ),
-  cursor: Schema.optional(Schema.String.pipe(Schema.maxLength(128)).annotations({
-    title: "cursor",
-    description: "The next_cursor of the previous page"
-  })),
+  cursor: Schema.optional(Cursor.annotations({ title: "cursor", description: "The next_cursor of the previous page" })),
   status: Schema.optional(IntentStatus.annotations({ description: "Only intents in this status" }))
 })
 
@@ -84,7 +82,7 @@ export const make = Effect.gen(function*() {
       params: SubmitParams,
       result: Intent,
       resultName: "intent",
-      errors: ["InvalidRequest", "InsufficientCredits", "PolicyViolation", "NotFound", "UpstreamUnavailable"],
+      errors: ["InvalidRequest", "InsufficientCredits", "PolicyViolation", "NotFound", "UpstreamUnavailable", "Unauthorized"],
       handler: (params, caller: Caller) =>
         Effect.gen(function*() {
           const context = yield* requestContext.resolve(caller.principal, {
@@ -136,7 +134,7 @@ export const make = Effect.gen(function*() {
       params: ById,
       result: Intent,
       resultName: "intent",
-      errors: ["NotFound", "Conflict", "Forbidden", "InsufficientCredits", "PolicyViolation", "InvalidRequest", "UpstreamUnavailable"],
+      errors: ["NotFound", "Conflict", "Forbidden", "InsufficientCredits", "PolicyViolation", "InvalidRequest", "UpstreamUnavailable", "Unauthorized"],
       handler: (params, caller: Caller) =>
         Effect.map(intents.approve(caller.principal, params.id, ignoreEvents), (outcome) => outcome.intent)
     }),

@@ -125,6 +125,7 @@ export type DomainError =
   | Errors.NotFound
   | Errors.Conflict
   | Errors.UpstreamUnavailable
+  | Errors.Unauthorized
 
 export type DomainErrorTag = DomainError["_tag"]
 
@@ -157,6 +158,12 @@ export const applicationCodes: { readonly [Tag in DomainErrorTag]: ApplicationCo
     error: "UPSTREAM_UNAVAILABLE",
     status: 502,
     meaning: "No model could answer (after retries and fallback)"
+  },
+  Unauthorized: {
+    code: -32008,
+    error: "UNAUTHORIZED",
+    status: 401,
+    meaning: "The credential was revoked or expired while the call was being served"
   }
 }
 

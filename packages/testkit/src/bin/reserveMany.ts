@@ -1,6 +1,6 @@
 /**
  * A second process reserving credits against a shared PostgreSQL, for the cross-instance
- * concurrency test: `node reserveMany.js <database url> <user id> <org id> <count> <amount>`.
+ * concurrency test: `node reserveMany.js <database url> <user id> <org id> <api key id> <count> <amount>`.
  * Prints `{"reserved": n, "denied": m}`.
  */
 import { Database } from "@huddle/adapters"
@@ -8,9 +8,9 @@ import * as Credits from "@huddle/domain/services/Credits"
 import { Effect, Logger, LogLevel, Redacted } from "effect"
 import * as CreditsHarness from "../CreditsHarness.js"
 
-const [url, userId, orgId, count, amount] = process.argv.slice(2)
-if (!url || !userId || !orgId || !count || !amount) {
-  console.error("usage: reserveMany <database url> <user id> <org id> <count> <amount>")
+const [url, userId, orgId, keyId, count, amount] = process.argv.slice(2)
+if (!url || !userId || !orgId || !keyId || !count || !amount) {
+  console.error("usage: reserveMany <database url> <user id> <org id> <api key id> <count> <amount>")
   process.exit(2)
 }
 
@@ -19,7 +19,14 @@ const program = Effect.gen(function*() {
   const outcomes = yield* Effect.forEach(
     Array.from({ length: Number(count) }),
     () =>
-      credits.reserve({ userId, orgId, amount: Number(amount), creditFallback: true, purpose: "concurrency test" }).pipe(
+      credits.reserve({
+        userId,
+        orgId,
+        amount: Number(amount),
+        creditFallback: true,
+        purpose: "concurrency test",
+        authority: { via: "api_key", credentialId: keyId, actorId: userId }
+      }).pipe(
         Effect.as("reserved" as const),
         Effect.catchTag("InsufficientCredits", () => Effect.succeed("denied" as const))
       ),

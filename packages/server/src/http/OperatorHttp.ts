@@ -1,0 +1,44 @@
+import { createHash, timingSafeEqual } from "node:crypto"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { NotFound, Unauthorized } from "@huddle/domain/Errors"
+import { type CreditTarget, Operator } from "@huddle/domain/services/Operator"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { OperatorAuthenticated } from "../api/OperatorApi.js"
+import { credentialOf } from "../api/Security.js"
+import { Api } from "../Api.js"
+
+const digest = (value: string) => createHash("sha256").update(value, "utf8").digest()
+
+/**
+ * The operator token, compared in constant time (digests of equal length, whatever the length of
+ * what was sent). Without a token the API is off: 404, as for a path that does not exist.
+ */
+export const OperatorAuthenticatedLive = (token: Option.Option<Redacted.Redacted>) =>
+  Layer.succeed(
+    OperatorAuthenticated,
+    OperatorAuthenticated.of({
+      // The header is read with the one credential parser (the platform's ignores the scheme).
+      operator: () =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<void, NotFound | Unauthorized> => {
+          if (Option.isNone(token)) {
+            return Effect.fail(new NotFound({ message: "The operator API is off: the operator has set no HUDDLE_OPERATOR_TOKEN" }))
+          }
+          const sent = credentialOf(request.headers["authorization"])
+          return sent._tag === "Bearer" && timingSafeEqual(digest(sent.token), digest(Redacted.value(token.value)))
+            ? Effect.void
+            : Effect.fail(new Unauthorized({ message: "Invalid operator token" }))
+        })
+    })
+  )
+
+const targetOf = (params: { readonly user_id?: string | undefined; readonly org_id?: string | undefined; readonly balance?: "subscription" | "addon" | undefined }): CreditTarget =>
+  params.user_id !== undefined ? { user_id: params.user_id } : { org_id: params.org_id!, balance: params.balance! }
+
+export const OperatorHttp = HttpApiBuilder.group(Api, "operator", (handlers) =>
+  Effect.map(Operator, (operator) =>
+    handlers
+      .handle("grant", ({ payload }) => operator.grant({ target: targetOf(payload), amount: payload.amount, reason: payload.reason }, "api"))
+      .handle("ledger", ({ urlParams }) => operator.ledger(targetOf(urlParams), { limit: urlParams.limit, cursor: urlParams.cursor }))
+      .handle("user", ({ path }) => operator.findUser(path.user))
+      .handle("revokeKeys", ({ path }) => Effect.map(operator.revokeKeys(path.user, "api"), (revoked) => ({ revoked })))
+  ))

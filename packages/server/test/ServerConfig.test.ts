@@ -1,0 +1,38 @@
+/** The server's configuration as docs/operations.md documents it. */
+import { readFileSync } from "node:fs"
+import { fromEnv } from "@huddle/server/ServerConfig"
+import { ConfigProvider, Effect, Either, LogLevel } from "effect"
+import { describe, expect, it } from "vitest"
+
+const read = (env: Record<string, string>) =>
+  Effect.runSync(Effect.either(Effect.withConfigProvider(fromEnv, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+
+const operations = readFileSync(new URL("../../../docs/operations.md", import.meta.url), "utf8")
+
+describe("LOG_LEVEL", () => {
+  it("takes every value docs/operations.md lists, in any case", () => {
+    const row = operations.split("\n").find((line) => line.startsWith("| `LOG_LEVEL` |"))
+    const documented = [...(row?.split("|")[3] ?? "").matchAll(/`([A-Za-z]+)`/g)].map((match) => match[1]!)
+    expect(documented).toEqual(expect.arrayContaining(["All", "Debug", "Info", "Warning", "Error", "None"]))
+    for (const name of documented.flatMap((name) => [name, name.toLowerCase(), name.toUpperCase()])) {
+      const config = read({ LOG_LEVEL: name })
+      expect(Either.isRight(config), name).toBe(true)
+    }
+    const levelOf = (name: string) => {
+      const config = read({ LOG_LEVEL: name })
+      return Either.isRight(config) ? config.right.logLevel : undefined
+    }
+    expect(levelOf("Warning")).toBe(LogLevel.Warning)
+    expect(levelOf("none")).toBe(LogLevel.None)
+    expect(levelOf("ALL")).toBe(LogLevel.All)
+    expect(read({}).pipe(Either.map((config) => config.logLevel))).toEqual(Either.right(LogLevel.Info))
+  })
+
+  it("refuses anything else, naming the variable and what it takes", () => {
+    for (const name of ["Verbose", "warnings", "", "5"]) {
+      const config = read({ LOG_LEVEL: name })
+      expect(Either.isLeft(config), name).toBe(true)
+      if (Either.isLeft(config)) expect(String(config.left), name).toMatch(/LOG_LEVEL.*Warning/)
+    }
+  })
+})
