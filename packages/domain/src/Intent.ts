@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { EffectiveSettings } from "./Policy.js"
 import { HuddleMode } from "./Preferences.js"
+import { RiskFlag } from "./RiskFlags.js"
 import { ChatRole, Usage } from "./Model.js"
 
 export const IntentStatus = Schema.Literal(
@@ -32,8 +33,8 @@ export class Plan extends Schema.Class<Plan>("Plan")({
   ),
   /** The catalog model the request named, if it named one (a plan for a tier is re-planned when a policy lowers it). */
   requested_model: Schema.optional(Schema.String),
-  /** Passages the review stage flags for a human (risky content under a low risk tolerance). */
-  flags: Schema.Array(Schema.String)
+  /** What the review stage flags for a human under a low risk tolerance: each category with what matched. */
+  flags: Schema.Array(RiskFlag)
 }) {}
 
 export class IntentError extends Schema.Class<IntentError>("IntentError")({

@@ -1,5 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { type DecidedBy, type EffectiveSettings, OrgPolicies, serviceDefaults, tierRank } from "@huddle/domain/Policy"
+import { Preferences } from "@huddle/domain/Preferences"
+import { StartRequest } from "@huddle/server/api/HuddleApi"
 import { Accounts, Orgs, SseClient, TestServer } from "@huddle/testkit"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect, Schema } from "effect"
+
+type Setting = keyof EffectiveSettings
+
+/**
+ * What decides each setting: the highest-precedence source that sets it (enforced org policy →
+ * request → personal preference → org default → service default). The tier policy is a ceiling:
+ * it decides only when what the others chose is above it.
+ */
+const expectedSettings = (run: {
+  readonly policies: OrgPolicies
+  readonly request: Partial<Preferences>
+  readonly personal: Preferences
+  readonly orgDefaults: Preferences
+}) => {
+  const chosen = <K extends Setting>(key: K) => {
+    const layers: ReadonlyArray<readonly [DecidedBy, Partial<Record<Setting, unknown>>]> = [
+      ["request", run.request],
+      ["personal", run.personal],
+      ["org_default", run.orgDefaults]
+    ]
+    const first = layers.find(([, layer]) => layer[key] !== undefined)
+    return first === undefined
+      ? { value: serviceDefaults[key], decided_by: "service_default" }
+      : { value: first[1][key], decided_by: first[0] }
+  }
+  const enforced = <K extends keyof OrgPolicies & Setting>(key: K) =>
+    run.policies[key] === undefined ? chosen(key) : { value: run.policies[key], decided_by: "org_policy" }
+  const wanted = chosen("model_tier") as { value: keyof typeof tierRank; decided_by: DecidedBy }
+  const ceiling = run.policies.model_tier
+  return {
+    model_tier: ceiling !== undefined && tierRank[wanted.value] > tierRank[ceiling] ? { value: ceiling, decided_by: "org_policy" } : wanted,
+    risk_tolerance: enforced("risk_tolerance"),
+    auto_execute: enforced("auto_execute"),
+    mode: chosen("mode"),
+    credit_fallback: run.policies.credit_fallback === undefined
+      ? { value: serviceDefaults.credit_fallback, decided_by: "service_default" }
+      : { value: run.policies.credit_fallback, decided_by: "org_policy" }
+  }
+}
 
 describe("huddle on the offline provider", () => {
   let server: TestServer.TestServer
@@ -9,6 +52,9 @@ describe("huddle on the offline provider", () => {
   afterAll(() => server.stop())
 
   const balance = async (token: string) => (await server.request("GET", "/v1/me", { token })).body.credits.balance as number
+  const sessions = async (token: string) => (await server.request("GET", "/v1/huddle/sessions", { token })).body.data
+  const intents = async (token: string) =>
+    (await server.request("POST", "/v1/rpc", { token, body: { jsonrpc: "2.0", method: "intent.list", id: 1 } })).body.result.data
 
   it("answers a first message, charges what it used, and keeps the session", async () => {
     const user = await Accounts.signupAndLogin(server)
@@ -115,7 +161,58 @@ describe("huddle on the offline provider", () => {
       expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400)
     }
     expect(await balance(user.session)).toBe(1000)
-    expect((await server.request("GET", "/v1/huddle/sessions", { token: user.session })).body.data).toHaveLength(1)
+    expect(await sessions(user.session)).toEqual([])
+    expect(await intents(user.session)).toEqual([])
+  })
+
+  it("leaves no session, message or intent behind when it refuses a first message", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const org = await Orgs.createOrg(server)
+    const refusals: ReadonlyArray<readonly [number, Record<string, unknown>, Record<string, string>?]> = [
+      [400, { input: "hi", mode: "multi" }],
+      [404, { input: "hi", workspace_id: "wsp_01HZZZZZZZZZZZZZZZZZZZZZZZ" }],
+      [404, { input: "hi", org_id: org.id }],
+      [404, { input: "hi" }, { "openai-organization": org.id }]
+    ]
+    for (const [status, body, headers] of refusals) {
+      const res = await server.request("POST", "/v1/huddle", { token: user.session, body, ...(headers ? { headers } : {}) })
+      expect(res.status, JSON.stringify(body)).toBe(status)
+      expect(res.body).toEqual({ error: expect.any(String), message: expect.any(String) })
+    }
+    expect(await sessions(user.session)).toEqual([])
+    expect(await intents(user.session)).toEqual([])
+    expect(await balance(user.session)).toBe(1000)
+  })
+
+  it("adds nothing to a session when it refuses a message", async () => {
+    const org = await Orgs.createOrg(server)
+    const member = await Orgs.addMember(server, org)
+    const first = await server.request("POST", "/v1/huddle", { token: member.session, body: { input: "Plan the offsite", org_id: org.id } })
+    expect(first.status, first.text).toBe(200)
+    const messagesOf = async () => {
+      const res = await server.request("GET", `/v1/huddle/sessions/${first.body.session_id}`, { token: member.session })
+      expect(res.status, res.text).toBe(200)
+      return res.body.messages.map((m: { role: string; content: string }) => [m.role, m.content])
+    }
+    const before = await messagesOf()
+    expect(before).toEqual([["user", "Plan the offsite"], ["assistant", first.body.output]])
+
+    const multi = await server.request("POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, {
+      token: member.session,
+      body: { content: "Now with the council", mode: "multi" }
+    })
+    expect(multi.status, multi.text).toBe(400)
+    // Removed from the session's org, the member may no longer run in it.
+    const removed = await server.request("DELETE", `/v1/orgs/${org.id}/admin/members/${member.id}`, { token: org.admin.session })
+    expect(removed.status, removed.text).toBe(204)
+    const outside = await server.request("POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, {
+      token: member.session,
+      body: { content: "Still here?" }
+    })
+    expect(outside.status, outside.text).toBe(404)
+
+    expect(await messagesOf()).toEqual(before)
+    expect((await intents(member.session)).map((intent: { id: string }) => intent.id)).toEqual([first.body.intent_id])
   })
 
   it("cannot escape an org's enforced economy tier by any request parameter", async () => {
@@ -145,6 +242,49 @@ describe("huddle on the offline provider", () => {
     expect(personal.body.policy.model_tier.decided_by).toBe("personal")
     const outsider = await Accounts.signupAndLogin(server)
     expect((await server.request("POST", "/v1/huddle", { token: outsider.session, body: { input: "x", org_id: org.id } })).status).toBe(404)
+  })
+
+  describe("settings", () => {
+    let org: Orgs.TestOrg
+    let member: Accounts.TestUser
+    beforeAll(async () => {
+      org = await Orgs.createOrg(server)
+      member = await Orgs.addMember(server, org)
+    })
+
+    it.live.prop(
+      "for every setting, policy.decided_by names the highest-precedence source that set it",
+      {
+        policies: OrgPolicies,
+        request: StartRequest.pipe(Schema.pick("mode", "model_tier")),
+        personal: Preferences,
+        orgDefaults: Preferences
+      },
+      (run) =>
+        Effect.promise(async () => {
+          const put = async (path: string, token: string, body: unknown) => {
+            const res = await server.request("PUT", path, { token, body })
+            expect(res.status, `${path}: ${res.text}`).toBe(200)
+          }
+          await put(`/v1/orgs/${org.id}/admin/policies`, org.admin.session, run.policies)
+          await put(`/v1/orgs/${org.id}/admin/preferences`, org.admin.session, run.orgDefaults)
+          await put("/v1/me/preferences", member.session, run.personal)
+          const res = await server.request("POST", "/v1/huddle", {
+            token: member.session,
+            body: { input: "Plan the week", org_id: org.id, ...run.request }
+          })
+          const expected = expectedSettings(run)
+          if (expected.mode.value === "multi") {
+            // Refused until the council lands, whoever chose it.
+            expect(res.status, res.text).toBe(400)
+            return
+          }
+          expect(res.status, res.text).toBe(200)
+          expect(res.body.policy).toEqual(expected)
+          expect(res.body.requested_mode).toBe(expected.mode.value)
+        }),
+      { timeout: 120_000, fastCheck: { numRuns: 25 } }
+    )
   })
 
   it("stops at review when the org disables auto-execution, charging nothing", async () => {
@@ -178,5 +318,28 @@ describe("huddle without credits", () => {
     const streamed = await SseClient.post(`${server.url}/v1/huddle?stream=true`, { token: user.session, body: { input: "hello" } })
     expect(streamed.status).toBe(402)
     expect(streamed.events).toEqual([{ event: "body", data: { error: "INSUFFICIENT_CREDITS", message: expect.any(String) } }])
+    // Refused before anything was written: no session, message or intent.
+    expect((await server.request("GET", "/v1/huddle/sessions", { token: user.session })).body.data).toEqual([])
+    const intents = await server.request("POST", "/v1/rpc", { token: user.session, body: { jsonrpc: "2.0", method: "intent.list", id: 1 } })
+    expect(intents.body.result.data).toEqual([])
+  })
+
+  it("adds nothing to a session when a message cannot be paid for", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    // Awaiting review, the first message costs nothing yet; the second would run at once.
+    await server.request("PUT", "/v1/me/preferences", { token: user.session, body: { auto_execute: false } })
+    const first = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "Draft the agenda" } })
+    expect(first.status, first.text).toBe(200)
+    expect(first.body.status).toBe("awaiting_review")
+    await server.request("PUT", "/v1/me/preferences", { token: user.session, body: { auto_execute: true } })
+    const next = await server.request("POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, {
+      token: user.session,
+      body: { content: "And the minutes" }
+    })
+    expect(next.status, next.text).toBe(402)
+    const session = await server.request("GET", `/v1/huddle/sessions/${first.body.session_id}`, { token: user.session })
+    expect(session.body.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([["user", "Draft the agenda"]])
+    const intents = await server.request("POST", "/v1/rpc", { token: user.session, body: { jsonrpc: "2.0", method: "intent.list", id: 1 } })
+    expect(intents.body.result.data.map((intent: { id: string }) => intent.id)).toEqual([first.body.intent_id])
   })
 })

@@ -289,6 +289,8 @@ describe("JSON-RPC over HTTP", () => {
     const unknownModel = await rpc(user.session, call("intent.submit", { input: "hi", model: "gpt-17" }))
     expect(unknownModel.status).toBe(400)
     expect(unknownModel.body.error).toEqual(rpcError(-32000, "INVALID_REQUEST"))
+    // Refused submissions leave no intent behind.
+    expect((await result(user.session, "intent.list")).data.map((i: { id: string }) => i.id)).toEqual([mine.id])
     // In a batch, the same error is answered 200.
     const batched = await rpc(user.session, [call("intent.get", { id: "int_nope" }, 1)])
     expect(batched.status).toBe(200)
@@ -302,9 +304,9 @@ describe("JSON-RPC over HTTP", () => {
       const res = await broke.request("POST", "/v1/rpc", { token: user.session, body: call("intent.submit", { input: "hi" }, "p") })
       expect(res.status).toBe(402)
       expect(res.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32001, "INSUFFICIENT_CREDITS"), id: "p" })
+      // Refused before anything was written: no intent.
       const list = await broke.request("POST", "/v1/rpc", { token: user.session, body: call("intent.list") })
-      expect(list.body.result.data).toHaveLength(1)
-      expect(list.body.result.data[0]).toMatchObject({ status: "failed", output: null, credits_charged: 0, error: { error: "INSUFFICIENT_CREDITS" } })
+      expect(list.body.result).toEqual({ data: [], next_cursor: null })
     } finally {
       await broke.stop()
     }
@@ -372,10 +374,26 @@ describe("JSON-RPC over HTTP", () => {
     const named = await rpc(member.session, call("intent.submit", { input: "Summarise our plan.", org_id: org.id, model: "offline-premium" }, 7))
     expect(named.status).toBe(403)
     expect(named.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32002, "POLICY_VIOLATION"), id: 7 })
+    // A refused submission leaves no intent behind.
+    expect((await result(member.session, "intent.list")).data.map((i: { id: string }) => i.id)).toEqual([intent.id])
 
     // Outside the org, the request's tier applies.
     const personal = await result(member.session, "intent.submit", { input: "Summarise our plan.", model_tier: "premium" })
     expect(personal.settings.model_tier).toEqual({ value: "premium", decided_by: "request" })
+  })
+
+  it("flags risky requests for review under a low risk tolerance, naming the category and what matched", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const put = await server.request("PUT", "/v1/me/preferences", { token: user.session, body: { risk_tolerance: "low" } })
+    expect(put.status, put.text).toBe(200)
+    const flagsOf = async (input: string) => (await result(user.session, "intent.submit", { input })).plan.flags
+    expect(await flagsOf("Drop the users table")).toEqual([{ category: "destructive", match: "Drop the users table" }])
+    expect(await flagsOf("Delete all customer records")).toEqual([{ category: "destructive", match: "Delete all customer records" }])
+    expect(await flagsOf("Wire $4,000 to this IBAN and deploy to prod")).toEqual([
+      { category: "production", match: "deploy to prod" },
+      { category: "money_movement", match: "Wire $4,000" }
+    ])
+    expect(await flagsOf("How do I drop a pin on the map?")).toEqual([])
   })
 
   it("describes every method with rpc.discover: an OpenRPC document generated from the schemas", async () => {

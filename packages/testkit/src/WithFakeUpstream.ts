@@ -2,7 +2,7 @@
  * The in-process server in front of a fake OpenAI-compatible upstream, with a catalog of its
  * models: what tests of the model path (huddles, chat completions, idempotency) start from.
  */
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Redacted } from "effect"
@@ -38,19 +38,25 @@ export const start = async (
 ): Promise<WithFakeUpstream> => {
   const fake = await FakeOpenAi.start({ apiKey: upstreamKey })
   const dir = mkdtempSync(join(tmpdir(), "huddle-catalog-"))
-  writeFileSync(join(dir, "catalog.json"), JSON.stringify({ models }))
-  const server = await TestServer.start({
-    starterCredits: 100_000,
-    ...options,
-    providers: { servers: [{ name: "fake", baseUrl: fake.baseUrl, apiKey: Redacted.make(upstreamKey) }] },
-    catalog: { path: join(dir, "catalog.json") }
-  })
-  return {
-    server,
-    fake,
-    stop: async () => {
-      await server.stop()
+  const stopAll = async (server?: TestServer.TestServer) => {
+    try {
+      await server?.stop()
       await fake.stop()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
+  }
+  try {
+    writeFileSync(join(dir, "catalog.json"), JSON.stringify({ models }))
+    const server = await TestServer.start({
+      starterCredits: 100_000,
+      ...options,
+      providers: { servers: [{ name: "fake", baseUrl: fake.baseUrl, apiKey: Redacted.make(upstreamKey) }] },
+      catalog: { path: join(dir, "catalog.json") }
+    })
+    return { server, fake, stop: () => stopAll(server) }
+  } catch (error) {
+    await stopAll()
+    throw error
   }
 }

@@ -1,8 +1,11 @@
 /**
  * The change feed over PostgreSQL: one dedicated connection per instance that LISTENs. The feed
  * is live only while that connection is known to deliver: every `pingEvery` it notifies itself a
- * heartbeat on the channel, and the feed counts as live only while the last heartbeat came back
- * within three periods. A stalled or broken connection (or a pooler that does not pass LISTEN
+ * heartbeat carrying the time it was sent, and the feed counts as live only while the last
+ * heartbeat that came back was sent within three periods. PostgreSQL delivers notifications in
+ * commit order, so that heartbeat's return proves every change committed before it was sent has
+ * been delivered: while live, no cache misses a change older than three periods, however slow
+ * the connection. A stalled, slowed or broken connection (or a pooler that does not pass LISTEN
  * through) therefore stops the caches within that bound; an error or an end stops them at once.
  * Then a new connection is made; caches start empty each time it comes back, since
  * notifications sent meanwhile are lost. LISTEN needs a direct (or session-pooled) connection.
@@ -28,7 +31,8 @@ export const layer = (options: Options) =>
       // The connection's callbacks run outside any fiber; they log through the layer's runtime.
       const log = Runtime.runFork(yield* Effect.runtime<never>())
       const pingMs = Duration.toMillis(options.pingEvery ?? Duration.seconds(1))
-      const heartbeat = `ping:${process.pid}:${Math.random().toString(36).slice(2)}`
+      const heartbeat = `ping:${process.pid}:${Math.random().toString(36).slice(2)}:`
+      /** When the last heartbeat that came back was sent (or when listening began). */
       let lastBeat = 0
       let reconnecting = false
       let client: pg.Client | undefined
@@ -63,7 +67,7 @@ export const layer = (options: Options) =>
         next.on("end", () => drop(next))
         next.on("notification", (message) => {
           if (message.channel !== channel || message.payload === undefined) return
-          if (message.payload === heartbeat) lastBeat = Date.now()
+          if (message.payload.startsWith(heartbeat)) lastBeat = Math.max(lastBeat, Number(message.payload.slice(heartbeat.length)))
           else dispatcher.deliver(message.payload)
         })
         next.connect()
@@ -76,7 +80,7 @@ export const layer = (options: Options) =>
             dispatcher.setLive(true)
             ping = setInterval(() => {
               if (Date.now() - lastBeat > 3 * pingMs) return drop(next)
-              next.query("SELECT pg_notify($1, $2)", [channel, heartbeat]).catch(() => drop(next))
+              next.query("SELECT pg_notify($1, $2)", [channel, `${heartbeat}${Date.now()}`]).catch(() => drop(next))
             }, pingMs)
             ping.unref()
           })

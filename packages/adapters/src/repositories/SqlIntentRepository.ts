@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Intent } from "@huddle/domain/Intent"
 import { Instances } from "@huddle/domain/ports/Instances"
 import { IntentRepository } from "@huddle/domain/ports/IntentRepository"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option, Predicate, Schema } from "effect"
 import { toDate } from "./Rows.js"
 
 interface IntentRow {
@@ -29,6 +29,24 @@ const decode = Schema.decodeUnknown(Intent)
 const encode = Schema.encode(Intent)
 const json = (value: unknown) => value === null || value === undefined ? null : JSON.stringify(value)
 
+/** The categories of review flags stored before a flag said what matched (a bare label). */
+const labelledCategories: Readonly<Record<string, string>> = {
+  "destructive operation": "destructive",
+  credentials: "credentials",
+  "production systems": "production",
+  "money movement": "money_movement"
+}
+
+const withCurrentFlags = (plan: unknown): unknown =>
+  Predicate.isRecord(plan) && Array.isArray(plan.flags)
+    ? {
+      ...plan,
+      flags: plan.flags.map((flag: unknown) =>
+        typeof flag === "string" ? { category: labelledCategories[flag] ?? flag, match: "" } : flag
+      )
+    }
+    : plan
+
 const fromRow = (row: IntentRow) =>
   decode({
     id: row.id,
@@ -38,7 +56,7 @@ const fromRow = (row: IntentRow) =>
     org_id: row.org_id,
     session_id: row.session_id,
     settings: row.settings,
-    plan: row.plan,
+    plan: withCurrentFlags(row.plan),
     output: row.output,
     models: row.models,
     usage: row.usage,

@@ -22,9 +22,15 @@ const waitFor = async (what: string, condition: () => boolean, withinMs: number)
   return Date.now() - started
 }
 
-/** A TCP proxy whose traffic can be held (connections stay open, nothing flows) and let go. */
-const stallingProxy = async (target: URL) => {
+/**
+ * A TCP proxy whose traffic can be held (connections stay open, nothing flows) and let go. With
+ * `slowing`, its link slows down without ever stopping: what the server sends on a connection
+ * reaches the client later and later (half a millisecond more per millisecond the connection has
+ * been open), as over a link whose queue keeps growing.
+ */
+const proxyTo = async (target: URL, options: { readonly slowing?: boolean } = {}) => {
   const sockets = new Set<Socket>()
+  const pumps = new Set<NodeJS.Timeout>()
   let held = false
   const server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname)
@@ -37,7 +43,23 @@ const stallingProxy = async (target: URL) => {
         upstream.destroy()
       })
     }
-    client.pipe(upstream).pipe(client)
+    client.pipe(upstream)
+    if (!options.slowing) {
+      upstream.pipe(client)
+      return
+    }
+    const opened = Date.now()
+    const queue: Array<{ readonly at: number; readonly chunk: Buffer }> = []
+    // One queue per connection, written in order.
+    const pump = setInterval(() => {
+      while (queue.length > 0 && queue[0]!.at <= Date.now()) client.write(queue.shift()!.chunk)
+    }, 5)
+    pumps.add(pump)
+    upstream.on("close", () => {
+      clearInterval(pump)
+      pumps.delete(pump)
+    })
+    upstream.on("data", (chunk: Buffer) => queue.push({ at: Date.now() + (Date.now() - opened) / 2, chunk }))
   })
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
   const address = server.address()
@@ -54,6 +76,7 @@ const stallingProxy = async (target: URL) => {
       for (const socket of sockets) socket.resume()
     },
     close: () => {
+      for (const pump of pumps) clearInterval(pump)
       for (const socket of sockets) socket.destroy()
       server.close()
     }
@@ -87,7 +110,7 @@ describe.each(TestDatabase.availableEngines())("change notifications on %s", (en
 
 describe.each(TestDatabase.availableEngines().filter((engine) => engine === "postgres"))("the change feed on %s", () => {
   let database: TestDatabase.FreshDatabase
-  let proxy: Awaited<ReturnType<typeof stallingProxy>>
+  let proxy: Awaited<ReturnType<typeof proxyTo>>
   let scope: Scope.CloseableScope
   let feed: ChangeFeed.ChangeFeed["Type"]
   let direct: pg.Client
@@ -98,7 +121,7 @@ describe.each(TestDatabase.availableEngines().filter((engine) => engine === "pos
     database = await TestDatabase.fresh("postgres")
     if (database.engine._tag !== "Postgres") throw new Error("expected PostgreSQL")
     const url = Redacted.value(database.engine.url)
-    proxy = await stallingProxy(new URL(url))
+    proxy = await proxyTo(new URL(url))
     direct = new pg.Client({ connectionString: url })
     await direct.connect()
     scope = Effect.runSync(Scope.make())
@@ -144,4 +167,55 @@ describe.each(TestDatabase.availableEngines().filter((engine) => engine === "pos
     await notify("things:after-restart")
     await waitFor("delivered after the restart", () => changed.includes("after-restart"), 2_000)
   }, 20_000)
+})
+
+describe.each(TestDatabase.availableEngines().filter((engine) => engine === "postgres"))("the change feed's bound on %s", () => {
+  it("while live, has delivered every change committed more than three heartbeats ago, however slow its link gets", async () => {
+    const pingMs = 100
+    const boundMs = 3 * pingMs
+    const database = await TestDatabase.fresh("postgres")
+    if (database.engine._tag !== "Postgres") throw new Error("expected PostgreSQL")
+    const url = Redacted.value(database.engine.url)
+    // Heartbeats keep coming back, each later than the one before: the link never stalls.
+    const proxy = await proxyTo(new URL(url), { slowing: true })
+    const direct = new pg.Client({ connectionString: url })
+    await direct.connect()
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const feed = await Effect.runPromise(
+        Layer.buildWithScope(PostgresChangeFeed.layer({ url: Redacted.make(proxy.url), pingEvery: `${pingMs} millis` }), scope).pipe(
+          Effect.map((context) => Context.get(context, ChangeFeed.ChangeFeed))
+        )
+      )
+      const delivered = new Set<string>()
+      // Changes committed before the feed last (re)started are not its to deliver: caches start empty then.
+      let startedAt = Date.now()
+      feed.subscribe("things", { changed: (key) => delivered.add(key), reset: () => (startedAt = Date.now()) })
+      /** Each change: when it was sent (before its commit) and when its commit was confirmed (after it). */
+      const committed: Array<{ readonly key: string; readonly sent: number; readonly at: number }> = []
+      const stale = new Set<string>()
+      let liveChecks = 0
+      const until = Date.now() + 4_000
+      for (let i = 0; Date.now() < until; i++) {
+        const sent = Date.now()
+        await direct.query("SELECT pg_notify($1, $2)", [ChangeFeed.channel, `things:k${i}`])
+        committed.push({ key: `k${i}`, sent, at: Date.now() })
+        await new Promise((done) => setTimeout(done, 20))
+        const now = Date.now()
+        if (!feed.live()) continue
+        liveChecks++
+        for (const change of committed) {
+          if (change.sent > startedAt && change.at < now - boundMs && !delivered.has(change.key)) stale.add(change.key)
+        }
+      }
+      expect([...stale], `live while changes older than ${boundMs} ms were undelivered`).toEqual([])
+      // It was live at times (before its first late heartbeat), so the checks above did check.
+      expect(liveChecks).toBeGreaterThan(0)
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await direct.end()
+      proxy.close()
+      await database.drop()
+    }
+  }, 30_000)
 })

@@ -9,14 +9,14 @@ import { Ids } from "../Ids.js"
 import type { Intent } from "../Intent.js"
 import { Usage } from "../Model.js"
 import { fromRows, type Page, type PageRequest } from "../Page.js"
-import type { HuddleMode, Preferences } from "../Preferences.js"
+import type { Preferences } from "../Preferences.js"
 import type { Principal } from "../Principal.js"
 import { HuddleRepository } from "../ports/HuddleRepository.js"
 import { type Emit, IntentPipeline, type Outcome, type PipelineError } from "./IntentPipeline.js"
 
 export interface Ask {
   readonly input: string
-  readonly mode?: HuddleMode | undefined
+  /** The settings the request names (mode, model tier), below enforced policies. */
   readonly request?: Preferences | undefined
   readonly orgId: string | null
   readonly workspaceId: string | null
@@ -74,33 +74,40 @@ export const make = Effect.gen(function*() {
       })
     })
 
-  const ask = (principal: Principal, session: HuddleSession, input: Ask, emit: Emit) =>
+  /**
+   * Answers `input` in `session`. The question (and, for a new session, the session) is written
+   * only once the pipeline accepts the request: a refused one leaves nothing behind.
+   */
+  const ask = (
+    principal: Principal,
+    session: HuddleSession,
+    earlier: ReadonlyArray<HuddleMessage>,
+    input: Ask,
+    emit: Emit,
+    createSession: Effect.Effect<void>
+  ) =>
     Effect.gen(function*() {
-      const earlier = yield* repo.messages(session.id, 40)
-      yield* repo.addMessage(
-        session.id,
-        new HuddleMessage({
-          id: yield* ids.next("msg"),
-          role: "user",
-          content: input.input,
-          mode: input.mode ?? null,
-          intent_id: null,
-          models: [],
-          usage: null,
-          credits_charged: 0,
-          references: [],
-          created_at: yield* DateTime.now
-        })
-      )
+      const question = new HuddleMessage({
+        id: yield* ids.next("msg"),
+        role: "user",
+        content: input.input,
+        mode: input.request?.mode ?? null,
+        intent_id: null,
+        models: [],
+        usage: null,
+        credits_charged: 0,
+        references: [],
+        created_at: yield* DateTime.now
+      })
       const outcome: Outcome = yield* pipeline.submit({
         principal,
         orgId: session.org_id,
         workspaceId: session.workspace_id,
         sessionId: session.id,
         input: input.input,
-        mode: input.mode,
         request: input.request,
-        history: earlier.filter((m) => m.content.length > 0).map((m) => ({ role: m.role, content: m.content }))
+        history: earlier.filter((m) => m.content.length > 0).map((m) => ({ role: m.role, content: m.content })),
+        accepted: Effect.zipRight(createSession, repo.addMessage(session.id, question))
       }, emit)
       const { intent } = outcome
       let messageId: string | null = null
@@ -137,13 +144,15 @@ export const make = Effect.gen(function*() {
         created_at: now,
         updated_at: now
       })
-      yield* repo.createSession(session, principal.user.id)
-      return yield* ask(principal, session, input, emit)
+      return yield* ask(principal, session, [], input, emit, repo.createSession(session, principal.user.id))
     })
 
   const reply: Service["reply"] = (principal, sessionId, input, emit) =>
-    Effect.flatMap(owned(principal, sessionId), (session) =>
-      ask(principal, session, { ...input, orgId: session.org_id, workspaceId: session.workspace_id }, emit))
+    Effect.gen(function*() {
+      const session = yield* owned(principal, sessionId)
+      const earlier = yield* repo.messages(session.id, 40)
+      return yield* ask(principal, session, earlier, { ...input, orgId: session.org_id, workspaceId: session.workspace_id }, emit, Effect.void)
+    })
 
   const list: Service["list"] = (principal, page) =>
     repo.listSessions(principal.user.id, page).pipe(Effect.map((rows) => fromRows(rows, page.limit)))

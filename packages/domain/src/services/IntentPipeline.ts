@@ -22,6 +22,7 @@ import { type CatalogModel, type ChatMessage, costOf, estimateTokens, Usage } fr
 import type { DecidedBy, EffectiveSettings } from "../Policy.js"
 import type { HuddleMode, Preferences } from "../Preferences.js"
 import type { Principal } from "../Principal.js"
+import { riskFlags } from "../RiskFlags.js"
 import { Catalog } from "../ports/Catalog.js"
 import { IntentRepository } from "../ports/IntentRepository.js"
 import { ContextAssembly } from "./ContextAssembly.js"
@@ -53,18 +54,23 @@ export interface Submission {
   readonly workspaceId: string | null
   readonly sessionId: string | null
   readonly input: string
-  /** The mode asked for; `undefined` lets the caller's preferences decide. */
-  readonly mode?: HuddleMode | undefined
-  /** Per-request settings (e.g. `model_tier`), below enforced policies. */
+  /** Per-request settings (`mode`, `model_tier`), below enforced policies and above preferences. */
   readonly request?: Preferences | undefined
   /** An explicitly named catalog model; refused (403) when a policy forbids its tier. */
   readonly model?: string | undefined
   /** Earlier turns of the conversation, oldest first. */
   readonly history?: ReadonlyArray<ChatMessage> | undefined
+  /**
+   * What the caller records of the request (a huddle's session and message). It runs once every
+   * check that can refuse the request has passed (credits reserved), just before the intent's
+   * row is written: a refused request leaves nothing behind.
+   */
+  readonly accepted?: Effect.Effect<void> | undefined
 }
 
 export interface Outcome {
   readonly intent: Intent
+  /** The mode the settings chose (requested, preferred or default); `auto` runs as `single` for now. */
   readonly requestedMode: HuddleMode
   /** Whether the answer came from the offline provider. */
   readonly offline: boolean
@@ -92,16 +98,6 @@ export class IntentPipeline extends Context.Tag("@huddle/domain/IntentPipeline")
 /** How much of a model's context the memories may take. */
 const memoryShare = 0.25
 const historyLimit = 40
-
-const riskyPatterns: ReadonlyArray<readonly [RegExp, string]> = [
-  [/\b(rm\s+-rf|drop\s+(table|database)|truncate|delete\s+from)\b/i, "destructive operation"],
-  [/\b(password|secret|api[_ -]?key|credential|private key)s?\b/i, "credentials"],
-  [/\b(production|prod)\b/i, "production systems"],
-  [/\b(wire|transfer|payment|invoice|refund)\b/i, "money movement"]
-]
-
-export const reviewFlags = (input: string): ReadonlyArray<string> =>
-  riskyPatterns.filter(([pattern]) => pattern.test(input)).map(([, label]) => label)
 
 const temperatureFor = (settings: EffectiveSettings): number =>
   settings.risk_tolerance.value === "low" ? 0.2 : settings.risk_tolerance.value === "high" ? 1 : 0.7
@@ -211,15 +207,25 @@ export const make = Effect.gen(function*() {
       : new IntentError({ error: "INTERNAL", message: "The request failed" })
   }
 
-  const executeIntent = (intent: Intent, payer: string, authority: Authority, emit: Emit, requestedMode: HuddleMode) =>
+  /**
+   * Reserves the worst case of the intent's plan for `payer`, then records the intent as
+   * executing (`begin`) and calls the model. A refused reservation fails before `begin` (after
+   * `refused`), so whatever `begin` writes is written only for a request that will run.
+   */
+  const executeIntent = (
+    intent: Intent,
+    payer: string,
+    authority: Authority,
+    emit: Emit,
+    requestedMode: HuddleMode,
+    steps: { readonly begin: Effect.Effect<Intent>; readonly refused: (error: InsufficientCredits | Unauthorized | NotFound) => Effect.Effect<unknown> }
+  ) =>
     Effect.gen(function*() {
       const plan = intent.plan!
       const models = plan.models.flatMap((id) => Option.toArray(catalog.find(id)))
       if (models.length === 0) {
         return yield* new InvalidRequest({ message: "The planned models are no longer in the catalog" })
       }
-      const executing = yield* save(intent, { status: "executing" })
-      yield* emit({ _tag: "Stage", stage: "execution", status: "started", detail: { models: plan.models } })
 
       const progress = { text: "", usage: undefined as Usage | undefined, model: undefined as CatalogModel | undefined }
       const consumed = () =>
@@ -227,7 +233,8 @@ export const make = Effect.gen(function*() {
           input_tokens: progress.text.length > 0 ? plan.estimated_input_tokens : 0,
           output_tokens: estimateTokens(progress.text)
         })
-      let final = executing
+      let executing: Intent | undefined
+      let final = intent
 
       const reserve = credits.reserve({
         userId: payer,
@@ -236,7 +243,13 @@ export const make = Effect.gen(function*() {
         creditFallback: intent.settings.credit_fallback.value,
         purpose: `intent ${intent.id}`,
         authority
-      }).pipe(Effect.tapError((error) => save(executing, { status: "failed", error: failure(error) })))
+      }).pipe(Effect.tapError(steps.refused))
+
+      const start = Effect.gen(function*() {
+        executing = yield* steps.begin
+        final = executing
+        yield* emit({ _tag: "Stage", stage: "execution", status: "started", detail: { models: plan.models } })
+      })
 
       const call = router.stream(models, {
         messages: plan.messages ?? [],
@@ -278,6 +291,8 @@ export const make = Effect.gen(function*() {
           const charged = used && progress.model !== undefined
             ? yield* credits.settle(reservation, costOf(progress.model, consumed()))
             : yield* credits.release(reservation).pipe(Effect.as(0))
+          // Interrupted before it was recorded, there is no intent to close.
+          if (executing === undefined) return
           const error = closeWith(exit)
           final = yield* save(executing, {
             status: error === undefined ? "completed" : "failed",
@@ -289,7 +304,7 @@ export const make = Effect.gen(function*() {
           })
         })
 
-      yield* Effect.acquireUseRelease(reserve, () => call, close)
+      yield* Effect.acquireUseRelease(reserve, () => Effect.zipRight(start, call), close)
       yield* emit({
         _tag: "Stage",
         stage: "execution",
@@ -304,13 +319,12 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const { principal } = submission
       const now = yield* DateTime.now
-      const requestedMode = submission.mode ?? "single"
 
       // Context: effective settings, memories, conversation.
       yield* emit({ _tag: "Stage", stage: "context", status: "started", detail: {} })
       const settings = yield* orgSettings.effective(principal, submission.orgId, submission.request)
-      const chosenMode = submission.mode ?? settings.mode.value
-      if (chosenMode === "multi") {
+      const requestedMode = settings.mode.value
+      if (requestedMode === "multi") {
         return yield* new InvalidRequest({ message: "mode \"multi\" is not available yet; use \"single\" or \"auto\"" })
       }
       const candidates = yield* candidatesFor(submission, settings)
@@ -345,7 +359,7 @@ export const make = Effect.gen(function*() {
       yield* emit({ _tag: "Stage", stage: "planning", status: "started", detail: {} })
       const estimatedInput = messages.reduce((sum, message) => sum + estimateTokens(message.content), 0)
       const worstCase = worstCaseOf(candidates, estimatedInput, maxOutput)
-      const flags = settings.risk_tolerance.value === "low" ? reviewFlags(submission.input) : []
+      const flags = settings.risk_tolerance.value === "low" ? riskFlags(submission.input) : []
       const plan = new Plan({
         models: candidates.map((model) => model.id),
         max_output_tokens: maxOutput,
@@ -358,7 +372,7 @@ export const make = Effect.gen(function*() {
         ...(submission.model === undefined ? {} : { requested_model: submission.model }),
         flags
       })
-      const received = new Intent({
+      const planned = new Intent({
         id: yield* ids.next("int"),
         status: "planning",
         input: submission.input,
@@ -375,17 +389,26 @@ export const make = Effect.gen(function*() {
         created_at: now,
         updated_at: now
       })
-      yield* intents.insert(received, { userId: principal.user.id, workspaceId: submission.workspaceId })
-      yield* emit({
-        _tag: "Stage",
-        stage: "planning",
-        status: "completed",
-        detail: { intent_id: received.id, models: plan.models, worst_case_credits: worstCase }
-      })
+      // Nothing is written before this point: a request refused above leaves no trace.
+      const record = (status: "awaiting_review" | "executing") =>
+        Effect.gen(function*() {
+          const intent = new Intent({ ...planned, status }, { disableValidation: true })
+          // Not one transaction: a transaction empties this instance's caches, and only a defect
+          // (a 500) could come between these writes.
+          yield* submission.accepted ?? Effect.void
+          yield* intents.insert(intent, { userId: principal.user.id, workspaceId: submission.workspaceId })
+          yield* emit({
+            _tag: "Stage",
+            stage: "planning",
+            status: "completed",
+            detail: { intent_id: intent.id, models: plan.models, worst_case_credits: worstCase }
+          })
+          return intent
+        })
 
       // Review gate: with auto_execute off, a person approves before anything runs or is charged.
       if (!settings.auto_execute.value) {
-        const waiting = yield* save(received, { status: "awaiting_review" })
+        const waiting = yield* record("awaiting_review")
         yield* emit({
           _tag: "Stage",
           stage: "review",
@@ -394,8 +417,10 @@ export const make = Effect.gen(function*() {
         })
         return { intent: waiting, requestedMode, offline: false } satisfies Outcome
       }
-      yield* emit({ _tag: "Stage", stage: "review", status: "skipped", detail: { flags } })
-      return yield* executeIntent(received, principal.user.id, authorityOf(principal), emit, requestedMode)
+      return yield* executeIntent(planned, principal.user.id, authorityOf(principal), emit, requestedMode, {
+        begin: record("executing").pipe(Effect.tap(() => emit({ _tag: "Stage", stage: "review", status: "skipped", detail: { flags } }))),
+        refused: () => Effect.void
+      })
     })
 
   const replan: Service["replan"] = (intent, submitterId) =>
@@ -426,7 +451,12 @@ export const make = Effect.gen(function*() {
       return new Intent({ ...intent, settings, plan: next }, { disableValidation: true })
     })
 
-  const execute: Service["execute"] = (intent, payer, authority, emit) => executeIntent(intent, payer, authority, emit, intent.mode)
+  const execute: Service["execute"] = (intent, payer, authority, emit) =>
+    executeIntent(intent, payer, authority, emit, intent.mode, {
+      begin: save(intent, { status: "executing" }),
+      // An approved intent is already recorded: a refused reservation is its outcome.
+      refused: (error) => save(intent, { status: "failed", error: failure(error) })
+    })
 
   return IntentPipeline.of({ submit, replan, execute })
 })

@@ -5,15 +5,15 @@ import { Preferences } from "@huddle/domain/Preferences"
 import { Huddles } from "@huddle/domain/services/Huddles"
 import { ignoreEvents } from "@huddle/domain/services/IntentPipeline"
 import { RequestContext } from "@huddle/domain/services/RequestContext"
-import { Effect, Schema } from "effect"
+import { Effect, Schema, Struct } from "effect"
 import { Api } from "../Api.js"
 import { SseSettings } from "./SseSettings.js"
 import * as Sse from "./Sse.js"
 
 const encodeReply = Schema.encode(HuddleReply)
 
-const requestSettings = (tier: Preferences["model_tier"]) =>
-  tier === undefined ? undefined : new Preferences({ model_tier: tier })
+/** The settings a huddle request names; they go through the same precedence as every other source. */
+const requestSettings = (payload: Pick<Preferences, "mode" | "model_tier">) => new Preferences(Struct.pick(payload, "mode", "model_tier"))
 
 export const HuddleHttp = HttpApiBuilder.group(Api, "huddle", (handlers) =>
   Effect.gen(function*() {
@@ -46,8 +46,7 @@ export const HuddleHttp = HttpApiBuilder.group(Api, "huddle", (handlers) =>
           return yield* answer(urlParams.stream, (emit) =>
             huddles.start(principal, {
               input: payload.input,
-              mode: payload.mode,
-              request: requestSettings(payload.model_tier),
+              request: requestSettings(payload),
               orgId: context.orgId,
               workspaceId: context.workspaceId
             }, emit))
@@ -57,8 +56,7 @@ export const HuddleHttp = HttpApiBuilder.group(Api, "huddle", (handlers) =>
           answer(urlParams.stream, (emit) =>
             huddles.reply(principal, path.session_id, {
               input: payload.content,
-              mode: payload.mode,
-              request: requestSettings(payload.model_tier)
+              request: requestSettings(payload)
             }, emit))))
       .handle("sessions", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => huddles.list(p, urlParams)))
       .handle("session", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => huddles.get(p, path.session_id)))
