@@ -18,14 +18,28 @@ import { toDate, utc } from "./Rows.js"
 /**
  * Closing a reservation must not fail on a passing fault (a pool exhausted by a burst, a dropped
  * connection): the statements are idempotent (they act on `held` rows only), so they are retried
- * for a few seconds. What still fails is left to `releaseExpired`.
+ * for a few seconds. When the database stays away longer, the request fails (503), and this
+ * instance keeps trying in the background, every second, until the database is back: it alone
+ * knows the real cost. Only if it dies meanwhile is the reservation left to the other instances
+ * (the instance's heartbeat stops) or to `releaseExpired`.
  */
 const closing = <A>(what: string, reservationId: string) => (effect: Effect.Effect<A, SqlError>) =>
   effect.pipe(
     Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(6)))),
     Effect.tapError((error) =>
-      Effect.logWarning(`could not ${what} reservation ${reservationId}; it stays held until it expires`).pipe(
-        Effect.annotateLogs("cause", error.message)
+      Effect.logWarning(`could not ${what} reservation ${reservationId} yet; retrying in the background`).pipe(
+        Effect.annotateLogs("cause", error.message),
+        Effect.zipRight(Effect.forkDaemon(
+          effect.pipe(
+            Effect.retry(Schedule.spaced("1 second").pipe(Schedule.upTo("30 minutes"))),
+            Effect.zipRight(Effect.logInfo(`reservation ${reservationId}: ${what} done after the database came back`)),
+            Effect.catchAll((later) =>
+              Effect.logWarning(`could not ${what} reservation ${reservationId}; it stays held until it expires`).pipe(
+                Effect.annotateLogs("cause", later.message)
+              )
+            )
+          )
+        ))
       )
     ),
     Effect.orDie
@@ -113,10 +127,9 @@ export const make = Effect.gen(function*() {
    * and the member's spending. It lands whole or not at all. When an org account may pay, it runs
    * after `lockSpending`, in one transaction.
    */
-  const reserveStatement = (reservation: NewReservation) =>
+  const reserveStatement = (reservation: NewReservation, reservationId: string) =>
     Effect.gen(function*() {
       const { accounts, amount, orgId, purpose, userId } = reservation
-      const reservationId = yield* ids.next("res")
       const ledgerId = yield* ids.next("led")
       const wanted = accounts.map((account, rank) =>
         sql`(${account.ownerType}::text, ${account.ownerId}::text, ${account.pool}::text, ${rank}::int)`
@@ -176,10 +189,20 @@ export const make = Effect.gen(function*() {
       return row!
     })
 
+  /**
+   * When the statement fails, it may still have committed (the connection broke before the
+   * answer came back): the reservation, if it exists, is released by its id, which was chosen
+   * here, so that no credits stay held for a request that will not run.
+   */
   const reserveOnce = (reservation: NewReservation) =>
-    reservation.orgId !== null && reservation.accounts.some((account) => account.ownerType === "org")
-      ? lockSpending(reservation.orgId, reservation.userId).pipe(Effect.zipRight(reserveStatement(reservation)), sql.withTransaction)
-      : reserveStatement(reservation)
+    Effect.flatMap(ids.next("res"), (reservationId) => {
+      const statement = reserveStatement(reservation, reservationId)
+      return (reservation.orgId !== null && reservation.accounts.some((account) => account.ownerType === "org")
+        ? lockSpending(reservation.orgId, reservation.userId).pipe(Effect.zipRight(statement), sql.withTransaction)
+        : statement).pipe(
+          Effect.tapError(() => release(reservationId).pipe(Effect.catchAllDefect(() => Effect.void)))
+        )
+    })
 
   const reserve = (reservation: NewReservation): Effect.Effect<ReserveOutcome, SqlError> =>
     Effect.gen(function*() {
