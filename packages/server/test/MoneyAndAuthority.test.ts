@@ -143,6 +143,8 @@ describe("money and authority", () => {
         return list.body.data.find((m: { user_id: string | null }) => m.user_id === member.id)
       }
       expect(await spent()).toMatchObject({ cap: { amount: 6, period: "month" }, spent: { month: charged, total: charged } })
+      // The member sees their own cap and spending beside the pool.
+      expect(await pool(org.id, member.session)).toMatchObject({ cap: { amount: 6, period: "month" }, spent: { month: charged, total: charged } })
 
       // Ask until the cap refuses; every answer is charged to the pool, never past the cap.
       let refused: TestServer.Response | undefined

@@ -218,7 +218,9 @@ describe("organizations over HTTP", () => {
       addon_balance: 250,
       personal_balance: 1000,
       credit_fallback: true,
-      payment_order: ["personal", "subscription", "addon"]
+      payment_order: ["personal", "subscription", "addon"],
+      cap: null,
+      spent: { month: 0, total: 0 }
     })
     await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: { credit_fallback: false } })
     const gated = await server.request("GET", `/v1/orgs/${org.id}/credits`, { token: member.session })

@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type Forbidden, NotFound } from "../Errors.js"
-import type { Member, MemberCap } from "../Organization.js"
+import { type Member, MemberCap, MemberSpent } from "../Organization.js"
 import { OrganizationRepository } from "../ports/OrganizationRepository.js"
 import type { Principal } from "../Principal.js"
 import { AuditLog } from "../ports/AuditLog.js"
@@ -25,7 +25,10 @@ export class OrgCreditsView extends Schema.Class<OrgCreditsView>("OrgCredits")({
   personal_balance: Schema.Int,
   credit_fallback: Schema.Boolean,
   /** Who pays for the caller's requests in this org, in the order tried. */
-  payment_order: Schema.Array(CreditSource)
+  payment_order: Schema.Array(CreditSource),
+  /** The caller's cap on the pool, if an admin set one, and what they have taken from it. */
+  cap: Schema.NullOr(MemberCap),
+  spent: MemberSpent
 }) {}
 
 export class OrgPoolView extends Schema.Class<OrgPoolView>("OrgCreditPool")({
@@ -78,9 +81,12 @@ export const make = Effect.gen(function*() {
       const creditFallback = policies.credit_fallback ?? serviceDefaults.credit_fallback
       const balances = yield* pool(orgId)
       const personal_balance = yield* store.balance({ ownerType: "user", ownerId: principal.user.id, pool: "personal" })
+      const mine = (yield* store.spending(orgId, [principal.user.id])).get(principal.user.id)
       return new OrgCreditsView({
         ...balances,
         personal_balance,
+        cap: mine?.cap ?? null,
+        spent: { month: mine?.month ?? 0, total: mine?.total ?? 0 },
         credit_fallback: creditFallback,
         payment_order: sourcesFor({ userId: principal.user.id, orgId, creditFallback }).map((source) => source.pool)
       })
