@@ -295,6 +295,42 @@ for (const engine of TestDatabase.availableEngines()) {
       expect(outcome.balance).toBe(1000 - 47)
     }, 60_000)
 
+    it("runs reservations and settlements of one capped member concurrently without deadlock, within the cap, conserving credits", async () => {
+      const orgId = await runtime.runPromise(makeOrg())
+      const { authority, userId } = await makePayer(orgId)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const subscription = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
+        yield* grant(subscription, 10_000)
+        yield* store.setCap(orgId, userId, { amount: 120, period: "total" })
+        // Each request reserves 10 and settles for 0 to 10 of it, all at once.
+        const runs = yield* Effect.forEach(
+          Array.from({ length: 60 }, (_, i) => i % 11),
+          (actual) =>
+            credits.reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "mixed", authority }).pipe(
+              Effect.flatMap((reservation) => credits.settle(reservation, actual)),
+              Effect.either
+            ),
+          { concurrency: "unbounded" }
+        )
+        const charged = runs.flatMap((run) => Either.isRight(run) ? [run.right] : []).reduce((sum, n) => sum + n, 0)
+        const spent = (yield* store.spending(orgId, [userId])).get(userId)
+        return {
+          refused: runs.filter(Either.isLeft).map((run) => run.left._tag),
+          charged,
+          spent,
+          balance: yield* store.balance(subscription),
+          ledger: yield* store.ledgerTotal(subscription)
+        }
+      }))
+      expect(new Set(outcome.refused)).toEqual(new Set(outcome.refused.length > 0 ? ["InsufficientCredits"] : []))
+      expect(outcome.spent?.total).toBe(outcome.charged)
+      expect(outcome.charged).toBeLessThanOrEqual(120)
+      expect(outcome.balance).toBe(10_000 - outcome.charged)
+      expect(outcome.ledger).toBe(outcome.balance)
+    }, 60_000)
+
     it("gives back, within one look, what a lost instance held, and nothing of a live one", async () => {
       const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {

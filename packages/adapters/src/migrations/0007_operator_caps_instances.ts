@@ -27,6 +27,14 @@ CREATE TABLE member_spending (
   CHECK ((cap_amount IS NULL) = (cap_period IS NULL))
 );
 
+-- Raised by a reservation that would take a member past their cap (checked on the spending row's
+-- latest version, under its row lock): the whole statement, the debit included, is undone.
+CREATE FUNCTION huddle_cap_exceeded() RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'the member''s spending cap on the organization''s pool is reached' USING ERRCODE = 'HC001';
+END;
+$$;
+
 CREATE TABLE instances (
   id text PRIMARY KEY,
   started_at timestamptz NOT NULL,

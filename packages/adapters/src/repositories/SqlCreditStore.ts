@@ -52,6 +52,14 @@ const closing = <A>(what: string, reservationId: string) => (effect: Effect.Effe
  */
 const raceRetries = 20
 
+/** The SQLSTATE of `huddle_cap_exceeded()` (migration 0007). */
+const capExceeded = "HC001"
+
+const sqlState = (error: SqlError): string | undefined => {
+  const cause = error.cause as { readonly code?: unknown } | null | undefined
+  return typeof cause === "object" && cause !== null && typeof cause.code === "string" ? cause.code : undefined
+}
+
 interface ReserveRow {
   readonly credential_ok: boolean
   readonly member_ok: boolean
@@ -103,29 +111,13 @@ export const make = Effect.gen(function*() {
   }
 
   /**
-   * A member's spending row on an org's pool is locked before any account row, by reservations
-   * and by the closing of reservations the pool paid, each in a transaction of its own: one lock
-   * order, so they never deadlock. Holding it, the next statement (a new snapshot) sees every
-   * reservation of that member that committed before, so their cap holds under concurrency.
-   */
-  const lockSpending = (orgId: string, userId: string) =>
-    // Created if missing, so that there is always a row to lock: a reservation that found none
-    // would otherwise take the account first and the row (inserting it) after.
-    sql`INSERT INTO member_spending (org_id, user_id, month_start)
-        SELECT ${orgId}, ${userId}, huddle_month_start(now()) WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ${orgId})
-        ON CONFLICT (org_id, user_id) DO UPDATE SET org_id = EXCLUDED.org_id`
-
-  /** The closing of a reservation the org pool paid locks its member's spending row first. */
-  const closingInOrder = <A, E, R>(reservationId: string, close: Effect.Effect<A, E, R>) =>
-    sql`SELECT 1 FROM member_spending s JOIN credit_reservations r ON s.org_id = r.org_id AND s.user_id = r.user_id
-        WHERE r.id = ${reservationId} AND r.status = 'held' AND r.spend_month IS NOT NULL
-        FOR UPDATE OF s`.pipe(Effect.zipRight(close), sql.withTransaction)
-
-  /**
    * One statement: checks the authority, picks the first account that covers the amount (an org
-   * account only within the payer's cap), debits it, and writes the reservation, its ledger row
-   * and the member's spending. It lands whole or not at all. When an org account may pay, it runs
-   * after `lockSpending`, in one transaction.
+   * account only within the payer's cap, as the statement's snapshot sees it), debits it, and
+   * writes the reservation, its ledger row and the member's spending. It lands whole or not at
+   * all. The cap is checked again on the spending row's latest version as it is updated (under its
+   * row lock): a concurrent reservation that took the member past it undoes the whole statement
+   * (SQLSTATE HC001). Row locks are taken in one order, the account then the spending row, here
+   * and in settle and release, so concurrent statements never deadlock.
    */
   const reserveStatement = (reservation: NewReservation, reservationId: string) =>
     Effect.gen(function*() {
@@ -173,8 +165,16 @@ export const make = Effect.gen(function*() {
           SELECT ${orgId}::text, ${userId}::text, spend_month, ${amount}::bigint, ${amount}::bigint, now()
           FROM held WHERE spend_month IS NOT NULL
           ON CONFLICT (org_id, user_id) DO UPDATE SET
-            month_spent = CASE WHEN member_spending.month_start = EXCLUDED.month_start THEN member_spending.month_spent ELSE 0 END
-                          + EXCLUDED.month_spent,
+            month_spent = CASE
+              WHEN member_spending.cap_amount IS NOT NULL AND
+                   CASE member_spending.cap_period
+                     WHEN 'total' THEN member_spending.total_spent
+                     ELSE CASE WHEN member_spending.month_start = EXCLUDED.month_start THEN member_spending.month_spent ELSE 0 END
+                   END + EXCLUDED.month_spent > member_spending.cap_amount
+              THEN huddle_cap_exceeded()
+              ELSE CASE WHEN member_spending.month_start = EXCLUDED.month_start THEN member_spending.month_spent ELSE 0 END
+                   + EXCLUDED.month_spent
+            END,
             month_start = EXCLUDED.month_start,
             total_spent = member_spending.total_spent + EXCLUDED.total_spent,
             updated_at = EXCLUDED.updated_at
@@ -195,19 +195,33 @@ export const make = Effect.gen(function*() {
    * here, so that no credits stay held for a request that will not run.
    */
   const reserveOnce = (reservation: NewReservation) =>
-    Effect.flatMap(ids.next("res"), (reservationId) => {
-      const statement = reserveStatement(reservation, reservationId)
-      return (reservation.orgId !== null && reservation.accounts.some((account) => account.ownerType === "org")
-        ? lockSpending(reservation.orgId, reservation.userId).pipe(Effect.zipRight(statement), sql.withTransaction)
-        : statement).pipe(
-          Effect.tapError(() => release(reservationId).pipe(Effect.catchAllDefect(() => Effect.void)))
+    Effect.flatMap(ids.next("res"), (reservationId) =>
+      reserveStatement(reservation, reservationId).pipe(
+        Effect.tapError((error) =>
+          sqlState(error) === capExceeded ? Effect.void : release(reservationId).pipe(Effect.catchAllDefect(() => Effect.void))
         )
-    })
+      ))
+
+  const capLeft = (reservation: NewReservation) =>
+    reservation.orgId === null
+      ? Effect.succeed(null)
+      : Effect.map(spending(reservation.orgId, [reservation.userId]), (all) => {
+        const mine = all.get(reservation.userId)
+        if (mine === undefined || mine.cap === null) return null
+        const used = mine.cap.period === "total" ? mine.total : mine.month
+        return { ...mine.cap, remaining: Math.max(0, mine.cap.amount - used) }
+      })
 
   const reserve = (reservation: NewReservation): Effect.Effect<ReserveOutcome, SqlError> =>
     Effect.gen(function*() {
       for (let attempt = 0;; attempt++) {
-        const row = yield* reserveOnce(reservation)
+        const row = yield* reserveOnce(reservation).pipe(
+          Effect.map((row): ReserveRow | undefined => row),
+          Effect.catchIf((error) => sqlState(error) === capExceeded, () => Effect.succeed(undefined))
+        )
+        // A concurrent reservation of the same member took them to their cap first: the org pool
+        // is out for this one (the sources before it could not pay either).
+        if (row === undefined) return { _tag: "Insufficient", cap: yield* capLeft(reservation) } as const
         if (!row.credential_ok) return { _tag: "Refused", reason: "credential" } as const
         if (!row.member_ok) return { _tag: "Refused", reason: "membership" } as const
         if (row.held_id !== null && row.rank !== null) {
@@ -239,7 +253,7 @@ export const make = Effect.gen(function*() {
   const release = (reservationId: string) =>
     Effect.gen(function*() {
       const ledgerId = yield* ids.next("led")
-      const rows = yield* closingInOrder(reservationId, sql<{ id: string }>`
+      const rows = yield* sql<{ id: string }>`
         WITH closed AS (
           UPDATE credit_reservations SET status = 'released', actual = 0, closed_at = now()
           WHERE id = ${reservationId} AND status = 'held'
@@ -251,7 +265,7 @@ export const make = Effect.gen(function*() {
           INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
           SELECT ${ledgerId}::text, account_id, amount, 'release', id, purpose, user_id, now() FROM closed
         ), ${uncount}
-        SELECT id FROM closed`)
+        SELECT id FROM closed`
       return rows.length > 0
     }).pipe(closing("release", reservationId))
 
@@ -336,7 +350,7 @@ export const make = Effect.gen(function*() {
     settle: (reservationId, actual) =>
       Effect.gen(function*() {
         const ledgerId = yield* ids.next("led")
-        const rows = yield* closingInOrder(reservationId, sql<{ charged: number }>`
+        const rows = yield* sql<{ charged: number }>`
           WITH closed AS (
             UPDATE credit_reservations SET status = 'settled', actual = LEAST(${actual}::bigint, amount), closed_at = now()
             WHERE id = ${reservationId} AND status = 'held'
@@ -348,7 +362,7 @@ export const make = Effect.gen(function*() {
             INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
             SELECT ${ledgerId}::text, account_id, amount - actual, 'settle', id, purpose, user_id, now() FROM closed
           ), ${uncount}
-          SELECT actual AS charged FROM closed`)
+          SELECT actual AS charged FROM closed`
         return Option.map(Option.fromNullable(rows[0]), (row) => ({ charged: Number(row.charged) }))
       }).pipe(closing("settle", reservationId)),
     release: (reservationId) => release(reservationId),
