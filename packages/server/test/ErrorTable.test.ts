@@ -4,8 +4,10 @@ import * as EdgeErrors from "@huddle/server/api/EdgeErrors"
 import * as Envelope from "@huddle/server/api/Envelope"
 import * as ErrorTable from "@huddle/server/api/ErrorTable"
 import * as OpenAiErrors from "@huddle/server/api/OpenAiErrors"
+import { Api } from "@huddle/server/Api"
+import { dialectOf } from "@huddle/server/edge/ErrorTranslation"
 import * as RpcErrors from "@huddle/server/rpc/RpcErrors"
-import { Schema } from "effect"
+import { Context, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 
 type ErrorClass = new(props: { readonly message: string }) => { readonly _tag: string; readonly message: string }
@@ -96,5 +98,25 @@ describe("the one error table", () => {
     const codes = ErrorTable.rows.flatMap((row) => ("rpc" in row ? [row.rpc.code] : []))
     expect(new Set(codes).size).toBe(codes.length)
     for (const code of codes) expect(code <= -32000 && code >= -32099).toBe(true)
+  })
+})
+
+describe("the error dialect", () => {
+  it("is the endpoint group's: every path of a group is answered in the dialect its annotation names", () => {
+    for (const group of Object.values(Api.groups)) {
+      const dialect = Context.getOrElse(group.annotations, ErrorTable.Dialect, () => "huddle" as const)
+      for (const endpoint of Object.values(group.endpoints)) {
+        const path = endpoint.path.replace(/:[a-z_]+/gi, "x")
+        expect(dialectOf(path), `${group.identifier}: ${endpoint.path}`).toBe(dialect)
+      }
+    }
+  })
+
+  it("is OpenAI's on the OpenAI-compatible paths, mistyped ones under them included, and JSON-RPC's on /v1/rpc", () => {
+    expect(["/v1/chat/completions", "/v1/models", "/v1/models/gpt-x", "/v1/models/a/b"].map(dialectOf))
+      .toEqual(["openai", "openai", "openai", "openai"])
+    expect(dialectOf("/v1/rpc")).toBe("json-rpc")
+    expect(["/v1/orgs", "/v1/chat/completions/x", "/v1/chat", "/healthz", "/nope"].map(dialectOf))
+      .toEqual(["huddle", "huddle", "huddle", "huddle", "huddle"])
   })
 })

@@ -9,10 +9,21 @@
  * - JSON-RPC error objects (rpc/RpcErrors.ts: `code` is the application code, `data.error` the
  *   CODE, the HTTP status of a single call the entry's status).
  *
+ * Which dialect answers is a property of the endpoint group (`Dialect`, below), not of a path.
+ *
  * The CODE is the tag in UPPER_SNAKE (`Errors.codeOf`): the rule by which the domain records a
  * failed intent's code, so the code stored on an intent is the code this table answers with.
  */
 import * as Errors from "@huddle/domain/Errors"
+import { Context } from "effect"
+
+/**
+ * The error dialect of an endpoint group, as an annotation on the group (`huddle` when absent):
+ * the edge reads it to choose the envelope of every failure on that group's paths.
+ * `json-rpc` answers its calls' errors in the handler; the failures before any call runs are the
+ * Huddle envelope (docs/decisions/0008-json-rpc.md).
+ */
+export class Dialect extends Context.Tag("@huddle/server/ErrorTable/Dialect")<Dialect, "huddle" | "openai" | "json-rpc">() {}
 
 export interface Entry {
   readonly status: number
