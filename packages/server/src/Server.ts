@@ -2,12 +2,13 @@
  * The composition root: which layers make the running system. `main.ts` runs it from the
  * environment; the testkit runs it in-process with its own configuration.
  */
-import { createServer, type Server as NodeServer } from "node:http"
+import { createServer, type Server as NodeServer, STATUS_CODES } from "node:http"
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Engine } from "@huddle/adapters"
 import { Duration, Effect, Layer, Logger } from "effect"
 import { Api } from "./Api.js"
+import * as ErrorTable from "./api/ErrorTable.js"
 import * as ApiReference from "./edge/ApiReference.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
 import * as RequestEdge from "./edge/RequestEdge.js"
@@ -87,18 +88,19 @@ export const layer = (config: ServerConfig) => {
       response.writeHead(200, { "content-type": "application/json" })
       return response.end(JSON.stringify({ status: "ok" }))
     }
-    response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
-    response.end(JSON.stringify({ error: "SERVICE_UNAVAILABLE", message: "The server is starting or stopping; retry shortly" }))
+    const { code, status } = ErrorTable.table.ServiceUnavailable
+    response.writeHead(status, { "content-type": "application/json", "retry-after": "1" })
+    response.end(JSON.stringify({ error: code, message: "The server is starting or stopping; retry shortly" }))
   })
   // Requests Node itself refuses (oversized headers, broken HTTP) still get the envelope.
   node.on("clientError", (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy()
-    const [status, reason, code, message] = error.code === "HPE_HEADER_OVERFLOW"
-      ? [431, "Request Header Fields Too Large", "REQUEST_HEADERS_TOO_LARGE", "The request headers are too large"]
-      : [400, "Bad Request", "INVALID_REQUEST", "The request is not valid HTTP"]
+    const [{ code, status }, message] = error.code === "HPE_HEADER_OVERFLOW"
+      ? [ErrorTable.table.RequestHeadersTooLarge, "The request headers are too large"]
+      : [ErrorTable.table.InvalidRequest, "The request is not valid HTTP"]
     const body = JSON.stringify({ error: code, message })
     socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
     )
   })
   const served = HttpApiBuilder.serve(RequestEdge.middleware).pipe(

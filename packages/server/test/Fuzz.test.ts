@@ -28,7 +28,7 @@
  */
 import { connect } from "node:net"
 import { Api } from "@huddle/server/Api"
-import { isOpenAiPath } from "@huddle/server/api/OpenAiApi"
+import { dialectOf } from "@huddle/server/edge/ErrorTranslation"
 import { Accounts, Orgs, TestServer } from "@huddle/testkit"
 import { FastCheck as fc, Option, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -586,7 +586,7 @@ const checkAnswer = (sent: Sent, received: Received) => {
   // Requests Node's HTTP parser refuses (a CRLF smuggled into a header) are answered before any
   // path is known (Server.ts, `clientError`), always in our envelope.
   const brokenHttp = isOurs(body) && received.status === 400 && isObject(body) && body.message === "The request is not valid HTTP"
-  if (isOpenAiPath(path) && !brokenHttp) {
+  if (dialectOf(path) === "openai" && !brokenHttp) {
     expect(isOpenAi(body), `OpenAI envelope: ${what}`).toBe(true)
   } else if (path === "/v1/rpc") {
     expect(isOurs(body) || isJsonRpcResponse(body), `envelope or JSON-RPC: ${what}`).toBe(true)

@@ -3,20 +3,17 @@
  * OpenAI's wire format (the subset that clients send; values we cannot honour are refused with
  * a 400 naming the field rather than ignored). Errors on these paths are OpenAI's envelope
  * `{ "error": { "message", "type", "param", "code" } }`, `code` holding our CODE: the edge
- * renders them (see `isOpenAiPath` and `OpenAiErrors.ts`).
+ * renders them, for this group's `Dialect` annotation (see `OpenAiErrors.ts`).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Line, Text } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
+import { Dialect } from "./ErrorTable.js"
 import { OrgHeaders } from "./HuddleApi.js"
 import * as Idempotency from "./Idempotency.js"
 import * as RateLimit from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
-
-/** Whether a path is answered in OpenAI's shapes, errors included. */
-export const isOpenAiPath = (path: string): boolean =>
-  path === "/v1/chat/completions" || path === "/v1/models" || path.startsWith("/v1/models/")
 
 const refused = (what: string) => (value: unknown) => value === null || value === undefined || what
 
@@ -187,4 +184,5 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
   .middleware(RateLimit.RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "OpenAI-compatible")
+  .annotate(Dialect, "openai")
 {}

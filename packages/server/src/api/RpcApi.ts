@@ -6,6 +6,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import * as JsonRpc from "../rpc/JsonRpc.js"
+import { Dialect } from "./ErrorTable.js"
 import { OrgHeaders } from "./HuddleApi.js"
 import * as Idempotency from "./Idempotency.js"
 import { RateLimited } from "./RateLimit.js"
@@ -40,4 +41,5 @@ export class RpcApi extends HttpApiGroup.make("rpc")
   .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "JSON-RPC")
+  .annotate(Dialect, "json-rpc")
 {}

@@ -3,16 +3,17 @@
  * failures (schema decoding, malformed bodies, unknown routes) become our typed errors, and
  * defects become `INTERNAL` without internals, except a defect that is an answer in itself (the
  * platform's `Respondable`: an idempotent replay), which is sent. Typed errors pass through unchanged and are
- * encoded by the contract's error schemas (api/Envelope.ts), except on the OpenAI-compatible
- * paths, which answer them here in OpenAI's envelope (api/OpenAiErrors.ts).
+ * encoded by the contract's error schemas (api/Envelope.ts), except on the paths of a group whose
+ * dialect (api/ErrorTable.ts, `Dialect`) is OpenAI's, which answer them here in OpenAI's
+ * envelope (api/OpenAiErrors.ts).
  */
 import { HttpApiBuilder, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "@effect/platform"
 import * as SqlFailure from "@huddle/adapters/sql/SqlFailure"
 import { InvalidRequest, NotFound } from "@huddle/domain/Errors"
-import { Cause, Effect, FiberRef, Option, Predicate } from "effect"
+import { Cause, Context, Effect, FiberRef, Option, Predicate } from "effect"
 import { Api } from "../Api.js"
 import { Internal, PayloadTooLarge, ServiceUnavailable } from "../api/EdgeErrors.js"
-import { isOpenAiPath } from "../api/OpenAiApi.js"
+import { Dialect } from "../api/ErrorTable.js"
 import * as OpenAiErrors from "../api/OpenAiErrors.js"
 import * as RequestEdge from "./RequestEdge.js"
 
@@ -64,6 +65,31 @@ const describeIssues = (issues: ReadonlyArray<Issue>): string =>
   issues.length === 0 ? "The request is invalid" : relevant(issues).slice(0, 5).map(describeIssue).join("; ")
 
 const pathOf = (url: string) => url.split("?")[0] ?? url
+
+/**
+ * Whether a request path is one of an endpoint's: the path itself, or, for a path with
+ * parameters, anything from its first parameter on (`/v1/models/:model` covers
+ * `/v1/models/a/b`), so that a mistyped path on a group is still answered in its dialect. Any
+ * method: a wrong method on a group's path is answered in its dialect too.
+ */
+const covers = (pattern: string) => {
+  const parameter = pattern.indexOf(":")
+  return parameter === -1
+    ? (path: string) => path === pattern
+    : (path: string) => path.startsWith(pattern.slice(0, parameter))
+}
+
+/**
+ * The error dialect a path is answered in: that of the group (of the contract, `Api`) whose
+ * endpoint it is, as the group's `Dialect` annotation says; the Huddle envelope elsewhere.
+ */
+export const dialectOf: (path: string) => Dialect["Type"] = (() => {
+  const territories = Object.values(Api.groups).flatMap((group) => {
+    const dialect = Context.getOrElse(group.annotations, Dialect, () => "huddle" as const)
+    return dialect === "huddle" ? [] : Object.values(group.endpoints).map((endpoint) => ({ dialect, covers: covers(endpoint.path) }))
+  })
+  return (path) => territories.find((territory) => territory.covers(path))?.dialect ?? "huddle"
+})()
 
 export const translate = (error: unknown): unknown => {
   if (Predicate.isTagged(error, "HttpApiDecodeError")) {
@@ -184,9 +210,9 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
           }),
           Effect.tapError(retryAfterOnUnavailable)
         )
-        // The OpenAI-compatible paths answer every failure in OpenAI's envelope (DESIGN §4), here
-        // and nowhere else; the other paths leave it to the contract's error schemas.
-        return isOpenAiPath(pathOf(request.url))
+        // The OpenAI-compatible group answers every failure in OpenAI's envelope (DESIGN §4), here
+        // and nowhere else; the others leave it to the contract's error schemas.
+        return dialectOf(pathOf(request.url)) === "openai"
           ? Effect.catchAll(answered, (error) => Effect.succeed(OpenAiErrors.response(error)))
           : answered
       })

@@ -245,11 +245,11 @@ export const rpcAdmission = Effect.map(RateLimits, (limits) => {
               message: refused.message,
               // In a batch the response is 200: the call's own error says when to retry.
               data: {
-                error: "RATE_LIMITED",
+                error: RpcErrors.rateLimited.error,
                 message: refused.message,
                 ...(verdict._tag === "Limited" ? { retry_after: verdict.reset } : {})
               },
-              status: 429
+              status: RpcErrors.rateLimited.status
             })
             : RpcErrors.internalError(refused)
         )

@@ -6,9 +6,9 @@
  * interrupts it, and the pipeline settles credits for what was used.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { codeOf } from "@huddle/domain/Errors"
 import type { PipelineEvent } from "@huddle/domain/services/IntentPipeline"
-import { Cause, Deferred, Duration, Effect, Exit, Mailbox, Option, Predicate, Scope, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Mailbox, Option, Scope, Stream } from "effect"
+import * as ErrorTable from "../api/ErrorTable.js"
 
 const encoder = new TextEncoder()
 
@@ -22,10 +22,11 @@ export const pipelineFrame = (event: PipelineEvent): Uint8Array =>
     ? frame("token", { text: event.text })
     : frame("stage", { stage: event.stage, status: event.status, ...event.detail })
 
-const errorCode = (error: unknown): { error: string; message: string } =>
-  Predicate.hasProperty(error, "_tag") && Predicate.hasProperty(error, "message") && typeof error.message === "string"
-    ? { error: codeOf({ _tag: String(error._tag) }), message: error.message }
-    : { error: "INTERNAL", message: "An unexpected error occurred" }
+/** The envelope of a failure after streaming began, from the one error table. */
+const errorCode = (error: unknown): { error: string; message: string } => {
+  const { error: code, message } = ErrorTable.envelopeOf(error)
+  return { error: code, message }
+}
 
 export interface Options {
   readonly heartbeat: Duration.Duration

@@ -1,7 +1,7 @@
 /**
- * The error objects of `/v1/rpc`, and the one table that gives each its JSON-RPC code, its
- * envelope CODE (`data.error`) and the HTTP status a single call answers with. See
- * docs/decisions/0008-json-rpc.md.
+ * The error objects of `/v1/rpc`. Each application error's JSON-RPC code, envelope CODE
+ * (`data.error`) and the HTTP status a single call answers with come from the one error table
+ * (api/ErrorTable.ts). See docs/decisions/0008-json-rpc.md.
  *
  * Every error object carries `data: { error: CODE, message }`, so that a client reads JSON-RPC
  * errors the way it reads the REST envelope. The HTTP status depends on the code alone:
@@ -14,6 +14,7 @@
 import type * as Errors from "@huddle/domain/Errors"
 import { Data, ParseResult } from "effect"
 import type * as EdgeErrors from "../api/EdgeErrors.js"
+import { table } from "../api/ErrorTable.js"
 
 export interface Issue {
   /** The parameter, as a dotted path (`input`, `settings.model_tier`, `items[2]`). */
@@ -57,16 +58,16 @@ export const InvalidParamsCode = -32602
 export const InternalErrorCode = -32603
 
 export const parseError = (detail: string) =>
-  new RpcError({ code: ParseErrorCode, message: "Parse error", data: { error: "INVALID_REQUEST", message: detail }, status: 200 })
+  new RpcError({ code: ParseErrorCode, message: "Parse error", data: { error: table.InvalidRequest.code, message: detail }, status: 200 })
 
 export const invalidRequest = (detail: string) =>
-  new RpcError({ code: InvalidRequestCode, message: "Invalid Request", data: { error: "INVALID_REQUEST", message: detail }, status: 200 })
+  new RpcError({ code: InvalidRequestCode, message: "Invalid Request", data: { error: table.InvalidRequest.code, message: detail }, status: 200 })
 
 export const methodNotFound = (method: string) =>
   new RpcError({
     code: MethodNotFoundCode,
     message: "Method not found",
-    data: { error: "NOT_FOUND", message: `No method ${JSON.stringify(method)}; rpc.discover lists them` },
+    data: { error: table.NotFound.code, message: `No method ${JSON.stringify(method)}; rpc.discover lists them` },
     status: 200
   })
 
@@ -79,7 +80,7 @@ export const invalidParams = (issues: ReadonlyArray<Issue>) => {
     code: InvalidParamsCode,
     message: "Invalid params",
     data: {
-      error: "INVALID_REQUEST",
+      error: table.InvalidRequest.code,
       message: issues.length === 0 ? "The params are invalid" : describe(issues),
       ...(first === undefined || first.field === "" ? {} : { field: first.field }),
       issues
@@ -108,10 +109,8 @@ export const internalError = (error: EdgeErrors.Internal | EdgeErrors.ServiceUna
   new RpcError({
     code: InternalErrorCode,
     message: "Internal error",
-    data: error._tag === "Internal"
-      ? { error: "INTERNAL", message: error.message }
-      : { error: "SERVICE_UNAVAILABLE", message: error.message },
-    status: error._tag === "Internal" ? 500 : 503
+    data: { error: table[error._tag].code, message: error.message },
+    status: table[error._tag].status
   })
 
 // --- Application codes: the domain's errors ----------------------------------------------------
@@ -137,43 +136,24 @@ export interface ApplicationCode {
   readonly meaning: string
 }
 
-/**
- * -32000 … -32099 is JSON-RPC's range for implementation-defined server errors. -32007 is kept
- * for `RATE_LIMITED` (429), which per-method rate limits will use.
- */
+const applicationCode = (tag: DomainErrorTag | "RateLimited"): ApplicationCode => {
+  const row = table[tag]
+  return { code: row.rpc.code, error: row.code, status: row.status, meaning: row.rpc.meaning }
+}
+
 export const applicationCodes: { readonly [Tag in DomainErrorTag]: ApplicationCode } = {
-  InvalidRequest: {
-    code: -32000,
-    error: "INVALID_REQUEST",
-    status: 400,
-    meaning: "The params are well-formed but cannot be served as asked (an unknown model, an input too long for the model)"
-  },
-  InsufficientCredits: { code: -32001, error: "INSUFFICIENT_CREDITS", status: 402, meaning: "The credit balance cannot cover the request" },
-  PolicyViolation: { code: -32002, error: "POLICY_VIOLATION", status: 403, meaning: "An enforced organization policy forbids this" },
-  Forbidden: { code: -32003, error: "FORBIDDEN", status: 403, meaning: "The caller's role does not allow this operation" },
-  NotFound: { code: -32004, error: "NOT_FOUND", status: 404, meaning: "No such resource, or the caller may not see it" },
-  Conflict: { code: -32005, error: "CONFLICT", status: 409, meaning: "Conflicts with the resource's state" },
-  UpstreamUnavailable: {
-    code: -32006,
-    error: "UPSTREAM_UNAVAILABLE",
-    status: 502,
-    meaning: "No model could answer (after retries and fallback)"
-  },
-  Unauthorized: {
-    code: -32008,
-    error: "UNAUTHORIZED",
-    status: 401,
-    meaning: "The credential was revoked or expired while the call was being served"
-  }
+  InvalidRequest: applicationCode("InvalidRequest"),
+  InsufficientCredits: applicationCode("InsufficientCredits"),
+  PolicyViolation: applicationCode("PolicyViolation"),
+  Forbidden: applicationCode("Forbidden"),
+  NotFound: applicationCode("NotFound"),
+  Conflict: applicationCode("Conflict"),
+  UpstreamUnavailable: applicationCode("UpstreamUnavailable"),
+  Unauthorized: applicationCode("Unauthorized")
 }
 
 /** A call refused by its method's rate limit (in a batch; a single call gets HTTP 429). */
-export const rateLimited = {
-  code: -32007,
-  error: "RATE_LIMITED",
-  status: 429,
-  meaning: "The caller's rate limit for this kind of method is spent; retry after the window"
-} as const
+export const rateLimited = applicationCode("RateLimited")
 
 export const fromDomain = (error: DomainError): RpcError => {
   const entry = applicationCodes[error._tag]
