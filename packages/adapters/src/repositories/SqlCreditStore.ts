@@ -192,13 +192,16 @@ export const make = Effect.gen(function*() {
   /**
    * When the statement fails, it may still have committed (the connection broke before the
    * answer came back): the reservation, if it exists, is released by its id, which was chosen
-   * here, so that no credits stay held for a request that will not run.
+   * here, so that no credits stay held for a request that will not run. In the background: the
+   * request answers its failure at once.
    */
   const reserveOnce = (reservation: NewReservation) =>
     Effect.flatMap(ids.next("res"), (reservationId) =>
       reserveStatement(reservation, reservationId).pipe(
         Effect.tapError((error) =>
-          sqlState(error) === capExceeded ? Effect.void : release(reservationId).pipe(Effect.catchAllDefect(() => Effect.void))
+          sqlState(error) === capExceeded
+            ? Effect.void
+            : Effect.forkDaemon(release(reservationId).pipe(Effect.catchAllDefect(() => Effect.void)))
         )
       ))
 
