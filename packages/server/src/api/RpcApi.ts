@@ -7,7 +7,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import * as JsonRpc from "../rpc/JsonRpc.js"
 import { Dialect } from "./ErrorTable.js"
-import { OrgHeaders } from "./HuddleApi.js"
+import { OrgHeaders } from "./Headers.js"
 import * as Idempotency from "./Idempotency.js"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
