@@ -24,7 +24,8 @@ import { OpenAiHttp } from "./http/OpenAiHttp.js"
 import { OperatorAuthenticatedLive, OperatorHttp } from "./http/OperatorHttp.js"
 import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
 import { OrgsHttp } from "./http/OrgsHttp.js"
-import * as RateLimitLive from "./http/RateLimitLive.js"
+import { RateLimitedLive } from "./http/RateLimitedLive.js"
+import * as RateLimiting from "./http/RateLimiting.js"
 import { RpcHttp } from "./http/RpcHttp.js"
 import type { ServerConfig } from "./ServerConfig.js"
 
@@ -44,7 +45,7 @@ const apiLayer = (config: ServerConfig) =>
     Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp, OpenAiHttp, OperatorHttp]),
     Layer.provide([
       AuthenticatedLive,
-      RateLimitLive.RateLimitedLive,
+      RateLimitedLive,
       IdempotencyLive.IdempotentLive(),
       OperatorAuthenticatedLive(config.operatorToken)
     ])
@@ -107,7 +108,7 @@ export const layer = (config: ServerConfig) => {
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
     Layer.provide(apiLayer(config)),
-    Layer.provide(RateLimitLive.layer(config.rateLimits)),
+    Layer.provide(RateLimiting.layer(config.rateLimits)),
     Layer.provide(IdempotencyLive.purging()),
     Layer.provide(domainLayer(config))
   )

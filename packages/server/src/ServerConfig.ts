@@ -7,7 +7,7 @@ import * as Catalog from "@huddle/adapters/models/Catalog"
 import * as Providers from "@huddle/adapters/models/Providers"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import { Config, Duration, LogLevel, Option, Redacted } from "effect"
-import type * as RateLimitLive from "./http/RateLimitLive.js"
+import type * as RateLimiting from "./http/RateLimiting.js"
 
 export interface ServerConfig {
   readonly host: string
@@ -20,7 +20,7 @@ export interface ServerConfig {
   readonly logLevel: LogLevel.LogLevel
   readonly providers: Providers.Options
   readonly catalog: Catalog.Options
-  readonly rateLimits: RateLimitLive.Options
+  readonly rateLimits: RateLimiting.Options
   /** The operator API's credential (`HUDDLE_OPERATOR_TOKEN`); none: the operator API is off. */
   readonly operatorToken: Option.Option<Redacted.Redacted>
   /** Heartbeats of instances sharing the database (`HUDDLE_HEARTBEAT_INTERVAL`, `HUDDLE_INSTANCE_STALE_AFTER`). */
@@ -55,7 +55,7 @@ const isRedisUrl = (url: Redacted.Redacted) => {
 }
 
 /** Rate limits: `HUDDLE_RATE_*`, and `REDIS_URL` for counters shared by every instance. */
-export const rateLimitsFromEnv: Config.Config<RateLimitLive.Options> = Config.all({
+export const rateLimitsFromEnv: Config.Config<RateLimiting.Options> = Config.all({
   intent: perMinute("HUDDLE_RATE_INTENT", 60),
   chat: perMinute("HUDDLE_RATE_CHAT", 60),
   read: perMinute("HUDDLE_RATE_READ", 120),
@@ -68,7 +68,7 @@ export const rateLimitsFromEnv: Config.Config<RateLimitLive.Options> = Config.al
   timeout: Config.duration("HUDDLE_RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(RateLimitStore.defaultTimeout)),
   onStoreError: Config.literal("open", "closed")("HUDDLE_RATE_LIMIT_ON_STORE_ERROR").pipe(Config.withDefault("open" as const))
 }).pipe(
-  Config.map(({ chat, intent, onStoreError, prefix, read, redisUrl, timeout }): RateLimitLive.Options => ({
+  Config.map(({ chat, intent, onStoreError, prefix, read, redisUrl, timeout }): RateLimiting.Options => ({
     limits: { intent, chat, read },
     store: Option.match(redisUrl, {
       onNone: (): RateLimitStore.Options => ({ _tag: "Memory" }),

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { HttpApi, OpenApi } from "@effect/platform"
+import * as AnswerSealing from "@huddle/adapters/crypto/AnswerSealing"
 import { Api } from "@huddle/server/Api"
 import * as Idempotency from "@huddle/server/api/Idempotency"
 import { RateLimited } from "@huddle/server/api/RateLimit"
@@ -485,12 +486,12 @@ describe("sealed records", () => {
   const recorded = { status: 201, headers: { "content-type": "application/json" }, body: new TextEncoder().encode("{\"key\":\"hk_secret\"}") }
 
   it("open only with the credential's secret and for the same request", () => {
-    const key = IdempotencyLive.sealingKey("hk_one")
-    const sealed = IdempotencyLive.seal(key, "fp", IdempotencyLive.encodeRecorded(recorded))
+    const key = AnswerSealing.sealingKey("hk_one")
+    const sealed = AnswerSealing.seal(key, "fp", IdempotencyLive.encodeRecorded(recorded))
     expect(Buffer.from(sealed).toString("latin1")).not.toContain("hk_secret")
-    expect(IdempotencyLive.decodeRecorded(IdempotencyLive.unseal(key, "fp", sealed)!)).toEqual(recorded)
-    expect(IdempotencyLive.unseal(IdempotencyLive.sealingKey("hk_two"), "fp", sealed)).toBeUndefined()
-    expect(IdempotencyLive.unseal(key, "other", sealed)).toBeUndefined()
+    expect(IdempotencyLive.decodeRecorded(AnswerSealing.unseal(key, "fp", sealed)!)).toEqual(recorded)
+    expect(AnswerSealing.unseal(AnswerSealing.sealingKey("hk_two"), "fp", sealed)).toBeUndefined()
+    expect(AnswerSealing.unseal(key, "other", sealed)).toBeUndefined()
   })
 
   it("keeps 2xx and 4xx answers but not 5xx or 429", () => {

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
-import * as RateLimitLive from "@huddle/server/http/RateLimitLive"
+import * as RateLimiting from "@huddle/server/http/RateLimiting"
 import { Accounts, TestServer } from "@huddle/testkit"
 import { Effect, Layer, Redacted } from "effect"
 import { Redis } from "ioredis"
@@ -57,7 +57,7 @@ describe("limits of any size in Redis", () => {
 describe("counters in Redis", () => {
   const prefix = uniquePrefix()
   const instance = () =>
-    RateLimitLive.layer({
+    RateLimiting.layer({
       limits,
       store: { _tag: "Redis", url: Redacted.make(redisUrl), prefix, timeout: RateLimitStore.defaultTimeout },
       onStoreError: "closed"
@@ -68,8 +68,8 @@ describe("counters in Redis", () => {
       Effect.scoped(
         Effect.gen(function*() {
           // Two instances: each its own RateLimiter and Redis connection.
-          const a = RateLimitLive.RateLimits.pipe(Effect.provide(yield* Layer.build(instance())))
-          const b = RateLimitLive.RateLimits.pipe(Effect.provide(yield* Layer.build(instance())))
+          const a = RateLimiting.RateLimits.pipe(Effect.provide(yield* Layer.build(instance())))
+          const b = RateLimiting.RateLimits.pipe(Effect.provide(yield* Layer.build(instance())))
           const first = yield* a
           const second = yield* b
           const who = principal("key_shared")
@@ -149,7 +149,7 @@ describe("Redis unreachable, failing closed", () => {
 
   const expectUnavailable = (res: TestServer.Response) => {
     expect(res.status, res.text).toBe(503)
-    expect(res.headers.get("retry-after")).toBe(String(RateLimitLive.storeRetryAfterSeconds))
+    expect(res.headers.get("retry-after")).toBe(String(RateLimiting.storeRetryAfterSeconds))
     expectRetryAfter(res)
   }
 

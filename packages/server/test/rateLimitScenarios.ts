@@ -6,7 +6,7 @@
 import type * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import { Principal } from "@huddle/domain/Principal"
 import { Email, User, UserId } from "@huddle/domain/User"
-import * as RateLimitLive from "@huddle/server/http/RateLimitLive"
+import * as RateLimiting from "@huddle/server/http/RateLimiting"
 import { Accounts, TestServer } from "@huddle/testkit"
 import { Array as Arr, Context, DateTime, Effect, Layer, Schema } from "effect"
 import OpenAI from "openai"
@@ -229,9 +229,9 @@ export const registerAnyLimit = (store: () => RateLimitStore.Options) => {
       Effect.scoped(
         Effect.gen(function*() {
           const context = yield* Layer.build(
-            RateLimitLive.layer({ limits: { intent: limit, chat: limit, read: limit }, store: store(), onStoreError: "closed" })
+            RateLimiting.layer({ limits: { intent: limit, chat: limit, read: limit }, store: store(), onStoreError: "closed" })
           )
-          const limits = Context.get(context, RateLimitLive.RateLimits)
+          const limits = Context.get(context, RateLimiting.RateLimits)
           const check = limits.check(principal(`key_any_${limit}`), "read")
           const admitted = yield* Effect.forEach(Arr.range(1, limit), () => check, { concurrency: 64 })
           let extra = 0

@@ -13,7 +13,7 @@ import { HttpServer } from "@effect/platform"
 import type * as Catalog from "@huddle/adapters/models/Catalog"
 import type * as Providers from "@huddle/adapters/models/Providers"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
-import * as RateLimitLive from "@huddle/server/http/RateLimitLive"
+import * as RateLimiting from "@huddle/server/http/RateLimiting"
 import * as Server from "@huddle/server/Server"
 import type { ServerConfig } from "@huddle/server/ServerConfig"
 import { Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
@@ -53,9 +53,9 @@ export interface RateLimitOptions {
 
 export const rateLimitsFor = (options: RateLimitOptions = {}): ServerConfig["rateLimits"] => ({
   limits: {
-    intent: options.intent ?? RateLimitLive.defaultLimits.intent,
-    chat: options.chat ?? RateLimitLive.defaultLimits.chat,
-    read: options.read ?? RateLimitLive.defaultLimits.read
+    intent: options.intent ?? RateLimiting.defaultLimits.intent,
+    chat: options.chat ?? RateLimiting.defaultLimits.chat,
+    read: options.read ?? RateLimiting.defaultLimits.read
   },
   store: options.redisUrl === undefined
     ? { _tag: "Memory" }

@@ -1,31 +1,18 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { HuddleReply, HuddleSession, HuddleSessionWithMessages, SessionTitle } from "@huddle/domain/Huddle"
 import { HuddleMode, ModelTier } from "@huddle/domain/Preferences"
-import { Id, Text } from "@huddle/domain/WireString"
+import { Id } from "@huddle/domain/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
+import { OrgHeaders } from "./Headers.js"
 import * as Idempotency from "./Idempotency.js"
+import { Input } from "./Input.js"
 import { ListParams, page } from "./Lists.js"
 import * as RateLimit from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
-/** The longest input a huddle message accepts (characters). */
-export const maxInputLength = 32_000
-
-/** What a huddle message (or a JSON-RPC intent) asks: free-form text, not blank. */
-export const Input = Text.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }),
-  Schema.maxLength(maxInputLength, { message: () => `must be at most ${maxInputLength} characters` })
-)
-
 export const StreamParams = Schema.Struct({
   stream: Schema.optionalWith(Schema.BooleanFromString, { default: () => false })
-})
-
-export const OrgHeaders = Schema.Struct({
-  "openai-organization": Schema.optional(Id),
-  "huddle-organization": Schema.optional(Id)
 })
 
 export const StartRequest = Schema.Struct({

@@ -5,10 +5,10 @@
  * The methods, with their params and results, are described by `rpc.discover` (OpenRPC).
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import * as JsonRpc from "../rpc/JsonRpc.js"
 import { Dialect } from "./ErrorTable.js"
-import { OrgHeaders } from "./HuddleApi.js"
+import { OrgHeaders } from "./Headers.js"
 import * as Idempotency from "./Idempotency.js"
+import * as JsonRpcWire from "./JsonRpcWire.js"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 
@@ -16,9 +16,9 @@ export class RpcApi extends HttpApiGroup.make("rpc")
   .add(
     HttpApiEndpoint.post("call", "/rpc")
       .annotateContext(Idempotency.keyed)
-      .setPayload(JsonRpc.RequestBody)
+      .setPayload(JsonRpcWire.RequestBody)
       .setHeaders(OrgHeaders)
-      .addSuccess(JsonRpc.ResponseBody)
+      .addSuccess(JsonRpcWire.ResponseBody)
       .addSuccess(HttpApiSchema.NoContent)
       .annotate(
         OpenApi.Description,

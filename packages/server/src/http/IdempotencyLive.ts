@@ -8,9 +8,10 @@
  * sends as it is, so the handler never runs.
  *
  * Records are per credential and sealed with a key derived from the credential's secret, which
- * the database never holds: the table gives away neither answers nor API keys shown once.
+ * the database never holds (`@huddle/adapters/crypto/AnswerSealing`): the table gives away neither
+ * answers nor API keys shown once.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto"
+import { createHash } from "node:crypto"
 import {
   HttpApi,
   HttpApp,
@@ -20,6 +21,7 @@ import {
   HttpServerRespondable,
   HttpServerResponse
 } from "@effect/platform"
+import * as AnswerSealing from "@huddle/adapters/crypto/AnswerSealing"
 import { InvalidRequest } from "@huddle/domain/Errors"
 import { type Claim, IdempotencyStore } from "@huddle/domain/ports/IdempotencyStore"
 import { CurrentPrincipal } from "@huddle/domain/Principal"
@@ -84,35 +86,6 @@ export const decodeRecorded = (bytes: Uint8Array): Recorded => {
   const length = buffer.readUInt32BE(0)
   const head = JSON.parse(buffer.subarray(4, 4 + length).toString("utf8")) as Pick<Recorded, "status" | "headers">
   return { status: head.status, headers: head.headers, body: new Uint8Array(buffer.subarray(4 + length)) }
-}
-
-// --- sealing ----------------------------------------------------------------------------------
-
-const sealVersion = 1
-
-/** The sealing key of a credential: its bearer secret through HMAC, so never derivable from its stored hash. */
-export const sealingKey = (secret: string): Buffer =>
-  createHmac("sha256", secret).update("huddle/idempotency/seal/v1").digest()
-
-/** AES-256-GCM, bound to the request's fingerprint: `[version][iv][tag][ciphertext]`. */
-export const seal = (key: Buffer, fingerprint: string, plain: Uint8Array): Uint8Array => {
-  const iv = randomBytes(12)
-  const cipher = createCipheriv("aes-256-gcm", key, iv).setAAD(Buffer.from(fingerprint))
-  const ciphertext = Buffer.concat([cipher.update(plain), cipher.final()])
-  return Buffer.concat([Buffer.of(sealVersion), iv, cipher.getAuthTag(), ciphertext])
-}
-
-/** The plain bytes, or undefined when they were not sealed with this key for this fingerprint. */
-export const unseal = (key: Buffer, fingerprint: string, sealed: Uint8Array): Uint8Array | undefined => {
-  const buffer = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength)
-  if (buffer.length < 29 || buffer[0] !== sealVersion) return undefined
-  try {
-    const decipher = createDecipheriv("aes-256-gcm", key, buffer.subarray(1, 13)).setAAD(Buffer.from(fingerprint))
-    decipher.setAuthTag(buffer.subarray(13, 29))
-    return Buffer.concat([decipher.update(buffer.subarray(29)), decipher.final()])
-  } catch {
-    return undefined
-  }
 }
 
 // --- the request ------------------------------------------------------------------------------
@@ -222,7 +195,7 @@ export const IdempotentLive = (options: Options = defaults) =>
           const complete = (recorded: Recorded) =>
             isKeptStatus(recorded.status) && !streamEndedInFailure(recorded.headers["content-type"], recorded.body)
               ? settle(
-                store.complete(claim, seal(key, fingerprint, encodeRecorded(recorded))).pipe(
+                store.complete(claim, AnswerSealing.seal(key, fingerprint, encodeRecorded(recorded))).pipe(
                   // Its lock lapsed (the database was away longer than the lock) and a retry took the key over.
                   Effect.tap((kept) => kept ? Effect.void : Effect.logWarning("idempotency: the key's claim was lost before its answer was kept"))
                 ),
@@ -305,7 +278,7 @@ export const IdempotentLive = (options: Options = defaults) =>
         }
         const body = yield* Effect.orDie(request.text)
         const fingerprint = fingerprintOf(request, body)
-        const key = sealingKey(secret)
+        const key = AnswerSealing.sealingKey(secret)
         const now = yield* DateTime.now
         const claimed = yield* store.claim({
           scope: principal.value.credential_id,
@@ -337,7 +310,7 @@ export const IdempotentLive = (options: Options = defaults) =>
             })
           )
         }
-        const plain = unseal(key, fingerprint, claimed.outcome)
+        const plain = AnswerSealing.unseal(key, fingerprint, claimed.outcome)
         if (plain === undefined) return yield* Effect.dieMessage("idempotency: a recorded answer could not be unsealed")
         return yield* Effect.die(new Replay(replayOf(decodeRecorded(plain))))
       })

@@ -12,7 +12,7 @@ import { answerDefect } from "../edge/ErrorTranslation.js"
 import * as JsonRpc from "../rpc/JsonRpc.js"
 import * as Methods from "../rpc/Methods.js"
 import * as RpcErrors from "../rpc/RpcErrors.js"
-import * as RateLimitLive from "./RateLimitLive.js"
+import * as RpcAdmission from "./RpcAdmission.js"
 
 /** A defect inside a method: logged with its cause, answered as -32603 without internals. */
 export const onDefect = (defect: unknown, method: string) =>
@@ -23,7 +23,7 @@ const isBatch = (text: string) => /^[ \t\n\r]*\[/.test(text)
 
 export const RpcHttp = HttpApiBuilder.group(Api, "rpc", (handlers) =>
   Effect.gen(function*() {
-    const admission = yield* RateLimitLive.rpcAdmission
+    const admission = yield* RpcAdmission.rpcAdmission
     const rpc = JsonRpc.make(yield* Methods.make, { onDefect, admit: admission.admit })
     return handlers.handleRaw("call", ({ headers, request }) =>
       Effect.gen(function*() {

@@ -1,19 +1,16 @@
 /**
  * Rate limits at work (docs/decisions/0011-rate-limits.md): `RateLimits` counts a request of a
  * class against its credential with `@effect/experimental`'s `RateLimiter` (memory or Redis
- * store); `RateLimitedLive` is the contract's `RateLimited` middleware, which applies each
- * endpoint's declared class before its handler; `rpcAdmission` does the same per JSON-RPC call.
+ * store), and says what the answer carries (headers, a refusal). The contract's middleware is
+ * `RateLimitedLive.ts`; JSON-RPC counts each call with `RpcAdmission.ts`.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
-import { HttpApi, HttpApp, HttpRouter, HttpServerResponse } from "@effect/platform"
+import { HttpApp, HttpServerResponse } from "@effect/platform"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
-import { CurrentPrincipal, type Principal } from "@huddle/domain/Principal"
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
-import { Api } from "../Api.js"
+import type { Principal } from "@huddle/domain/Principal"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { RateLimited, ServiceUnavailable } from "../api/EdgeErrors.js"
 import * as RateLimit from "../api/RateLimit.js"
-import type * as JsonRpc from "../rpc/JsonRpc.js"
-import * as RpcErrors from "../rpc/RpcErrors.js"
 
 /** Requests per minute, per credential, of each class. */
 export type Limits = { readonly [Class in RateLimit.RateClass]: number }
@@ -163,109 +160,3 @@ export const layer = (options: Options): Layer.Layer<RateLimits> =>
     Layer.provide(RateLimiter.layer),
     Layer.provide(RateLimitStore.layer(options.store))
   )
-
-const routeKey = (method: string, path: string) => `${method} ${path}`
-
-/** The class of every route of the contract that has one, by method and path. */
-export const routeClasses = (): ReadonlyMap<string, RateLimit.RateClass> => {
-  const classes = new Map<string, RateLimit.RateClass>()
-  HttpApi.reflect(Api, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint, mergedAnnotations }) => {
-      const rateClass = RateLimit.classOf(endpoint.method, endpoint.path, mergedAnnotations)
-      if (rateClass !== undefined) classes.set(routeKey(endpoint.method, endpoint.path), rateClass)
-    }
-  })
-  return classes
-}
-
-/** The contract's `RateLimited` middleware: the route's class, counted before the handler runs. */
-export const RateLimitedLive = Layer.effect(
-  RateLimit.RateLimited,
-  Effect.map(RateLimits, (limits) => {
-    const classes = routeClasses()
-    return Effect.gen(function*() {
-      const { route } = yield* HttpRouter.RouteContext
-      const rateClass = classes.get(routeKey(route.method, route.path))
-      if (rateClass === undefined) return
-      const principal = yield* Effect.serviceOption(CurrentPrincipal)
-      if (Option.isNone(principal)) {
-        return yield* Effect.dieMessage("RateLimited ran without a principal: declare it before Authenticated on the group")
-      }
-      const verdict = yield* limits.check(principal.value, rateClass)
-      yield* setHeaders(headersOf(verdict))
-      const refused = refusal(verdict, rateClass)
-      if (refused !== undefined) return yield* Effect.fail(refused)
-    })
-  })
-)
-
-// --- JSON-RPC -----------------------------------------------------------------------------------
-
-const rpcClass = (rateClass: JsonRpc.RateClass): RateLimit.RateClass => (rateClass === "intent_submission" ? "intent" : "read")
-
-/** JSON-RPC's code for `RATE_LIMITED` (docs/decisions/0008-json-rpc.md). */
-export const rateLimitedCode = RpcErrors.rateLimited.code
-
-interface Counted {
-  readonly rateClass: RateLimit.RateClass
-  readonly verdict: Verdict
-}
-
-/** The most telling verdict of a request's calls: a refusal first, else the class with least left. */
-const mostConstrained = (counted: ReadonlyArray<Counted>): Counted | undefined =>
-  counted.reduce<Counted | undefined>((worst, next) => {
-    if (worst === undefined) return next
-    const rank = (c: Counted) =>
-      c.verdict._tag === "Unavailable" ? -2 : c.verdict._tag === "Limited" ? -1 : c.verdict._tag === "Admitted" ? c.verdict.remaining : Infinity
-    return rank(next) < rank(worst) ? next : worst
-  }, undefined)
-
-/**
- * Rate limits for `/v1/rpc`: `admit` (the dispatcher's hook) counts each call against its
- * method's class and refuses one over the limit with -32007 (a batch's other calls still run);
- * `answering` wraps the answer of one request: when it was a single call (not a batch) and was
- * refused, the whole request is answered as the plain HTTP error (429, or 503 failing closed),
- * as other transport failures are; otherwise the response carries the headers of the class
- * with the least left.
- */
-export const rpcAdmission = Effect.map(RateLimits, (limits) => {
-  const requests = new WeakMap<object, Array<Counted>>()
-  return {
-    admit: <C extends { readonly principal: Principal }>(method: JsonRpc.Method<C>, caller: C) => {
-      const rateClass = rpcClass(method.rateClass)
-      return Effect.flatMap(limits.check(caller.principal, rateClass), (verdict) => {
-        requests.get(caller)?.push({ rateClass, verdict })
-        const refused = refusal(verdict, rateClass)
-        if (refused === undefined) return Effect.void
-        return Effect.fail(
-          refused._tag === "RateLimited"
-            ? new RpcErrors.RpcError({
-              code: rateLimitedCode,
-              message: refused.message,
-              // In a batch the response is 200: the call's own error says when to retry.
-              data: {
-                error: RpcErrors.rateLimited.error,
-                message: refused.message,
-                ...(verdict._tag === "Limited" ? { retry_after: verdict.reset } : {})
-              },
-              status: RpcErrors.rateLimited.status
-            })
-            : RpcErrors.internalError(refused)
-        )
-      })
-    },
-    answering: <A, C extends object>(caller: C, batch: boolean, answer: Effect.Effect<A>) =>
-      Effect.gen(function*() {
-        const counted: Array<Counted> = []
-        requests.set(caller, counted)
-        const answered = yield* answer
-        const worst = mostConstrained(counted)
-        if (worst === undefined) return answered
-        yield* setHeaders(headersOf(worst.verdict))
-        const refused = batch ? undefined : refusal(worst.verdict, worst.rateClass)
-        if (refused !== undefined) return yield* Effect.fail(refused)
-        return answered
-      })
-  }
-})
