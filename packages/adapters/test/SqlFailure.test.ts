@@ -42,6 +42,8 @@ const table: ReadonlyArray<readonly [string, unknown, SqlFailure.Verdict]> = [
   ["40002 integrity constraint at commit", databaseError("40002"), "bug"],
   ["XX000 internal error", databaseError("XX000"), "bug"],
   ["P0001 raised by a function", databaseError("P0001"), "bug"],
+  // Huddle's own: a reservation past a member's cap; the credit store answers it before any edge.
+  ["HC001 spending cap reached", databaseError("HC001"), "bug"],
   ["ECONNREFUSED", driverError("connect ECONNREFUSED 127.0.0.1:5432", "ECONNREFUSED"), "unavailable"],
   ["ECONNRESET", driverError("read ECONNRESET", "ECONNRESET"), "unavailable"],
   ["EPIPE (five letters, not a SQLSTATE)", driverError("write EPIPE", "EPIPE"), "unavailable"],
@@ -84,7 +86,8 @@ describe("SqlFailure.classify", () => {
         ["INSERT INTO t VALUES (1, 1, 'b')", "23505"],
         ["INSERT INTO t VALUES (2, 0, 'b')", "23514"],
         ["INSERT INTO t VALUES (2, 99999999999, 'b')", "22003"],
-        ["SELEKT 1", "42601"]
+        ["SELEKT 1", "42601"],
+        ["DO $$ BEGIN RAISE EXCEPTION 'cap reached' USING ERRCODE = 'HC001'; END $$", "HC001"]
       ] as const) {
         const failure = await pgliteFailure(statement)
         expect(SqlFailure.sqlState(failure), statement).toBe(state)

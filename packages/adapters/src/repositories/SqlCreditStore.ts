@@ -13,6 +13,7 @@ import {
 import { Instances } from "@huddle/domain/ports/Instances"
 import { type SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Option, Schedule } from "effect"
+import { sqlState } from "../sql/SqlFailure.js"
 import { toDate, utc } from "./Rows.js"
 
 /**
@@ -54,11 +55,6 @@ const raceRetries = 20
 
 /** The SQLSTATE of `huddle_cap_exceeded()` (migration 0007). */
 const capExceeded = "HC001"
-
-const sqlState = (error: SqlError): string | undefined => {
-  const cause = error.cause as { readonly code?: unknown } | null | undefined
-  return typeof cause === "object" && cause !== null && typeof cause.code === "string" ? cause.code : undefined
-}
 
 interface ReserveRow {
   readonly credential_ok: boolean

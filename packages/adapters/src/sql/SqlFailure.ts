@@ -40,8 +40,11 @@ const chain = (error: unknown): ReadonlyArray<unknown> => {
 const stringField = (error: unknown, field: string): string | undefined =>
   Predicate.hasProperty(error, field) && typeof error[field] === "string" ? error[field] : undefined
 
-/** SQLSTATE classes are two digits or F0, HV, P0, XX: an errno code such as EPIPE is none of them. */
-const sqlStateShape = /^(?:[0-9]{2}|F0|HV|P0|XX)[0-9A-Z]{3}$/
+/**
+ * SQLSTATE classes are two digits or F0, HV, P0, XX, and HC, Huddle's own (`HC001`, raised by
+ * `huddle_cap_exceeded()`, migration 0007): an errno code such as EPIPE is none of them.
+ */
+const sqlStateShape = /^(?:[0-9]{2}|F0|HV|P0|XX|HC)[0-9A-Z]{3}$/
 
 /** The SQLSTATE the database answered with, if it answered. */
 export const sqlState = (error: unknown): string | undefined =>
