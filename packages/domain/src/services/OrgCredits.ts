@@ -2,7 +2,7 @@
  * An organization's credit pool as its members and admins see it: balances, which sources pay
  * for a member's requests, and the caps by which admins allocate the pool among members.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { type Forbidden, NotFound } from "../Errors.js"
 import { type Member, MemberCap, MemberSpent } from "../Organization.js"
 import { OrganizationRepository } from "../ports/OrganizationRepository.js"
@@ -13,6 +13,7 @@ import { OrgSettingsRepository } from "../ports/OrgSettingsRepository.js"
 import { Transactor } from "../ports/Transactor.js"
 import { CreditSource, sourcesFor } from "./Credits.js"
 import { OrgAccess } from "./OrgAccess.js"
+import { memberOf } from "./Organizations.js"
 import { serviceDefaults } from "../Policy.js"
 
 export const OrgPool = Schema.Literal("subscription", "addon")
@@ -58,15 +59,7 @@ export const make = Effect.gen(function*() {
   const access = yield* OrgAccess
   const audit = yield* AuditLog
   const tx = yield* Transactor
-  const orgs = yield* OrganizationRepository
-
-  const findMember = (orgId: string, ref: string) =>
-    orgs.findMember(orgId, ref).pipe(
-      Effect.flatMap(Option.match({
-        onNone: () => Effect.fail(new NotFound({ message: "Member not found" })),
-        onSome: Effect.succeed
-      }))
-    )
+  const findMember = memberOf(yield* OrganizationRepository)
 
   const pool = (orgId: string) =>
     Effect.all({

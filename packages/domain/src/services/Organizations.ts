@@ -15,7 +15,7 @@ import type { Principal } from "../Principal.js"
 import { AuditLog, type AuditQuery } from "../ports/AuditLog.js"
 import { CreditStore } from "../ports/CreditStore.js"
 import { MembershipRepository } from "../ports/MembershipRepository.js"
-import { OrganizationRepository } from "../ports/OrganizationRepository.js"
+import { OrganizationRepository, type Service as OrganizationRepositoryService } from "../ports/OrganizationRepository.js"
 import { OrgSettingsRepository } from "../ports/OrgSettingsRepository.js"
 import { Transactor } from "../ports/Transactor.js"
 import { OrgAccess, orgNotFound } from "./OrgAccess.js"
@@ -64,6 +64,15 @@ const lastAdmin = new Conflict({ message: "An organization must keep at least on
 /** The first moment of the current calendar month (UTC): the period usage is reported for. */
 export const periodStart = (now: DateTime.Utc): DateTime.Utc => DateTime.startOf(now, "month")
 
+/** A member (or pending invitation) by user id or email, or `NotFound`. */
+export const memberOf = (orgs: OrganizationRepositoryService) => (orgId: string, member: string) =>
+  orgs.findMember(orgId, member).pipe(
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.fail(new NotFound({ message: "Member not found" })),
+      onSome: Effect.succeed
+    }))
+  )
+
 export const make = Effect.gen(function*() {
   const ids = yield* Ids
   const orgs = yield* OrganizationRepository
@@ -74,13 +83,7 @@ export const make = Effect.gen(function*() {
   const access = yield* OrgAccess
   const tx = yield* Transactor
 
-  const findMember = (orgId: string, member: string) =>
-    orgs.findMember(orgId, member).pipe(
-      Effect.flatMap(Option.match({
-        onNone: () => Effect.fail(new NotFound({ message: "Member not found" })),
-        onSome: Effect.succeed
-      }))
-    )
+  const findMember = memberOf(orgs)
 
   /** Fails when the change would leave the org without an active admin. */
   const keepAnAdmin = (orgId: string, member: Member, nextRole: Role | null) =>
