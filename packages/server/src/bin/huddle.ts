@@ -79,7 +79,13 @@ const target = (operator: OperatorService) =>
       const user = yield* operator.findUser(values.user)
       return { user_id: user.id as string }
     }
-    if (values.org !== undefined) return { org_id: values.org, balance: values.balance }
+    if (values.org !== undefined) {
+      const balance = values.balance
+      if (balance !== "subscription" && balance !== "addon") {
+        return yield* Effect.fail(new UsageError("give --balance subscription or --balance addon with --org"))
+      }
+      return { org_id: values.org, balance } as const
+    }
     return yield* Effect.fail(new UsageError("give --user <id|email>, or --org <id> with --balance"))
   })
 
@@ -100,11 +106,7 @@ const command = Effect.gen(function*() {
     }
     case "ledger": {
       const limit = yield* decode(Schema.Int.pipe(Schema.between(1, 1000)), integer(values.limit ?? "50"))
-      const found = yield* target(operator)
-      const account = "user_id" in found
-        ? { user_id: found.user_id }
-        : { org_id: found.org_id, balance: yield* decode(Schema.Literal("subscription", "addon"), found.balance) }
-      return yield* operator.ledger(account, { limit })
+      return yield* operator.ledger(yield* target(operator), { limit })
     }
     case "create-user": {
       if (!values["password-stdin"]) return yield* Effect.fail(new UsageError("give --password-stdin and the password on standard input"))

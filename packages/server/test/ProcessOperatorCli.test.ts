@@ -1,0 +1,66 @@
+/**
+ * The operator's command line (`packages/server/dist/bin/huddle.js`, `npm run huddle -- …`) as a
+ * new process each time, over an embedded database of its own: it creates a user, mints credits
+ * with a reason, shows the ledger, revokes keys, and refuses bad input with exit code 2 without
+ * touching the database. `npm test` builds it first (`tsc -b`).
+ */
+import { execFile } from "node:child_process"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, describe, expect, it } from "vitest"
+import { killAll, mainJs, scratchDir } from "./serverProcesses.js"
+
+afterAll(killAll)
+
+const run = promisify(execFile)
+const cli = join(mainJs, "..", "bin", "huddle.js")
+
+describe("the operator command line", () => {
+  const dataDir = join(scratchDir(), "data")
+  const huddle = async (args: ReadonlyArray<string>, stdin?: string) => {
+    const child = run(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? "", HUDDLE_DATA_DIR: dataDir }, timeout: 60_000 })
+    if (stdin !== undefined) {
+      child.child.stdin!.end(stdin)
+    } else child.child.stdin!.end()
+    return child.then(
+      ({ stdout }) => ({ code: 0, stdout, stderr: "" }),
+      (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? -1, stdout: error.stdout ?? "", stderr: error.stderr ?? "" })
+    )
+  }
+
+  it("creates a user, mints with a reason, shows the ledger, revokes keys; refuses bad input with exit 2", async () => {
+    const created = await huddle(["create-user", "--email", "Ops@Example.com", "--password-stdin"], "correct horse battery\n")
+    expect(created.code, created.stderr).toBe(0)
+    expect(JSON.parse(created.stdout)).toMatchObject({ email: "ops@example.com" })
+
+    const granted = await huddle(["grant", "--user", "ops@example.com", "--amount", "500", "--reason", "invoice 42"])
+    expect(granted.code, granted.stderr).toBe(0)
+    expect(JSON.parse(granted.stdout)).toMatchObject({ amount: 500, reason: "invoice 42", account: { owner_type: "user", pool: "personal" } })
+
+    const ledger = await huddle(["ledger", "--user", "ops@example.com"])
+    expect(ledger.code, ledger.stderr).toBe(0)
+    const entries = JSON.parse(ledger.stdout) as { balance: number; data: ReadonlyArray<{ kind: string; delta: number; reason: string; actor_id: string | null }> }
+    expect(entries.data[0]).toMatchObject({ kind: "grant", delta: 500, reason: "invoice 42", actor_id: null })
+    expect(entries.balance).toBe(entries.data.reduce((sum, row) => sum + row.delta, 0))
+
+    expect(JSON.parse((await huddle(["revoke-keys", "--user", "ops@example.com"])).stdout)).toEqual({ revoked: 0 })
+
+    for (const args of [
+      ["grant", "--user", "ops@example.com", "--amount", "0", "--reason", "zero"],
+      ["grant", "--user", "ops@example.com", "--amount", "5"],
+      ["grant", "--org", "org_x", "--amount", "5", "--reason", "no balance"],
+      ["frobnicate"]
+    ]) {
+      const refused = await huddle(args)
+      expect(refused.code, args.join(" ")).toBe(2)
+      expect(refused.stderr, args.join(" ")).toContain("usage: huddle")
+    }
+    const unknown = await huddle(["grant", "--user", "nobody@example.com", "--amount", "5", "--reason", "ghost"])
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain("User not found")
+
+    // Nothing refused was minted.
+    const after = JSON.parse((await huddle(["ledger", "--user", "ops@example.com"])).stdout) as { balance: number }
+    expect(after.balance).toBe(entries.balance)
+  }, 180_000)
+})
