@@ -26,12 +26,13 @@ import * as IntentPipeline from "@huddle/domain/services/IntentPipeline"
 import * as InstanceLiveness from "@huddle/domain/services/InstanceLiveness"
 import * as Intents from "@huddle/domain/services/Intents"
 import * as Memories from "@huddle/domain/services/Memories"
+import * as MeteredCall from "@huddle/domain/services/MeteredCall"
 import * as Operator from "@huddle/domain/services/Operator"
 import * as OrgAccess from "@huddle/domain/services/OrgAccess"
 import * as Organizations from "@huddle/domain/services/Organizations"
 import * as OrgCredits from "@huddle/domain/services/OrgCredits"
 import * as OrgSettings from "@huddle/domain/services/OrgSettings"
-import * as RequestContext from "@huddle/domain/services/RequestContext"
+import * as RequestScope from "@huddle/domain/services/RequestScope"
 import * as ReservationExpiry from "@huddle/domain/services/ReservationExpiry"
 import * as Router from "@huddle/domain/services/Router"
 import { type Duration, Layer } from "effect"
@@ -74,14 +75,16 @@ export const layer = (options: Options) => {
     Layer.provideMerge(OrgAccess.layer)
   )
   const memories = Layer.mergeAll(Memories.layer, ContextAssembly.layer)
-  const models = Router.layer.pipe(
+  const models = MeteredCall.layer.pipe(
+    Layer.provideMerge(Router.layer),
     Layer.provideMerge(Providers.layer(options.providers ?? {}).pipe(Layer.provide(NodeHttpClient.layerUndici))),
     Layer.provideMerge(Catalog.layer(options.catalog ?? {}))
   )
   const huddles = Intents.layer.pipe(
     Layer.provideMerge(Huddles.layer),
     Layer.provideMerge(Layer.merge(IntentPipeline.layer, Completions.layer)),
-    Layer.provideMerge(models)
+    Layer.provideMerge(models),
+    Layer.provideMerge(RequestScope.layer)
   )
   const expiry = ReservationExpiry.layer.pipe(
     Layer.provide(Layer.succeed(ReservationExpiry.ReservationExpiry, { ...ReservationExpiry.defaults, ...options.reservationExpiry }))
@@ -89,7 +92,7 @@ export const layer = (options: Options) => {
   const liveness = InstanceLiveness.layer.pipe(
     Layer.provide(Layer.succeed(InstanceLiveness.InstanceLiveness, { ...InstanceLiveness.defaults, ...options.liveness }))
   )
-  return Layer.mergeAll(Operator.layer, ApiKeys.layer, Authentication.layer, RequestContext.layer, expiry, liveness).pipe(
+  return Layer.mergeAll(Operator.layer, ApiKeys.layer, Authentication.layer, expiry, liveness).pipe(
     Layer.provideMerge(Accounts.layer),
     Layer.provideMerge(huddles),
     Layer.provideMerge(memories),

@@ -285,10 +285,11 @@ describe("JSON-RPC over HTTP", () => {
     const mine = await result(user.session, "intent.submit", { input: "private" })
     const other = await Accounts.signupAndLogin(server)
     expect((await rpc(other.session, call("intent.get", { id: mine.id }))).status).toBe(404)
-    // An unknown model is refused by the domain (well-formed params, not servable).
+    // An unknown model is not found, by the one rule every model call follows (as on /v1/chat/completions).
     const unknownModel = await rpc(user.session, call("intent.submit", { input: "hi", model: "gpt-17" }))
-    expect(unknownModel.status).toBe(400)
-    expect(unknownModel.body.error).toEqual(rpcError(-32000, "INVALID_REQUEST"))
+    expect(unknownModel.status).toBe(404)
+    expect(unknownModel.body.error).toEqual(rpcError(-32004, "NOT_FOUND"))
+    expect(unknownModel.body.error.message).toBe("The model `gpt-17` does not exist or you do not have access to it.")
     // Refused submissions leave no intent behind.
     expect((await result(user.session, "intent.list")).data.map((i: { id: string }) => i.id)).toEqual([mine.id])
     // In a batch, the same error is answered 200.

@@ -1,16 +1,19 @@
 import { Engine } from "@huddle/adapters"
 import { Accounts } from "@huddle/domain/services/Accounts"
 import { Authentication } from "@huddle/domain/services/Authentication"
-import { Huddles } from "@huddle/domain/services/Huddles"
+import { Huddles, replyOf } from "@huddle/domain/services/Huddles"
+import { outcomeOf } from "@huddle/domain/services/IntentPipeline"
 import { Intents } from "@huddle/domain/services/Intents"
+import { RequestScopes } from "@huddle/domain/services/RequestScope"
 import { EmailInput } from "@huddle/domain/User"
-import { Effect, Redacted, Schema } from "effect"
+import { Effect, Redacted, Schema, Stream } from "effect"
 
 export const program = Effect.gen(function*() {
   const accounts = yield* Accounts
   const authentication = yield* Authentication
   const huddles = yield* Huddles
   const intents = yield* Intents
+  const scopes = yield* RequestScopes
 
   // A user of the embedding service, and a principal to act as them.
   const email = Schema.decodeSync(EmailInput)("ada@example.com")
@@ -18,20 +21,18 @@ export const program = Effect.gen(function*() {
   yield* accounts.signup({ email, password })
   const { token } = yield* accounts.login({ email, password })
   const principal = yield* authentication.authenticate(token)
+  // Where their requests run: here their personal context (an org id would select one of theirs).
+  const scope = yield* scopes.resolve(principal, {})
 
-  // A huddle, following its progress as it happens.
+  // A huddle is a stream of events; here following its progress as it happens.
   const stages: Array<string> = []
-  const reply = yield* huddles.start(
-    principal,
-    { input: "What can you help our team with?", orgId: null, workspaceId: null },
-    (event) => Effect.sync(() => event._tag === "Stage" && stages.push(`${event.stage}:${event.status}`))
+  const reply = yield* huddles.start(scope, { input: "What can you help our team with?" }).pipe(
+    Stream.tap((event) => Effect.sync(() => event._tag === "Stage" && stages.push(`${event.stage}:${event.status}`))),
+    replyOf
   )
 
-  // An intent, as JSON-RPC's intent.submit would run it.
-  const { intent } = yield* intents.submit(
-    { principal, orgId: null, workspaceId: null, sessionId: null, input: "Summarise our open questions" },
-    () => Effect.void
-  )
+  // An intent, as JSON-RPC's intent.submit would run it, events unread.
+  const { intent } = yield* outcomeOf(intents.submit({ scope, sessionId: null, input: "Summarise our open questions" }))
 
   const profile = yield* accounts.profile(principal)
   return { reply, stages, intent, balance: profile.credits.balance }

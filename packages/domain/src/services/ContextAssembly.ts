@@ -29,6 +29,8 @@ export interface MemoriesRequest {
   readonly userId: string
   /** The org context of the request; its memories count only when the user is an active member. */
   readonly orgId: string | null
+  /** Whether the user is a member of `orgId`, when the caller knows (a request's scope); read otherwise. */
+  readonly member?: boolean | undefined
   /** A workspace the user owns; the user's personal workspace when null. */
   readonly workspaceId: string | null
   readonly budgetTokens: number
@@ -39,6 +41,29 @@ export interface Service {
 }
 
 export class ContextAssembly extends Context.Tag("@huddle/domain/ContextAssembly")<ContextAssembly, Service>() {}
+
+/** How much of a model's context window the memories may take. */
+export const memoryShare = 0.25
+
+/** What an enforced low risk tolerance asks of every answer. */
+export const conservativeInstruction =
+  "Be conservative: prefer safe, well-established approaches, state risks and uncertainty, and never recommend irreversible actions without a warning."
+
+/**
+ * The instructions put ahead of a conversation: the conservative instruction when it applies,
+ * then the memories; empty when there is neither.
+ */
+export const leadingInstructions = (
+  options: { readonly conservative: boolean; readonly memories: ReadonlyArray<ContextMemory> }
+): string => {
+  const lines: Array<string> = []
+  if (options.conservative) lines.push(conservativeInstruction)
+  if (options.memories.length > 0) {
+    lines.push("Remembered context for this team and user:")
+    for (const memory of options.memories) lines.push(`- ${memory.content}`)
+  }
+  return lines.join("\n")
+}
 
 /** The token estimate used for budgeting, shared with the model call. */
 export { estimateTokens }
@@ -86,9 +111,11 @@ export const make = Effect.gen(function*() {
   const workspaces = yield* WorkspaceRepository
   const memberships = yield* MembershipRepository
 
-  const memoriesFor: Service["memoriesFor"] = ({ budgetTokens, orgId, userId, workspaceId }) =>
+  const isMember = (userId: string, orgId: string) => Effect.map(memberships.roleOf(userId, orgId), Option.isSome)
+
+  const memoriesFor: Service["memoriesFor"] = ({ budgetTokens, member, orgId, userId, workspaceId }) =>
     Effect.gen(function*() {
-      const orgIds = orgId !== null && Option.isSome(yield* memberships.roleOf(userId, orgId)) ? [orgId] : []
+      const orgIds = orgId !== null && (member ?? (yield* isMember(userId, orgId))) ? [orgId] : []
       const workspace = workspaceId ?? Option.getOrNull(Option.map(yield* workspaces.findPersonal(userId), (_) => _.id))
       const candidates = yield* memories.listAll({
         personalOf: userId,

@@ -2,7 +2,7 @@
  * Huddle sessions: a conversation whose every message runs the intent pipeline. A session
  * belongs to the user who started it; each message may change mode.
  */
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Stream } from "effect"
 import { NotFound } from "../Errors.js"
 import { HuddleMessage, HuddleReply, HuddleSession, HuddleSessionWithMessages } from "../Huddle.js"
 import { Ids } from "../Ids.js"
@@ -12,26 +12,31 @@ import { fromRows, type Page, type PageRequest } from "../Page.js"
 import type { Preferences } from "../Preferences.js"
 import type { Principal } from "../Principal.js"
 import { HuddleRepository } from "../ports/HuddleRepository.js"
-import { type Emit, IntentPipeline, type Outcome, type PipelineError } from "./IntentPipeline.js"
+import { IntentPipeline, type Outcome, type PipelineError, type PipelineEvent } from "./IntentPipeline.js"
+import { type RequestScope, RequestScopes } from "./RequestScope.js"
 
 export interface Ask {
   readonly input: string
   /** The settings the request names (mode, model tier), below enforced policies. */
   readonly request?: Preferences | undefined
-  readonly orgId: string | null
-  readonly workspaceId: string | null
 }
 
+/** A huddle turn as it happens: the pipeline's stages and tokens, then, last, the reply. */
+export type HuddleEvent =
+  | Exclude<PipelineEvent, { readonly _tag: "Done" }>
+  | { readonly _tag: "Reply"; readonly reply: HuddleReply }
+
+/** The reply a turn ended with (every turn that does not fail ends with one). */
+export const replyOf = <E, R>(events: Stream.Stream<HuddleEvent, E, R>): Effect.Effect<HuddleReply, E, R> =>
+  Stream.runFold(events, undefined as HuddleReply | undefined, (last, event) => event._tag === "Reply" ? event.reply : last).pipe(
+    Effect.flatMap((reply) => reply === undefined ? Effect.dieMessage("A huddle turn ended without its reply") : Effect.succeed(reply))
+  )
+
 export interface Service {
-  /** Starts a session with its first message and answers it. */
-  readonly start: (principal: Principal, ask: Ask, emit: Emit) => Effect.Effect<HuddleReply, PipelineError>
-  /** Adds a message to a session the caller owns and answers it. */
-  readonly reply: (
-    principal: Principal,
-    sessionId: string,
-    ask: Omit<Ask, "orgId" | "workspaceId">,
-    emit: Emit
-  ) => Effect.Effect<HuddleReply, PipelineError | NotFound>
+  /** Starts a session, in the request's scope, with its first message and answers it. */
+  readonly start: (scope: RequestScope, ask: Ask) => Stream.Stream<HuddleEvent, PipelineError>
+  /** Adds a message to a session the caller owns and answers it, in the session's org and workspace. */
+  readonly reply: (principal: Principal, sessionId: string, ask: Ask) => Stream.Stream<HuddleEvent, PipelineError | NotFound>
   readonly list: (principal: Principal, page: PageRequest) => Effect.Effect<Page<HuddleSession>>
   readonly get: (principal: Principal, sessionId: string) => Effect.Effect<HuddleSessionWithMessages, NotFound>
   readonly rename: (principal: Principal, sessionId: string, title: string) => Effect.Effect<HuddleSession, NotFound>
@@ -52,6 +57,7 @@ export const make = Effect.gen(function*() {
   const ids = yield* Ids
   const repo = yield* HuddleRepository
   const pipeline = yield* IntentPipeline
+  const scopes = yield* RequestScopes
 
   const owned = (principal: Principal, sessionId: string) =>
     repo.findSession(principal.user.id, sessionId).pipe(
@@ -74,41 +80,8 @@ export const make = Effect.gen(function*() {
       })
     })
 
-  /**
-   * Answers `input` in `session`. The question (and, for a new session, the session) is written
-   * only once the pipeline accepts the request: a refused one leaves nothing behind.
-   */
-  const ask = (
-    principal: Principal,
-    session: HuddleSession,
-    earlier: ReadonlyArray<HuddleMessage>,
-    input: Ask,
-    emit: Emit,
-    createSession: Effect.Effect<void>
-  ) =>
+  const replyTo = (session: HuddleSession, outcome: Outcome) =>
     Effect.gen(function*() {
-      const question = new HuddleMessage({
-        id: yield* ids.next("msg"),
-        role: "user",
-        content: input.input,
-        mode: input.request?.mode ?? null,
-        intent_id: null,
-        models: [],
-        usage: null,
-        credits_charged: 0,
-        references: [],
-        created_at: yield* DateTime.now
-      })
-      const outcome: Outcome = yield* pipeline.submit({
-        principal,
-        orgId: session.org_id,
-        workspaceId: session.workspace_id,
-        sessionId: session.id,
-        input: input.input,
-        request: input.request,
-        history: earlier.filter((m) => m.content.length > 0).map((m) => ({ role: m.role, content: m.content })),
-        accepted: Effect.zipRight(createSession, repo.addMessage(session.id, question))
-      }, emit)
       const { intent } = outcome
       let messageId: string | null = null
       if (intent.status === "completed") {
@@ -133,26 +106,67 @@ export const make = Effect.gen(function*() {
       })
     })
 
-  const start: Service["start"] = (principal, input, emit) =>
-    Effect.gen(function*() {
+  /**
+   * Answers `input` in `session`. The question (and, for a new session, the session) is written
+   * only once the pipeline accepts the request: a refused one leaves nothing behind.
+   */
+  const ask = (
+    scope: RequestScope,
+    session: HuddleSession,
+    earlier: ReadonlyArray<HuddleMessage>,
+    input: Ask,
+    createSession: Effect.Effect<void>
+  ): Stream.Stream<HuddleEvent, PipelineError> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const question = new HuddleMessage({
+        id: yield* ids.next("msg"),
+        role: "user",
+        content: input.input,
+        mode: input.request?.mode ?? null,
+        intent_id: null,
+        models: [],
+        usage: null,
+        credits_charged: 0,
+        references: [],
+        created_at: yield* DateTime.now
+      })
+      return pipeline.submit({
+        scope,
+        sessionId: session.id,
+        input: input.input,
+        request: input.request,
+        history: earlier.filter((m) => m.content.length > 0).map((m) => ({ role: m.role, content: m.content })),
+        accepted: Effect.zipRight(createSession, repo.addMessage(session.id, question))
+      }).pipe(
+        Stream.mapEffect((event): Effect.Effect<HuddleEvent> =>
+          event._tag === "Done"
+            ? Effect.map(replyTo(session, event.outcome), (reply) => ({ _tag: "Reply", reply }))
+            : Effect.succeed(event)
+        )
+      )
+    }))
+
+  const start: Service["start"] = (scope, input) =>
+    Stream.unwrap(Effect.gen(function*() {
       const now = yield* DateTime.now
       const session = new HuddleSession({
         id: yield* ids.next("hud"),
         title: titleOf(input.input),
-        org_id: input.orgId,
-        workspace_id: input.workspaceId,
+        org_id: scope.orgId,
+        workspace_id: scope.workspaceId,
         created_at: now,
         updated_at: now
       })
-      return yield* ask(principal, session, [], input, emit, repo.createSession(session, principal.user.id))
-    })
+      return ask(scope, session, [], input, repo.createSession(session, scope.principal.user.id))
+    }))
 
-  const reply: Service["reply"] = (principal, sessionId, input, emit) =>
-    Effect.gen(function*() {
+  const reply: Service["reply"] = (principal, sessionId, input) =>
+    Stream.unwrap(Effect.gen(function*() {
       const session = yield* owned(principal, sessionId)
+      const scope = yield* scopes.resolve(principal, { orgId: session.org_id, workspaceId: session.workspace_id })
       const earlier = yield* repo.messages(session.id, 40)
-      return yield* ask(principal, session, earlier, { ...input, orgId: session.org_id, workspaceId: session.workspace_id }, emit, Effect.void)
-    })
+      return ask(scope, session, earlier, input, Effect.void)
+    }))
 
   const list: Service["list"] = (principal, page) =>
     repo.listSessions(principal.user.id, page).pipe(Effect.map((rows) => fromRows(rows, page.limit)))

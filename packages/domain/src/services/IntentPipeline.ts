@@ -1,37 +1,26 @@
 /**
  * The single-mode pipeline every intent runs through, from the huddle, JSON-RPC or an embedding
- * service: context assembly → planning → review gate → execution → completion. Each stage is
- * reported as it starts and ends; tokens are passed on as the model produces them.
+ * service: context assembly → planning → review gate → execution → completion. A run is a
+ * `Stream` of events: each stage as it starts and ends, the answer's tokens as the model
+ * produces them, and, last, `Done` with the outcome.
  *
- * Money: the worst-case cost is reserved before any model is called (402 otherwise); after the
- * call the reservation is settled to the real usage, on success, failure or cancellation alike.
+ * Money: execution is one `MeteredCall`: the plan's worst case is reserved before any model is
+ * called (402 otherwise) and settled to the real usage on success, failure or cancellation alike.
  */
-import { Cause, Context, DateTime, Effect, Exit, Layer, Option, Predicate, Stream } from "effect"
-import {
-  codeOf,
-  type InsufficientCredits,
-  InvalidRequest,
-  type NotFound,
-  PolicyViolation,
-  type Unauthorized,
-  type UpstreamUnavailable
-} from "../Errors.js"
+import { Cause, Chunk, Context, DateTime, Effect, Exit, Layer, Option, Predicate, Stream } from "effect"
+import { codeOf, type InsufficientCredits, InvalidRequest, type NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../Errors.js"
 import { Ids } from "../Ids.js"
 import { Intent, IntentError, Plan } from "../Intent.js"
-import { type CatalogModel, type ChatMessage, costOf, estimateTokens, Usage } from "../Model.js"
+import { type CatalogModel, type ChatMessage, estimateTokens } from "../Model.js"
 import type { DecidedBy, EffectiveSettings } from "../Policy.js"
 import type { HuddleMode, Preferences } from "../Preferences.js"
-import type { Principal } from "../Principal.js"
 import { riskFlags } from "../RiskFlags.js"
-import { Catalog } from "../ports/Catalog.js"
 import { IntentRepository } from "../ports/IntentRepository.js"
-import { ContextAssembly } from "./ContextAssembly.js"
-import type { Authority } from "../ports/CreditStore.js"
-import { authorityOf, Credits, type Reservation } from "./Credits.js"
+import { ContextAssembly, leadingInstructions, memoryShare } from "./ContextAssembly.js"
+import { authorityOf } from "./Credits.js"
+import { type Metered, MeteredCall, type Payer, type Settled, worstCaseOf } from "./MeteredCall.js"
 import { OrgSettings } from "./OrgSettings.js"
-import { tierAllowed } from "./Policies.js"
-import { Router } from "./Router.js"
-import { OrgSettingsRepository } from "../ports/OrgSettingsRepository.js"
+import { type RequestScope, settingsOf } from "./RequestScope.js"
 
 export type StageName = "context" | "planning" | "review" | "execution" | "completion"
 
@@ -43,15 +32,12 @@ export type PipelineEvent =
     readonly detail: Readonly<Record<string, unknown>>
   }
   | { readonly _tag: "Token"; readonly text: string }
-
-export type Emit = (event: PipelineEvent) => Effect.Effect<void>
-
-export const ignoreEvents: Emit = () => Effect.void
+  /** Always the last event of a run that did not fail. */
+  | { readonly _tag: "Done"; readonly outcome: Outcome }
 
 export interface Submission {
-  readonly principal: Principal
-  readonly orgId: string | null
-  readonly workspaceId: string | null
+  /** Who submits, in which org and workspace (see `RequestScope`). */
+  readonly scope: RequestScope
   readonly sessionId: string | null
   readonly input: string
   /** Per-request settings (`mode`, `model_tier`), below enforced policies and above preferences. */
@@ -79,41 +65,43 @@ export interface Outcome {
 export type PipelineError = InvalidRequest | NotFound | PolicyViolation | InsufficientCredits | UpstreamUnavailable | Unauthorized
 
 export interface Service {
-  readonly submit: (submission: Submission, emit: Emit) => Effect.Effect<Outcome, PipelineError>
+  readonly submit: (submission: Submission) => Stream.Stream<PipelineEvent, PipelineError>
   /**
    * An intent awaiting review, decided again under the rules in force now, for its submitter:
    * the effective settings (credit fallback, risk, tier), and the plan when a policy now forbids
    * its models (a plan for a tier is re-planned within the new ceiling; a named model is refused).
    */
-  readonly replan: (intent: Intent, submitterId: string) => Effect.Effect<Intent, PolicyViolation | InvalidRequest>
+  readonly replan: (intent: Intent, submitterId: string) => Effect.Effect<Intent, PolicyViolation | NotFound>
   /**
-   * Runs execution and completion of an intent approved after review: `payer` is its submitter,
-   * `authority` the approver acting now.
+   * Runs execution and completion of an intent approved after review: its submitter pays, with
+   * the approver's authority (checked as the credits are taken).
    */
-  readonly execute: (intent: Intent, payer: string, authority: Authority, emit: Emit) => Effect.Effect<Outcome, PipelineError>
+  readonly execute: (intent: Intent, payer: Payer) => Stream.Stream<PipelineEvent, PipelineError>
 }
 
 export class IntentPipeline extends Context.Tag("@huddle/domain/IntentPipeline")<IntentPipeline, Service>() {}
 
-/** How much of a model's context the memories may take. */
-const memoryShare = 0.25
+/** The outcome of a run: its `Done` event (every run that does not fail ends with one). */
+export const outcomeOf = <E, R>(events: Stream.Stream<PipelineEvent, E, R>): Effect.Effect<Outcome, E, R> =>
+  Stream.runFold(events, undefined as Outcome | undefined, (last, event) => event._tag === "Done" ? event.outcome : last).pipe(
+    Effect.flatMap((outcome) => outcome === undefined ? Effect.dieMessage("A pipeline run ended without its outcome") : Effect.succeed(outcome))
+  )
+
 const historyLimit = 40
+
+const stage = (
+  name: StageName,
+  status: "started" | "completed" | "skipped",
+  detail: Readonly<Record<string, unknown>> = {}
+): PipelineEvent => ({ _tag: "Stage", stage: name, status, detail })
 
 const temperatureFor = (settings: EffectiveSettings): number =>
   settings.risk_tolerance.value === "low" ? 0.2 : settings.risk_tolerance.value === "high" ? 1 : 0.7
 
-const systemPrompt = (settings: EffectiveSettings, memories: ReadonlyArray<string>): string => {
-  const lines = ["You are Huddle, a team AI assistant. Answer clearly and say when you are unsure."]
-  if (settings.risk_tolerance.value === "low") {
-    lines.push(
-      "Be conservative: prefer safe, well-established approaches, state risks and uncertainty, and never recommend irreversible actions without a warning."
-    )
-  }
-  if (memories.length > 0) {
-    lines.push("Remembered context for this team and user:")
-    for (const memory of memories) lines.push(`- ${memory}`)
-  }
-  return lines.join("\n")
+const systemPrompt = (settings: EffectiveSettings, memories: Parameters<typeof leadingInstructions>[0]["memories"]): string => {
+  const leading = leadingInstructions({ conservative: settings.risk_tolerance.value === "low", memories })
+  const intro = "You are Huddle, a team AI assistant. Answer clearly and say when you are unsure."
+  return leading.length === 0 ? intro : `${intro}\n${leading}`
 }
 
 /** Drops the oldest turns until the conversation fits the model's input budget. */
@@ -129,10 +117,6 @@ const fitHistory = (history: ReadonlyArray<ChatMessage>, budgetTokens: number): 
   }
   return kept
 }
-
-/** The most a call to any of `candidates` may cost: the reservation a plan needs. */
-const worstCaseOf = (candidates: ReadonlyArray<CatalogModel>, estimatedInput: number, maxOutput: number): number =>
-  Math.max(1, ...candidates.map((model) => costOf(model, { input_tokens: estimatedInput, output_tokens: maxOutput })))
 
 const maxOutputOf = (candidates: ReadonlyArray<CatalogModel>): number => Math.min(...candidates.map((model) => model.max_output_tokens))
 
@@ -161,11 +145,8 @@ const failure = (error: { readonly _tag: string; readonly message: string }) =>
 export const make = Effect.gen(function*() {
   const ids = yield* Ids
   const intents = yield* IntentRepository
-  const catalog = yield* Catalog
-  const router = yield* Router
-  const credits = yield* Credits
+  const metered = yield* MeteredCall
   const orgSettings = yield* OrgSettings
-  const orgSettingsRepo = yield* OrgSettingsRepository
   const context = yield* ContextAssembly
 
   const save = (intent: Intent, changes: Partial<Intent>) =>
@@ -175,29 +156,8 @@ export const make = Effect.gen(function*() {
       return next
     })
 
-  const forTier = (settings: EffectiveSettings) => {
-    const models = catalog.forTier(settings.model_tier.value)
-    return models.length > 0 ? models : catalog.models
-  }
-
-  const candidatesFor = (submission: Submission, settings: EffectiveSettings) =>
-    Effect.gen(function*() {
-      if (submission.model === undefined) return forTier(settings)
-      const named = catalog.find(submission.model)
-      if (Option.isNone(named)) {
-        return yield* new InvalidRequest({ message: `Unknown model: ${submission.model}` })
-      }
-      const policies = submission.orgId === null ? undefined : yield* orgSettingsRepo.policies(submission.orgId)
-      if (!tierAllowed(policies, named.value.tier)) {
-        return yield* new PolicyViolation({
-          message: `The organization's policy allows models up to the ${policies?.model_tier} tier; ${named.value.id} is ${named.value.tier}`
-        })
-      }
-      return [named.value]
-    })
-
-  const closeWith = (exit: Exit.Exit<unknown, unknown>): IntentError | undefined => {
-    if (Exit.isSuccess(exit)) return undefined
+  const closeWith = (exit: Exit.Exit<unknown, unknown>): IntentError | null => {
+    if (Exit.isSuccess(exit)) return null
     if (Exit.isInterrupted(exit)) {
       return new IntentError({ error: "CANCELLED", message: "The request was cancelled before the answer was complete" })
     }
@@ -208,134 +168,117 @@ export const make = Effect.gen(function*() {
   }
 
   /**
-   * Reserves the worst case of the intent's plan for `payer`, then records the intent as
-   * executing (`begin`) and calls the model. A refused reservation fails before `begin` (after
-   * `refused`), so whatever `begin` writes is written only for a request that will run.
+   * Execution and completion: the plan's metered call for `payer`; once its credits are reserved
+   * the intent is recorded as executing (`begin`, with the events that announce it), and however
+   * the answer ends (complete, failed, the client gone) the intent records what it consumed and
+   * cost. A refused reservation fails before `begin` (after `refused`), so whatever `begin`
+   * writes is written only for a request that will run.
    */
   const executeIntent = (
     intent: Intent,
-    payer: string,
-    authority: Authority,
-    emit: Emit,
+    payer: Payer,
     requestedMode: HuddleMode,
-    steps: { readonly begin: Effect.Effect<Intent>; readonly refused: (error: InsufficientCredits | Unauthorized | NotFound) => Effect.Effect<unknown> }
-  ) =>
-    Effect.gen(function*() {
+    steps: {
+      readonly begin: Effect.Effect<readonly [Intent, ReadonlyArray<PipelineEvent>]>
+      readonly refused: (error: InsufficientCredits | Unauthorized | NotFound) => Effect.Effect<unknown>
+    }
+  ): Stream.Stream<PipelineEvent, PipelineError> =>
+    Stream.unwrapScoped(Effect.gen(function*() {
       const plan = intent.plan!
-      const models = plan.models.flatMap((id) => Option.toArray(catalog.find(id)))
-      if (models.length === 0) {
-        return yield* new InvalidRequest({ message: "The planned models are no longer in the catalog" })
-      }
-
-      const progress = { text: "", usage: undefined as Usage | undefined, model: undefined as CatalogModel | undefined }
-      const consumed = () =>
-        progress.usage ?? new Usage({
-          input_tokens: progress.text.length > 0 ? plan.estimated_input_tokens : 0,
-          output_tokens: estimateTokens(progress.text)
-        })
-      let executing: Intent | undefined
-      let final = intent
-
-      const reserve = credits.reserve({
-        userId: payer,
-        orgId: intent.org_id,
-        amount: plan.worst_case_credits,
-        creditFallback: intent.settings.credit_fallback.value,
+      const candidates = yield* metered.candidates({ _tag: "Candidates", ids: plan.models }, undefined)
+      const call: Metered = yield* metered.run({
+        payer,
         purpose: `intent ${intent.id}`,
-        authority
-      }).pipe(Effect.tapError(steps.refused))
-
-      const start = Effect.gen(function*() {
-        executing = yield* steps.begin
-        final = executing
-        yield* emit({ _tag: "Stage", stage: "execution", status: "started", detail: { models: plan.models } })
-      })
-
-      const call = router.stream(models, {
+        candidates,
+        quote: {
+          estimatedInput: plan.estimated_input_tokens,
+          maxOutputTokens: plan.max_output_tokens,
+          worstCase: plan.worst_case_credits
+        },
         messages: plan.messages ?? [],
-        temperature: plan.temperature,
-        maxOutputTokens: plan.max_output_tokens
-      }).pipe(
-        Stream.runForEach((chunk) => {
-          switch (chunk._tag) {
-            case "Attempt":
-              progress.model = chunk.model
-              return Effect.void
-            case "Failed":
-              return emit({
-                _tag: "Stage",
-                stage: "execution",
-                status: "started",
-                detail: { model: chunk.model.id, failed: chunk.reason, retrying: chunk.willRetry }
-              })
-            case "Delta":
-              progress.text += chunk.text
-              return emit({ _tag: "Token", text: chunk.text })
-            case "ToolCallDelta":
-              // The huddle offers no tools, so a model has none to call.
-              return Effect.void
-            case "Usage":
-              progress.usage = chunk.usage
-              return Effect.void
-            case "Finish":
-              return Effect.void
-          }
-        })
-      )
+        temperature: plan.temperature
+      }).pipe(Effect.tapError(steps.refused))
+      const [executing, announced] = yield* steps.begin
 
-      // However the call ends (answer, failure, the client going away), the reservation is closed
-      // for what was consumed and the intent records the outcome. This runs uninterruptibly.
-      const close = (reservation: Reservation, exit: Exit.Exit<void, UpstreamUnavailable>) =>
-        Effect.gen(function*() {
-          const used = progress.text.length > 0 || progress.usage !== undefined
-          const charged = used && progress.model !== undefined
-            ? yield* credits.settle(reservation, costOf(progress.model, consumed()))
-            : yield* credits.release(reservation).pipe(Effect.as(0))
-          // Interrupted before it was recorded, there is no intent to close.
-          if (executing === undefined) return
-          const error = closeWith(exit)
-          final = yield* save(executing, {
-            status: error === undefined ? "completed" : "failed",
-            error: error ?? null,
+      const progress = { text: "", answered: false, closed: undefined as Intent | undefined }
+      const close = (settled: Settled, error: IntentError | null) =>
+        Effect.map(
+          save(executing, {
+            status: error === null ? "completed" : "failed",
+            error,
             output: progress.text.length > 0 ? progress.text : null,
-            usage: used ? consumed() : null,
-            credits_charged: charged,
-            models: progress.model ? [progress.model.id] : []
-          })
-        })
+            usage: settled.consumed ? settled.usage : null,
+            credits_charged: settled.charged,
+            models: progress.answered ? [settled.model.id] : []
+          }),
+          (closed) => (progress.closed = closed)
+        )
 
-      yield* Effect.acquireUseRelease(reserve, () => Effect.zipRight(start, call), close)
-      yield* emit({
-        _tag: "Stage",
-        stage: "execution",
-        status: "completed",
-        detail: { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }
-      })
-      yield* emit({ _tag: "Stage", stage: "completion", status: "completed", detail: { credits_charged: final.credits_charged } })
-      return { intent: final, requestedMode, offline: progress.model?.provider === "offline" } satisfies Outcome
-    })
+      const completed = (settled: Settled) =>
+        Effect.map(close(settled, null), (final): ReadonlyArray<PipelineEvent> => [
+          stage("execution", "completed", { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }),
+          stage("completion", "completed", { credits_charged: final.credits_charged }),
+          { _tag: "Done", outcome: { intent: final, requestedMode, offline: settled.model.provider === "offline" } }
+        ])
 
-  const submit: Service["submit"] = (submission, emit) =>
-    Effect.gen(function*() {
-      const { principal } = submission
+      const answer = call.events.pipe(
+        Stream.mapChunksEffect((chunk) => {
+          const out: Array<PipelineEvent> = []
+          for (const event of chunk) {
+            switch (event._tag) {
+              case "Answering":
+                progress.answered = true
+                break
+              case "AttemptFailed":
+                out.push(stage("execution", "started", { model: event.model.id, failed: event.reason, retrying: event.willRetry }))
+                break
+              case "Delta":
+                progress.text += event.text
+                out.push({ _tag: "Token", text: event.text })
+                break
+              case "Settled":
+                return Effect.map(completed(event), (last) => Chunk.unsafeFromArray([...out, ...last]))
+              // The huddle offers no tools, so a model has none to call; the finish reason is not reported.
+              case "ToolCallDelta":
+              case "Finish":
+                break
+            }
+          }
+          return Effect.succeed(Chunk.unsafeFromArray(out))
+        }),
+        // A failed or interrupted answer: settled for what it consumed, and recorded as such.
+        Stream.ensuringWith((exit) =>
+          progress.closed === undefined ? Effect.flatMap(call.settle, (settled) => close(settled, closeWith(exit))) : Effect.void
+        )
+      )
+      return Stream.concat(Stream.fromIterable([...announced, stage("execution", "started", { models: plan.models })]), answer)
+    }))
+
+  const submit: Service["submit"] = (submission) =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const { scope } = submission
+      const { principal } = scope
       const now = yield* DateTime.now
 
       // Context: effective settings, memories, conversation.
-      yield* emit({ _tag: "Stage", stage: "context", status: "started", detail: {} })
-      const settings = yield* orgSettings.effective(principal, submission.orgId, submission.request)
+      const settings = settingsOf(scope, submission.request)
       const requestedMode = settings.mode.value
       if (requestedMode === "multi") {
         return yield* new InvalidRequest({ message: "mode \"multi\" is not available yet; use \"single\" or \"auto\"" })
       }
-      const candidates = yield* candidatesFor(submission, settings)
+      const candidates = yield* metered.candidates(
+        submission.model === undefined ? { _tag: "Tier", tier: settings.model_tier.value } : { _tag: "Model", id: submission.model },
+        scope.rules.policies?.model_tier
+      )
       const primary = candidates[0]!
       const memories = yield* context.memoriesFor({
         userId: principal.user.id,
-        orgId: submission.orgId,
-        workspaceId: submission.workspaceId,
+        orgId: scope.orgId,
+        member: scope.role !== null,
+        workspaceId: scope.workspaceId,
         budgetTokens: Math.floor(primary.context_window * memoryShare)
       })
-      const system = systemPrompt(settings, memories.memories.map((memory) => memory.content))
+      const system = systemPrompt(settings, memories.memories)
       const maxOutput = maxOutputOf(candidates)
       const inputBudget = Math.min(...candidates.map((model) => model.context_window)) - maxOutput -
         estimateTokens(system) - estimateTokens(submission.input)
@@ -348,23 +291,15 @@ export const make = Effect.gen(function*() {
         ...history,
         { role: "user", content: submission.input }
       ]
-      yield* emit({
-        _tag: "Stage",
-        stage: "context",
-        status: "completed",
-        detail: { memories: memories.memories.length, history_messages: history.length, model_tier: settings.model_tier.value }
-      })
 
       // Planning: which models, what it may cost at most.
-      yield* emit({ _tag: "Stage", stage: "planning", status: "started", detail: {} })
-      const estimatedInput = messages.reduce((sum, message) => sum + estimateTokens(message.content), 0)
-      const worstCase = worstCaseOf(candidates, estimatedInput, maxOutput)
+      const quote = yield* metered.quote(candidates, messages, { maxOutputTokens: maxOutput })
       const flags = settings.risk_tolerance.value === "low" ? riskFlags(submission.input) : []
       const plan = new Plan({
         models: candidates.map((model) => model.id),
-        max_output_tokens: maxOutput,
-        estimated_input_tokens: estimatedInput,
-        worst_case_credits: worstCase,
+        max_output_tokens: quote.maxOutputTokens,
+        estimated_input_tokens: quote.estimatedInput,
+        worst_case_credits: quote.worstCase,
         temperature: temperatureFor(settings),
         memories_used: memories.memories.length,
         history_messages: history.length,
@@ -377,7 +312,7 @@ export const make = Effect.gen(function*() {
         status: "planning",
         input: submission.input,
         mode: "single",
-        org_id: submission.orgId,
+        org_id: scope.orgId,
         session_id: submission.sessionId,
         settings,
         plan,
@@ -389,6 +324,15 @@ export const make = Effect.gen(function*() {
         created_at: now,
         updated_at: now
       })
+      const head: ReadonlyArray<PipelineEvent> = [
+        stage("context", "started"),
+        stage("context", "completed", {
+          memories: memories.memories.length,
+          history_messages: history.length,
+          model_tier: settings.model_tier.value
+        }),
+        stage("planning", "started")
+      ]
       // Nothing is written before this point: a request refused above leaves no trace.
       const record = (status: "awaiting_review" | "executing") =>
         Effect.gen(function*() {
@@ -396,50 +340,60 @@ export const make = Effect.gen(function*() {
           // Not one transaction: a transaction empties this instance's caches, and only a defect
           // (a 500) could come between these writes.
           yield* submission.accepted ?? Effect.void
-          yield* intents.insert(intent, { userId: principal.user.id, workspaceId: submission.workspaceId })
-          yield* emit({
-            _tag: "Stage",
-            stage: "planning",
-            status: "completed",
-            detail: { intent_id: intent.id, models: plan.models, worst_case_credits: worstCase }
-          })
+          yield* intents.insert(intent, { userId: principal.user.id, workspaceId: scope.workspaceId })
           return intent
         })
+      const plannedEvent = (intent: Intent) =>
+        stage("planning", "completed", { intent_id: intent.id, models: plan.models, worst_case_credits: plan.worst_case_credits })
 
       // Review gate: with auto_execute off, a person approves before anything runs or is charged.
       if (!settings.auto_execute.value) {
         const waiting = yield* record("awaiting_review")
-        yield* emit({
-          _tag: "Stage",
-          stage: "review",
-          status: "started",
-          detail: { intent_id: waiting.id, awaiting: "approval", decided_by: settings.auto_execute.decided_by, flags }
-        })
-        return { intent: waiting, requestedMode, offline: false } satisfies Outcome
+        return Stream.fromIterable<PipelineEvent>([
+          ...head,
+          plannedEvent(waiting),
+          stage("review", "started", {
+            intent_id: waiting.id,
+            awaiting: "approval",
+            decided_by: settings.auto_execute.decided_by,
+            flags
+          }),
+          { _tag: "Done", outcome: { intent: waiting, requestedMode, offline: false } }
+        ])
       }
-      return yield* executeIntent(planned, principal.user.id, authorityOf(principal), emit, requestedMode, {
-        begin: record("executing").pipe(Effect.tap(() => emit({ _tag: "Stage", stage: "review", status: "skipped", detail: { flags } }))),
-        refused: () => Effect.void
-      })
-    })
+      const payer: Payer = {
+        userId: principal.user.id,
+        orgId: scope.orgId,
+        creditFallback: settings.credit_fallback.value,
+        authority: authorityOf(principal)
+      }
+      return Stream.concat(
+        Stream.fromIterable(head),
+        executeIntent(planned, payer, requestedMode, {
+          begin: Effect.map(record("executing"), (intent) => [intent, [plannedEvent(intent), stage("review", "skipped", { flags })]] as const),
+          refused: () => Effect.void
+        })
+      )
+    }))
 
   const replan: Service["replan"] = (intent, submitterId) =>
     Effect.gen(function*() {
-      const settings = yield* orgSettings.effectiveFor(submitterId, intent.org_id, requestOf(intent.settings))
+      const rules = yield* orgSettings.rulesFor(submitterId, intent.org_id)
+      const settings = settingsOf({ rules }, requestOf(intent.settings))
       const plan = intent.plan
       if (plan === null) return new Intent({ ...intent, settings }, { disableValidation: true })
-      const policies = intent.org_id === null ? undefined : yield* orgSettingsRepo.policies(intent.org_id)
-      const planned = plan.models.flatMap((id) => Option.toArray(catalog.find(id)))
-      let models: ReadonlyArray<CatalogModel> = planned
-      if (planned.some((model) => !tierAllowed(policies, model.tier))) {
-        if (plan.requested_model !== undefined) {
-          return yield* new PolicyViolation({
-            message: `The organization's policy now allows models up to the ${policies?.model_tier} tier; ` +
-              `${plan.requested_model} was approved too late to run`
-          })
-        }
-        models = forTier(settings)
-      }
+      const ceiling = rules.policies?.model_tier
+      const models = yield* metered.candidates({ _tag: "Candidates", ids: plan.models }, ceiling).pipe(
+        Effect.catchTag("PolicyViolation", () =>
+          plan.requested_model === undefined
+            ? metered.candidates({ _tag: "Tier", tier: settings.model_tier.value }, ceiling)
+            : Effect.fail(
+              new PolicyViolation({
+                message: `The organization's policy now allows models up to the ${ceiling} tier; ` +
+                  `${plan.requested_model} was approved too late to run`
+              })
+            ))
+      )
       const maxOutput = Math.min(plan.max_output_tokens, maxOutputOf(models))
       const next = new Plan({
         ...plan,
@@ -451,9 +405,9 @@ export const make = Effect.gen(function*() {
       return new Intent({ ...intent, settings, plan: next }, { disableValidation: true })
     })
 
-  const execute: Service["execute"] = (intent, payer, authority, emit) =>
-    executeIntent(intent, payer, authority, emit, intent.mode, {
-      begin: save(intent, { status: "executing" }),
+  const execute: Service["execute"] = (intent, payer) =>
+    executeIntent(intent, payer, intent.mode, {
+      begin: Effect.map(save(intent, { status: "executing" }), (executing) => [executing, []] as const),
       // An approved intent is already recorded: a refused reservation is its outcome.
       refused: (error) => save(intent, { status: "failed", error: failure(error) })
     })

@@ -7,7 +7,7 @@
  * force (a plan they now forbid is re-planned, or refused), and, as the credits are reserved, that
  * the approver's credential and both memberships still stand.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Stream } from "effect"
 import { Conflict, type Forbidden, NotFound } from "../Errors.js"
 import { type Intent, type IntentStatus, withoutPrompt } from "../Intent.js"
 import { fromRows, type Page, type PageRequest } from "../Page.js"
@@ -16,17 +16,19 @@ import { IntentRepository } from "../ports/IntentRepository.js"
 import { MembershipRepository } from "../ports/MembershipRepository.js"
 import { authorityOf } from "./Credits.js"
 import { Huddles } from "./Huddles.js"
-import { type Emit, IntentPipeline, type Outcome, type PipelineError, type Submission } from "./IntentPipeline.js"
+import { IntentPipeline, type Outcome, type PipelineError, type PipelineEvent, type Submission } from "./IntentPipeline.js"
 import { OrgAccess } from "./OrgAccess.js"
 
 export interface Service {
-  readonly submit: (submission: Submission, emit: Emit) => Effect.Effect<Outcome, PipelineError>
+  /** Runs the pipeline (see `IntentPipeline`); the `Done` outcome's intent is shown without its prompt. */
+  readonly submit: (submission: Submission) => Stream.Stream<PipelineEvent, PipelineError>
   readonly get: (principal: Principal, id: string) => Effect.Effect<Intent, NotFound>
   readonly list: (
     principal: Principal,
     page: PageRequest & { readonly status?: IntentStatus | undefined }
   ) => Effect.Effect<Page<Intent>>
-  readonly approve: (principal: Principal, id: string, emit: Emit) => Effect.Effect<Outcome, PipelineError | NotFound | Conflict | Forbidden>
+  /** Executes an intent awaiting review, as a pipeline run (see `IntentPipeline.execute`). */
+  readonly approve: (principal: Principal, id: string) => Stream.Stream<PipelineEvent, PipelineError | NotFound | Conflict | Forbidden>
   readonly reject: (principal: Principal, id: string) => Effect.Effect<Intent, NotFound | Conflict>
 }
 
@@ -73,8 +75,8 @@ export const make = Effect.gen(function*() {
       Effect.asVoid
     )
 
-  const approve: Service["approve"] = (principal, id, emit) =>
-    Effect.gen(function*() {
+  const approve = (principal: Principal, id: string) =>
+    Stream.unwrap(Effect.gen(function*() {
       const { intent, submitterId } = yield* visible(principal, id)
       yield* awaitingReview(intent)
       // Credits are reserved for the submitter, as if they had run it themselves: they must still
@@ -84,21 +86,26 @@ export const make = Effect.gen(function*() {
       }
       const current = yield* pipeline.replan(intent, submitterId)
       yield* moveFromReview(principal, id, "executing")
-      const outcome = yield* pipeline.execute(current, submitterId, authorityOf(principal), emit)
-      yield* huddles.recordApproved(outcome.intent)
-      return outcome
-    })
+      return pipeline.execute(current, {
+        userId: submitterId,
+        orgId: current.org_id,
+        creditFallback: current.settings.credit_fallback.value,
+        authority: authorityOf(principal)
+      }).pipe(Stream.tap((event) => event._tag === "Done" ? huddles.recordApproved(event.outcome.intent) : Effect.void))
+    }))
 
   const publicOutcome = (outcome: Outcome): Outcome => ({ ...outcome, intent: withoutPrompt(outcome.intent) })
+  const publicEvents = <E>(events: Stream.Stream<PipelineEvent, E>) =>
+    Stream.map(events, (event): PipelineEvent => event._tag === "Done" ? { _tag: "Done", outcome: publicOutcome(event.outcome) } : event)
 
   return Intents.of({
-    submit: (submission, emit) => Effect.map(pipeline.submit(submission, emit), publicOutcome),
+    submit: (submission) => publicEvents(pipeline.submit(submission)),
     get: (principal, id) => Effect.map(visible(principal, id), ({ intent }) => withoutPrompt(intent)),
     list: (principal, page) =>
       repo.listForUser(principal.user.id, { ...page, orgId: principal.bound_org_id ?? undefined }).pipe(
         Effect.map((rows) => fromRows(rows.map(withoutPrompt), page.limit))
       ),
-    approve: (principal, id, emit) => Effect.map(approve(principal, id, emit), publicOutcome),
+    approve: (principal, id) => publicEvents(approve(principal, id)),
     reject: (principal, id) =>
       Effect.gen(function*() {
         const { intent } = yield* visible(principal, id)

@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { Forbidden, NotFound } from "../Errors.js"
-import type { EffectiveSettings, OrgPolicies } from "../Policy.js"
+import type { OrgPolicies } from "../Policy.js"
 import type { Preferences } from "../Preferences.js"
 import type { Principal } from "../Principal.js"
 import { AuditLog } from "../ports/AuditLog.js"
@@ -12,7 +12,6 @@ import { OrgSettingsRepository } from "../ports/OrgSettingsRepository.js"
 import { PreferenceRepository } from "../ports/PreferenceRepository.js"
 import { Transactor } from "../ports/Transactor.js"
 import { OrgAccess } from "./OrgAccess.js"
-import { resolve } from "./Policies.js"
 
 export interface Service {
   readonly policies: (principal: Principal, orgId: string) => Effect.Effect<OrgPolicies, NotFound>
@@ -20,17 +19,18 @@ export interface Service {
   readonly setPolicies: (principal: Principal, orgId: string, policies: OrgPolicies) => Effect.Effect<OrgPolicies, NotFound | Forbidden>
   readonly defaults: (principal: Principal, orgId: string) => Effect.Effect<Preferences, NotFound | Forbidden>
   readonly setDefaults: (principal: Principal, orgId: string, defaults: Preferences) => Effect.Effect<Preferences, NotFound | Forbidden>
-  /** The settings a request by this principal runs with, in the org context given (if any). */
-  readonly effective: (
-    principal: Principal,
-    orgId: string | null,
-    request: Preferences | undefined
-  ) => Effect.Effect<EffectiveSettings, NotFound>
   /**
-   * The same for a user known to be a member of the org (the submitter of an intent approved
-   * later, whose settings are decided again under the rules in force at approval).
+   * What a user's settings in an org context are decided by, for a user whose membership the
+   * caller has established (a request's scope, an approved intent's submitter).
    */
-  readonly effectiveFor: (userId: string, orgId: string | null, request: Preferences | undefined) => Effect.Effect<EffectiveSettings>
+  readonly rulesFor: (userId: string, orgId: string | null) => Effect.Effect<Rules>
+}
+
+/** The inputs of the settings' precedence other than the request (see `Policies.resolve`). */
+export interface Rules {
+  readonly policies: OrgPolicies | undefined
+  readonly orgDefaults: Preferences | undefined
+  readonly personal: Preferences | undefined
 }
 
 export class OrgSettings extends Context.Tag("@huddle/domain/OrgSettings")<OrgSettings, Service>() {}
@@ -85,22 +85,15 @@ export const make = Effect.gen(function*() {
       return next
     })
 
-  const effectiveFor: Service["effectiveFor"] = (userId, orgId, request) =>
-    Effect.gen(function*() {
-      const mine = yield* personal.get(userId)
-      if (orgId === null) {
-        return resolve({ policies: undefined, request, personal: mine, orgDefaults: undefined })
-      }
-      const [orgPolicies, orgDefaults] = yield* Effect.all([repo.policies(orgId), repo.defaults(orgId)])
-      return resolve({ policies: orgPolicies, request, personal: mine, orgDefaults })
-    })
-
-  const effective: Service["effective"] = (principal, orgId, request) =>
+  const rulesFor: Service["rulesFor"] = (userId, orgId) =>
     orgId === null
-      ? effectiveFor(principal.user.id, null, request)
-      : access.member(principal, orgId).pipe(Effect.zipRight(effectiveFor(principal.user.id, orgId, request)))
+      ? Effect.map(personal.get(userId), (mine): Rules => ({ policies: undefined, orgDefaults: undefined, personal: mine }))
+      : Effect.map(
+        Effect.all([repo.policies(orgId), repo.defaults(orgId), personal.get(userId)]),
+        ([policies, orgDefaults, mine]): Rules => ({ policies, orgDefaults, personal: mine })
+      )
 
-  return OrgSettings.of({ policies, adminPolicies, setPolicies, defaults, setDefaults, effective, effectiveFor })
+  return OrgSettings.of({ policies, adminPolicies, setPolicies, defaults, setDefaults, rulesFor })
 })
 
 export const layer = Layer.effect(OrgSettings, make)

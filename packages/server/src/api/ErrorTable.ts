@@ -47,7 +47,7 @@ const entries = {
     description: "The request is malformed or a parameter is invalid",
     rpc: {
       code: -32000,
-      meaning: "The params are well-formed but cannot be served as asked (an unknown model, an input too long for the model)"
+      meaning: "The params are well-formed but cannot be served as asked (an input too long for the model)"
     }
   },
   Unauthorized: {
@@ -74,7 +74,7 @@ const entries = {
   NotFound: {
     status: 404,
     description: "No such resource",
-    rpc: { code: -32004, meaning: "No such resource, or the caller may not see it" }
+    rpc: { code: -32004, meaning: "No such resource or model, or the caller may not see it" }
   },
   Conflict: {
     status: 409,

@@ -31,6 +31,7 @@ import { IdempotencyInProgress, IdempotencyKeyReused } from "../api/EdgeErrors.j
 import * as Idempotency from "../api/Idempotency.js"
 import { credentialOf } from "../api/Security.js"
 import { describeDefect } from "../edge/ErrorTranslation.js"
+import * as EventStream from "./streaming/EventStream.js"
 
 export interface Options {
   /** How long a key's answer is kept and replayed. */
@@ -117,14 +118,6 @@ const bearerSecret = (request: HttpServerRequest.HttpServerRequest): string | un
   return credential._tag === "Bearer" ? credential.token : undefined
 }
 
-/** A streamed answer that ended by reporting a failure: like a 5xx, it is not kept. */
-const streamEndedInFailure = (contentType: string | undefined, body: Uint8Array) => {
-  if (!contentType?.startsWith("text/event-stream")) return false
-  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8")
-  // Our two dialects: the huddle's `error` event, and OpenAI's `data: {"error": …}` chunk.
-  return /(^|\n)event: error\n/.test(text) || /(^|\n)data: \{"error":/.test(text)
-}
-
 /**
  * Whether an answer is kept: 2xx and 4xx, except 429 (retrying later is the point of it) and
  * 499, which is no answer: the platform's status for a request whose client went away (or that
@@ -193,7 +186,7 @@ export const IdempotentLive = (options: Options = defaults) =>
             })
           const release = settle(store.release(claim), "release")
           const complete = (recorded: Recorded) =>
-            isKeptStatus(recorded.status) && !streamEndedInFailure(recorded.headers["content-type"], recorded.body)
+            isKeptStatus(recorded.status)
               ? settle(
                 store.complete(claim, AnswerSealing.seal(key, fingerprint, encodeRecorded(recorded))).pipe(
                   // Its lock lapsed (the database was away longer than the lock) and a retry took the key over.
@@ -238,8 +231,9 @@ export const IdempotentLive = (options: Options = defaults) =>
                     }
                     return chunk
                   }),
+                  // A stream that ended by reporting a failure is, like a 5xx, not kept.
                   Stream.execute(Effect.suspend(() =>
-                    size <= maxRecordedBytes
+                    size <= maxRecordedBytes && !EventStream.endedInFailure(body.stream)
                       ? complete({ status: response.status, headers, body: Buffer.concat(chunks) })
                       : release
                   ))

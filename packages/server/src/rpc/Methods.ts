@@ -6,9 +6,9 @@
 import { Intent, IntentStatus } from "@huddle/domain/Intent"
 import { ModelTier, Preferences } from "@huddle/domain/Preferences"
 import type { Principal } from "@huddle/domain/Principal"
-import { ignoreEvents } from "@huddle/domain/services/IntentPipeline"
+import { outcomeOf } from "@huddle/domain/services/IntentPipeline"
 import { Intents } from "@huddle/domain/services/Intents"
-import { RequestContext } from "@huddle/domain/services/RequestContext"
+import { RequestScopes } from "@huddle/domain/services/RequestScope"
 import { Effect, Schema } from "effect"
 import { Cursor } from "@huddle/domain/Page"
 import * as WireString from "@huddle/domain/WireString"
@@ -71,7 +71,7 @@ export const info: OpenRpc.Info = {
 
 export const make = Effect.gen(function*() {
   const intents = yield* Intents
-  const requestContext = yield* RequestContext
+  const scopes = yield* RequestScopes
 
   const intentMethods: ReadonlyArray<JsonRpc.Method<Caller>> = [
     JsonRpc.method({
@@ -86,20 +86,18 @@ export const make = Effect.gen(function*() {
       errors: ["InvalidRequest", "InsufficientCredits", "PolicyViolation", "NotFound", "UpstreamUnavailable", "Unauthorized"],
       handler: (params, caller: Caller) =>
         Effect.gen(function*() {
-          const context = yield* requestContext.resolve(caller.principal, {
+          const scope = yield* scopes.resolve(caller.principal, {
             orgId: params.org_id,
             headerOrgId: caller.headerOrgId,
             workspaceId: params.workspace_id
           })
-          const outcome = yield* intents.submit({
-            principal: caller.principal,
-            orgId: context.orgId,
-            workspaceId: context.workspaceId,
+          const outcome = yield* outcomeOf(intents.submit({
+            scope,
             sessionId: null,
             input: params.input,
             request: params.model_tier === undefined ? undefined : new Preferences({ model_tier: params.model_tier }),
             model: params.model
-          }, ignoreEvents)
+          }))
           return outcome.intent
         })
     }),
@@ -137,7 +135,7 @@ export const make = Effect.gen(function*() {
       resultName: "intent",
       errors: ["NotFound", "Conflict", "Forbidden", "InsufficientCredits", "PolicyViolation", "InvalidRequest", "UpstreamUnavailable", "Unauthorized"],
       handler: (params, caller: Caller) =>
-        Effect.map(intents.approve(caller.principal, params.id, ignoreEvents), (outcome) => outcome.intent)
+        Effect.map(outcomeOf(intents.approve(caller.principal, params.id)), (outcome) => outcome.intent)
     }),
     JsonRpc.method({
       name: "intent.reject",

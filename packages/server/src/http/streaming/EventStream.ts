@@ -1,0 +1,78 @@
+/**
+ * The one way an answer is streamed over HTTP, in any wire dialect: the events are held back
+ * until the first output (or the end of the run), so that a request failing early — no credits,
+ * a refusal, every model failing — still gets its plain HTTP error, which SDKs raise as such.
+ * From then on events are framed by the dialect as they come; a failure after that point is
+ * framed as the dialect's error, and the response is known to have ended in failure (see
+ * `endedInFailure`), from the events rather than from the bytes.
+ *
+ * The run lives in a scope of its own that closes when the body ends, or with the request's
+ * scope at the latest: a client that goes away interrupts it, and the run settles its credits.
+ */
+import { HttpServerResponse } from "@effect/platform"
+import { Chunk, Duration, Effect, Either, ExecutionStrategy, Exit, Option, Scope, Stream } from "effect"
+
+/** How one wire dialect writes a run's events. */
+export interface Dialect<A> {
+  /** Whether an event is output: the events before the first one are held back. */
+  readonly isOutput: (event: A) => boolean
+  /** The frames of some events (possibly none). */
+  readonly frames: (events: Chunk.Chunk<A>) => Chunk.Chunk<Uint8Array>
+  /** The frame of a failure after the stream began. */
+  readonly failure: (error: unknown) => Uint8Array
+  /** A frame sent while nothing else is said, to keep proxies from closing the connection. */
+  readonly heartbeat?: { readonly frame: Uint8Array; readonly every: Duration.Duration } | undefined
+}
+
+/** The state of each streamed body this module made: whether it ended by framing a failure. */
+const outcomes = new WeakMap<object, { failed: boolean }>()
+
+/** Whether a response body streamed by `respond` ended by reporting a failure (its retry must run). */
+export const endedInFailure = (body: Stream.Stream<unknown, unknown, unknown>): boolean => outcomes.get(body)?.failed === true
+
+const headers = { "cache-control": "no-cache", "x-accel-buffering": "no" }
+
+/**
+ * Answers with `events` as `text/event-stream` in `dialect`; fails as they do when they fail
+ * before any output.
+ */
+export const respond = <A, E>(
+  events: Stream.Stream<A, E>,
+  dialect: Dialect<A>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const { ended, head, pull } = yield* Effect.gen(function*() {
+      const pull = yield* Stream.toPull(events)
+      const head: Array<A> = []
+      let ended = false
+      while (!ended && !head.some(dialect.isOutput)) {
+        const next = yield* Effect.either(pull)
+        if (Either.isRight(next)) head.push(...next.right)
+        else if (Option.isSome(next.left)) return yield* Effect.fail(next.left.value)
+        else ended = true
+      }
+      return { ended, head, pull }
+    }).pipe(
+      Scope.extend(scope),
+      Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit)))
+    )
+
+    const outcome = { failed: false }
+    const rest: Stream.Stream<A, E> = ended ? Stream.empty : Stream.repeatEffectChunkOption(pull)
+    const framed = Stream.concat(Stream.fromChunk(Chunk.unsafeFromArray(head)), rest).pipe(
+      Stream.mapChunks(dialect.frames),
+      Stream.catchAll((error) => {
+        outcome.failed = true
+        return Stream.make(dialect.failure(error))
+      })
+    )
+    const { heartbeat } = dialect
+    const body = (heartbeat === undefined
+      ? framed
+      : Stream.merge(framed, Stream.tick(heartbeat.every).pipe(Stream.drop(1), Stream.as(heartbeat.frame)), { haltStrategy: "left" })).pipe(
+        Stream.ensuring(Scope.close(scope, Exit.void))
+      )
+    outcomes.set(body, outcome)
+    return HttpServerResponse.stream(body, { contentType: "text/event-stream", headers })
+  })

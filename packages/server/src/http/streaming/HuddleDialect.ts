@@ -1,0 +1,43 @@
+/**
+ * The huddle's SSE dialect: `stage` and `token` events as the run goes, then `metadata` (the
+ * reply) and `done`; a failure after the stream began is an `error` event, then `done` with
+ * status `failed`. Comment heartbeats keep the connection open while nothing else is said.
+ */
+import { HuddleReply } from "@huddle/domain/Huddle"
+import type { HuddleEvent } from "@huddle/domain/services/Huddles"
+import { Chunk, type Duration, Schema } from "effect"
+import * as ErrorTable from "../../api/ErrorTable.js"
+import type { Dialect } from "./EventStream.js"
+
+const encoder = new TextEncoder()
+
+export const frame = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+
+const encodeReply = Schema.encodeSync(HuddleReply)
+
+const frameOf = (event: HuddleEvent): string => {
+  switch (event._tag) {
+    case "Stage":
+      return frame("stage", { stage: event.stage, status: event.status, ...event.detail })
+    case "Token":
+      return frame("token", { text: event.text })
+    case "Reply":
+      return frame("metadata", encodeReply(event.reply)) + frame("done", { status: event.reply.status })
+  }
+}
+
+/** The huddle dialect, with a heartbeat every `heartbeat`. */
+export const dialect = (heartbeat: Duration.Duration): Dialect<HuddleEvent> => ({
+  isOutput: (event) => event._tag === "Token",
+  frames: (events) => {
+    let text = ""
+    for (const event of events) text += frameOf(event)
+    return text.length === 0 ? Chunk.empty() : Chunk.of(encoder.encode(text))
+  },
+  failure: (error) => {
+    // The envelope of a failure after streaming began, from the one error table.
+    const { error: code, message } = ErrorTable.envelopeOf(error)
+    return encoder.encode(frame("error", { error: code, message }) + frame("done", { status: "failed" }))
+  },
+  heartbeat: { frame: encoder.encode(": keepalive\n\n"), every: heartbeat }
+})

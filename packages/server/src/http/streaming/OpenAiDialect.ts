@@ -1,0 +1,171 @@
+/**
+ * OpenAI's wire dialect for chat completions: a whole `chat.completion`, or `chat.completion.chunk`
+ * frames ending with `data: [DONE]` (see `EventStream`). The chunks are written with hand-built
+ * JSON: this is the hot path.
+ */
+import { HttpServerResponse } from "@effect/platform"
+import type { Event, Settled } from "@huddle/domain/services/Completions"
+import { isOutput } from "@huddle/domain/services/MeteredCall"
+import { Chunk, Effect, Stream } from "effect"
+import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
+import * as OpenAiErrors from "../../api/OpenAiErrors.js"
+import type { Dialect } from "./EventStream.js"
+
+type Completion = typeof ChatCompletion.Encoded
+type Finish = typeof FinishReason.Type
+
+/** Providers' finish reasons (Anthropic's included) in OpenAI's words. */
+export const finishReason = (reason: string): Finish => {
+  switch (reason) {
+    case "stop":
+    case "length":
+    case "tool_calls":
+    case "content_filter":
+      return reason
+    case "max_tokens":
+      return "length"
+    case "tool_use":
+    case "function_call":
+      return "tool_calls"
+    default:
+      return "stop"
+  }
+}
+
+const usageOf = ({ usage }: Settled) => ({
+  prompt_tokens: usage.input_tokens,
+  completion_tokens: usage.output_tokens,
+  total_tokens: usage.input_tokens + usage.output_tokens
+})
+
+
+interface Call {
+  id: string
+  name: string
+  arguments: string
+}
+
+/** The whole answer, as `chat.completion`. */
+export const completion = <E>(events: Stream.Stream<Event, E>, id: string, created: number, first: string) =>
+  Effect.map(
+    Stream.runFold(
+      events,
+      { model: first, text: "", calls: [] as Array<Call | undefined>, finish: "stop" as Finish, settled: undefined as Settled | undefined },
+      (acc, event) => {
+        switch (event._tag) {
+          case "Answering":
+            acc.model = event.model.id
+            break
+          case "Delta":
+            acc.text += event.text
+            break
+          case "ToolCallDelta": {
+            const call = acc.calls[event.index] ??= { id: "", name: "", arguments: "" }
+            if (event.id !== undefined) call.id = event.id
+            if (event.name !== undefined) call.name = event.name
+            if (event.arguments !== undefined) call.arguments += event.arguments
+            break
+          }
+          case "Finish":
+            acc.finish = finishReason(event.reason)
+            break
+          case "Settled":
+            acc.settled = event
+            break
+          case "AttemptFailed":
+            break
+        }
+        return acc
+      }
+    ),
+    (acc) => {
+      const calls = acc.calls.filter((call) => call !== undefined)
+      const body: Completion = {
+        id,
+        object: "chat.completion",
+        created,
+        model: acc.model,
+        choices: [{
+          index: 0,
+          message: {
+            role: "assistant",
+            content: calls.length > 0 && acc.text.length === 0 ? null : acc.text,
+            refusal: null,
+            ...(calls.length === 0
+              ? {}
+              : { tool_calls: calls.map((call) => ({ id: call.id, type: "function" as const, function: { name: call.name, arguments: call.arguments } })) })
+          },
+          logprobs: null,
+          finish_reason: acc.finish
+        }],
+        usage: acc.settled === undefined ? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } : usageOf(acc.settled)
+      }
+      return HttpServerResponse.unsafeJson(body, {
+        headers: { "huddle-credits-charged": String(acc.settled?.charged ?? 0) }
+      })
+    }
+  )
+
+const encoder = new TextEncoder()
+const json = JSON.stringify
+
+/** Events as `chat.completion.chunk` frames; the role goes with the first output. */
+export const dialect = (id: string, created: number, firstModel: string, includeUsage: boolean): Dialect<Event> => {
+  let prefix = ""
+  const setModel = (model: string) => {
+    prefix = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${json(model)},"choices":[`
+  }
+  setModel(firstModel)
+  // OpenAI puts `"usage":null` on every chunk when usage was asked for.
+  const suffix = includeUsage ? `],"usage":null}\n\n` : "]}\n\n"
+  let role = `"role":"assistant",`
+  const choice = (delta: string, finish: string | null) =>
+    `${prefix}{"index":0,"delta":{${delta}},"logprobs":null,"finish_reason":${finish === null ? "null" : `"${finish}"`}}${suffix}`
+
+  const frame = (event: Event): string => {
+    switch (event._tag) {
+      case "AttemptFailed":
+        return ""
+      case "Answering":
+        // Only before any output: the router never switches models after it.
+        setModel(event.model.id)
+        return ""
+      case "Delta": {
+        const out = choice(`${role}"content":${json(event.text)}`, null)
+        role = ""
+        return out
+      }
+      case "ToolCallDelta": {
+        const head = event.id === undefined ? "" : `,"id":${json(event.id)},"type":"function"`
+        const name = event.name === undefined ? "" : `"name":${json(event.name)},`
+        const out = choice(
+          `${role === "" ? "" : `${role}"content":null,`}"tool_calls":[{"index":${event.index}${head},"function":{${name}"arguments":${json(event.arguments ?? "")}}}]`,
+          null
+        )
+        role = ""
+        return out
+      }
+      case "Finish": {
+        const opening = role === "" ? "" : choice(`${role}"content":""`, null)
+        role = ""
+        return opening + choice("", finishReason(event.reason))
+      }
+      case "Settled":
+        return (includeUsage
+          ? `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${json(event.model.id)},"choices":[],"usage":${json(usageOf(event))}}\n\n`
+          : "") + "data: [DONE]\n\n"
+    }
+  }
+
+  return {
+    isOutput,
+    frames: (events) => {
+      let text = ""
+      for (const event of events) text += frame(event)
+      return text.length === 0 ? Chunk.empty() : Chunk.of(encoder.encode(text))
+    },
+    /** A failure after the stream began: OpenAI's SDKs raise an `error` chunk as an APIError. */
+    failure: (error) => encoder.encode(`data: ${json({ error: OpenAiErrors.fromError(error).body.error })}\n\n`)
+  }
+}
+
