@@ -7,6 +7,11 @@ const packages = fileURLToPath(new URL("./packages/", import.meta.url))
 export const resolve: UserConfig["resolve"] = {
   alias: [
     { find: /^@huddle\/([a-z]+)$/, replacement: `${packages}$1/src/index.ts` },
+    // A capability of the domain (`@huddle/domain/credits`): its folder's index.
+    {
+      find: /^@huddle\/domain\/(shared|accounts|orgs|request|credits|operator|memories|models|huddle|audit)$/,
+      replacement: `${packages}domain/src/$1/index.ts`
+    },
     { find: /^@huddle\/([a-z]+)\/(.*)$/, replacement: `${packages}$1/src/$2.ts` }
   ]
 }

@@ -10,7 +10,7 @@
  * so that ids sort in the order they were made.
  */
 import { randomFillSync } from "node:crypto"
-import { Ids } from "@huddle/domain/Ids"
+import { Ids } from "@huddle/domain/shared/Ids"
 import { Effect, Layer } from "effect"
 
 const alphabet = "0123456789abcdefghjkmnpqrstvwxyz"

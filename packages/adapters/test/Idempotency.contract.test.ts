@@ -5,8 +5,8 @@
  */
 import { randomBytes } from "node:crypto"
 import * as SqlIdempotencyStore from "@huddle/adapters/repositories/SqlIdempotencyStore"
-import type { ClaimRequest } from "@huddle/domain/ports/IdempotencyStore"
-import { IdempotencyStore } from "@huddle/domain/ports/IdempotencyStore"
+import type { ClaimRequest } from "@huddle/domain/request/IdempotencyStore"
+import { IdempotencyStore } from "@huddle/domain/request/IdempotencyStore"
 import { TestDatabase } from "@huddle/testkit"
 import { describe, expect, layer } from "@effect/vitest"
 import { DateTime, Duration, Effect, Layer } from "effect"

@@ -1,11 +1,11 @@
-import type { MemoryScope } from "@huddle/domain/Memory"
+import type { MemoryScope } from "@huddle/domain/memories/Memory"
 import {
   assemble,
   type ContextMemory,
   estimateTokens,
   normalise,
   precedence
-} from "@huddle/domain/services/ContextAssembly"
+} from "@huddle/domain/memories/ContextAssembly"
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 

@@ -1,4 +1,4 @@
-import * as Page from "@huddle/domain/Page"
+import * as Page from "@huddle/domain/shared/Page"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck, ParseResult, Schema } from "effect"
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type RiskCategory, riskFlags } from "@huddle/domain/RiskFlags"
+import { type RiskCategory, riskFlags } from "@huddle/domain/huddle/RiskFlags"
 
 const categories = (input: string) => riskFlags(input).map((flag) => flag.category)
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { CatalogModel, type ModelChunk } from "@huddle/domain/Model"
-import { ModelProviders } from "@huddle/domain/ports/ModelProviders"
-import * as Router from "@huddle/domain/services/Router"
+import { CatalogModel, type ModelChunk } from "@huddle/domain/models/Model"
+import { ModelProviders } from "@huddle/domain/models/ModelProviders"
+import * as Router from "@huddle/domain/models/Router"
 import { Chunk, Duration, Effect, Either, Fiber, Layer, Option, Schedule, Stream, TestClock } from "effect"
 
 const model = new CatalogModel({

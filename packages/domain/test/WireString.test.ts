@@ -1,4 +1,4 @@
-import { Id, Line, Secret, Text } from "@huddle/domain/WireString"
+import { Id, Line, Secret, Text } from "@huddle/domain/shared/WireString"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck, ParseResult, Redacted, Schema } from "effect"
 

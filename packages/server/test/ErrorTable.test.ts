@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import * as Errors from "@huddle/domain/Errors"
+import * as Errors from "@huddle/domain/shared/Errors"
 import * as EdgeErrors from "@huddle/server/api/EdgeErrors"
 import * as Envelope from "@huddle/server/api/Envelope"
 import * as ErrorTable from "@huddle/server/api/ErrorTable"

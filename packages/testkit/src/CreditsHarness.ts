@@ -5,8 +5,8 @@
 import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { type ChangeFeed, Storage, UlidIds } from "@huddle/adapters"
-import type { Authority } from "@huddle/domain/ports/CreditStore"
-import * as Credits from "@huddle/domain/services/Credits"
+import type { Authority } from "@huddle/domain/credits/CreditStore"
+import * as Credits from "@huddle/domain/credits/Credits"
 import { Effect, Layer } from "effect"
 
 /** `Credits` plus every storage port (`CreditStore`, `AuditLog`, …), over the given database layer (see `Database.layer`). */

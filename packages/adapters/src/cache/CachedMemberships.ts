@@ -1,6 +1,6 @@
 /** Membership roles, read on every request in an org context, cached until the membership changes. */
-import { type Role } from "@huddle/domain/Membership"
-import { MembershipRepository } from "@huddle/domain/ports/MembershipRepository"
+import { type Role } from "@huddle/domain/orgs/Membership"
+import { MembershipRepository } from "@huddle/domain/orgs/MembershipRepository"
 import { Effect, Layer, type Option } from "effect"
 import { ChangeFeed } from "./ChangeFeed.js"
 import * as InvalidatedCache from "./InvalidatedCache.js"

@@ -3,8 +3,8 @@
  * than they are read; any change (or a workspace's) clears the cache rather than working out
  * which selections it touches.
  */
-import type { Memory } from "@huddle/domain/Memory"
-import { MemoryRepository } from "@huddle/domain/ports/MemoryRepository"
+import type { Memory } from "@huddle/domain/memories/Memory"
+import { MemoryRepository } from "@huddle/domain/memories/MemoryRepository"
 import { Effect, Layer } from "effect"
 import { ChangeFeed } from "./ChangeFeed.js"
 import * as InvalidatedCache from "./InvalidatedCache.js"

@@ -1,6 +1,6 @@
 /** Workspaces, read to place every request, cached until a workspace changes. */
-import { WorkspaceRepository } from "@huddle/domain/ports/WorkspaceRepository"
-import type { Workspace } from "@huddle/domain/Workspace"
+import { WorkspaceRepository } from "@huddle/domain/accounts/WorkspaceRepository"
+import type { Workspace } from "@huddle/domain/accounts/Workspace"
 import { Effect, Layer, type Option } from "effect"
 import { ChangeFeed } from "./ChangeFeed.js"
 import * as InvalidatedCache from "./InvalidatedCache.js"

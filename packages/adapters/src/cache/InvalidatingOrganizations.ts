@@ -2,7 +2,7 @@
  * Organizations are not cached, but their writes change memberships, which are: after each one
  * this instance's membership cache forgets what it holds (see `ChangeFeed.wrote`).
  */
-import { OrganizationRepository } from "@huddle/domain/ports/OrganizationRepository"
+import { OrganizationRepository } from "@huddle/domain/orgs/OrganizationRepository"
 import { Effect, Layer } from "effect"
 import { ChangeFeed } from "./ChangeFeed.js"
 

@@ -4,7 +4,7 @@
  * constant time.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
-import { SecretTokens, type TokenKind } from "@huddle/domain/ports/SecretTokens"
+import { SecretTokens, type TokenKind } from "@huddle/domain/accounts/SecretTokens"
 import { Effect, Layer, Option } from "effect"
 
 const shape = /^(hk|hs)_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/

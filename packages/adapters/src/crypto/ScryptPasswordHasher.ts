@@ -3,7 +3,7 @@
  * parameters can be raised later without invalidating existing hashes.
  */
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
-import { PasswordHasher } from "@huddle/domain/ports/PasswordHasher"
+import { PasswordHasher } from "@huddle/domain/accounts/PasswordHasher"
 import { Effect, Layer, Redacted } from "effect"
 
 const params = { N: 16384, r: 8, p: 1 }

@@ -14,8 +14,8 @@
  * domain's router owns them.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/Model"
-import { type Provider, ProviderFailure } from "@huddle/domain/ports/ModelProviders"
+import { type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
+import { type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import { Duration, Effect, Either, Redacted, Schema, type Stream } from "effect"
 import * as Upstream from "./Upstream.js"
 

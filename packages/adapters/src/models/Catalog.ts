@@ -26,9 +26,9 @@
  * repeated `id`.
  */
 import { readFile } from "node:fs/promises"
-import { CatalogModel, ModelCatalog } from "@huddle/domain/Model"
-import { Catalog } from "@huddle/domain/ports/Catalog"
-import type { ModelTier } from "@huddle/domain/Preferences"
+import { CatalogModel, ModelCatalog } from "@huddle/domain/models/Model"
+import { Catalog } from "@huddle/domain/models/Catalog"
+import type { ModelTier } from "@huddle/domain/accounts/Preferences"
 import { Array as Arr, Config, type ConfigError, Data, Effect, Either, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 
 export class CatalogError extends Data.TaggedError("CatalogError")<{

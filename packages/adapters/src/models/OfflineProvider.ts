@@ -12,8 +12,8 @@
  * const chunks = yield* Stream.runCollect(OfflineProvider.make.stream(request))
  * ```
  */
-import { type ChatMessage, estimateTokens, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/Model"
-import type { Provider } from "@huddle/domain/ports/ModelProviders"
+import { type ChatMessage, estimateTokens, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
+import type { Provider } from "@huddle/domain/models/ModelProviders"
 import { Stream } from "effect"
 
 export const name = "offline"

@@ -20,8 +20,8 @@
  * of `delta.tool_calls` come back as `ToolCallDelta`s.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { type ChatMessage, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/Model"
-import { type Provider, ProviderFailure } from "@huddle/domain/ports/ModelProviders"
+import { type ChatMessage, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
+import { type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import { Duration, Effect, Either, type Redacted, Schema, type Stream } from "effect"
 import * as Upstream from "./Upstream.js"
 

@@ -14,7 +14,7 @@
  * `NodeHttpClient.layerUndici` or `FetchHttpClient.layer`), and tests give the one they drive.
  */
 import type { HttpClient } from "@effect/platform"
-import { ModelProviders, type Provider, type Service } from "@huddle/domain/ports/ModelProviders"
+import { ModelProviders, type Provider, type Service } from "@huddle/domain/models/ModelProviders"
 import { Config, type ConfigError, Duration, Effect, Layer, Option, Redacted } from "effect"
 import * as AnthropicProvider from "./AnthropicProvider.js"
 import * as OfflineProvider from "./OfflineProvider.js"

@@ -9,8 +9,8 @@
  * reads and effects per event; this costs one read per piece of the body.
  */
 import type { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
-import type { ModelChunk } from "@huddle/domain/Model"
-import { ProviderFailure } from "@huddle/domain/ports/ModelProviders"
+import type { ModelChunk } from "@huddle/domain/models/Model"
+import { ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import { Cause, Channel, Chunk, Clock, Duration, Effect, Either, ExecutionStrategy, Exit, Redacted, Scope, Stream } from "effect"
 import { defaultMaxEventLength, SseDecoder, type SseEvent } from "./SseDecoder.js"
 

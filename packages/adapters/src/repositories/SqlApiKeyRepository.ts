@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { ApiKey } from "@huddle/domain/ApiKey"
-import { ApiKeyRepository } from "@huddle/domain/ports/ApiKeyRepository"
+import { ApiKey } from "@huddle/domain/accounts/ApiKey"
+import { ApiKeyRepository } from "@huddle/domain/accounts/ApiKeyRepository"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { toDate, userFromRow, type UserRow, utc, utcOrNull } from "./Rows.js"
 

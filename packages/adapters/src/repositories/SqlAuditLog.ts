@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { AuditEvent, type AuditEventType } from "@huddle/domain/Audit"
-import { Ids } from "@huddle/domain/Ids"
-import { AuditLog } from "@huddle/domain/ports/AuditLog"
+import { AuditEvent, type AuditEventType } from "@huddle/domain/audit/Audit"
+import { Ids } from "@huddle/domain/shared/Ids"
+import { AuditLog } from "@huddle/domain/audit/AuditLog"
 import { DateTime, Effect, Layer } from "effect"
 import { toDate, utc } from "./Rows.js"
 

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Ids } from "@huddle/domain/Ids"
+import { Ids } from "@huddle/domain/shared/Ids"
 import {
   type CapPeriod,
   type CreditAccountRef,
@@ -9,8 +9,8 @@ import {
   type ReserveOutcome,
   type Service as CreditStoreService,
   type Spending
-} from "@huddle/domain/ports/CreditStore"
-import { Instances } from "@huddle/domain/ports/Instances"
+} from "@huddle/domain/credits/CreditStore"
+import { Instances } from "@huddle/domain/credits/Instances"
 import { type SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Option, Schedule } from "effect"
 import { sqlState } from "../sql/SqlFailure.js"

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { HuddleMessage, HuddleSession } from "@huddle/domain/Huddle"
-import { HuddleRepository } from "@huddle/domain/ports/HuddleRepository"
+import { HuddleMessage, HuddleSession } from "@huddle/domain/huddle/Huddle"
+import { HuddleRepository } from "@huddle/domain/huddle/HuddleRepository"
 import { Effect, Layer, Option, Schema } from "effect"
 import { toDate, utc } from "./Rows.js"
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { IdempotencyStore, type ClaimResult } from "@huddle/domain/ports/IdempotencyStore"
+import { IdempotencyStore, type ClaimResult } from "@huddle/domain/request/IdempotencyStore"
 import { Effect, Layer } from "effect"
 import { toDate, utc } from "./Rows.js"
 

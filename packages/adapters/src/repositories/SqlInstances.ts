@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Ids } from "@huddle/domain/Ids"
-import { Instances } from "@huddle/domain/ports/Instances"
+import { Ids } from "@huddle/domain/shared/Ids"
+import { Instances } from "@huddle/domain/credits/Instances"
 import { Duration, Effect, Layer } from "effect"
 
 /**

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { Intent } from "@huddle/domain/Intent"
-import { Instances } from "@huddle/domain/ports/Instances"
-import { IntentRepository } from "@huddle/domain/ports/IntentRepository"
+import { Intent } from "@huddle/domain/huddle/Intent"
+import { Instances } from "@huddle/domain/credits/Instances"
+import { IntentRepository } from "@huddle/domain/huddle/IntentRepository"
 import { Effect, Layer, Option, Predicate, Schema } from "effect"
 import { toDate } from "./Rows.js"
 

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { OrgMembership, type Role } from "@huddle/domain/Membership"
-import { MembershipRepository } from "@huddle/domain/ports/MembershipRepository"
+import { OrgMembership, type Role } from "@huddle/domain/orgs/Membership"
+import { MembershipRepository } from "@huddle/domain/orgs/MembershipRepository"
 import { Effect, Layer, Option } from "effect"
 
 export const make = Effect.gen(function*() {

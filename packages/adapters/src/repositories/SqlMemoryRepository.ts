@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { Fragment, Statement } from "@effect/sql/Statement"
-import { Memory, type MemoryScope } from "@huddle/domain/Memory"
-import { MemoryRepository, type Selection } from "@huddle/domain/ports/MemoryRepository"
+import { Memory, type MemoryScope } from "@huddle/domain/memories/Memory"
+import { MemoryRepository, type Selection } from "@huddle/domain/memories/MemoryRepository"
 import { Effect, Layer, Option } from "effect"
 import { toDate, utc } from "./Rows.js"
 

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { OrgPolicies } from "@huddle/domain/Policy"
-import { OrgSettingsRepository } from "@huddle/domain/ports/OrgSettingsRepository"
-import { Preferences } from "@huddle/domain/Preferences"
+import { OrgPolicies } from "@huddle/domain/orgs/Policy"
+import { OrgSettingsRepository } from "@huddle/domain/orgs/OrgSettingsRepository"
+import { Preferences } from "@huddle/domain/accounts/Preferences"
 import { Effect, Layer, Schema } from "effect"
 
 /**

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { Conflict } from "@huddle/domain/Errors"
-import type { Role } from "@huddle/domain/Membership"
-import { Member, type MemberStatus, Organization } from "@huddle/domain/Organization"
-import { OrganizationRepository } from "@huddle/domain/ports/OrganizationRepository"
+import { Conflict } from "@huddle/domain/shared/Errors"
+import type { Role } from "@huddle/domain/orgs/Membership"
+import { Member, type MemberStatus, Organization } from "@huddle/domain/orgs/Organization"
+import { OrganizationRepository } from "@huddle/domain/orgs/OrganizationRepository"
 import { Effect, Layer, Option } from "effect"
 import { isUniqueViolation, toDate, utc, utcOrNull } from "./Rows.js"
 

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Preferences } from "@huddle/domain/Preferences"
-import { PreferenceRepository } from "@huddle/domain/ports/PreferenceRepository"
+import { Preferences } from "@huddle/domain/accounts/Preferences"
+import { PreferenceRepository } from "@huddle/domain/accounts/PreferenceRepository"
 import { Effect, Layer, Schema } from "effect"
 
 const decode = Schema.decodeUnknown(Preferences)

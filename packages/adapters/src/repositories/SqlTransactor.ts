@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
-import { Transactor } from "@huddle/domain/ports/Transactor"
+import { Transactor } from "@huddle/domain/shared/Transactor"
 import { Effect, Layer } from "effect"
 import { ChangeFeed } from "../cache/ChangeFeed.js"
 

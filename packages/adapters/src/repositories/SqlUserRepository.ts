@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Conflict } from "@huddle/domain/Errors"
-import { UserRepository } from "@huddle/domain/ports/UserRepository"
+import { Conflict } from "@huddle/domain/shared/Errors"
+import { UserRepository } from "@huddle/domain/accounts/UserRepository"
 import { Effect, Layer, Option } from "effect"
 import { isUniqueViolation, toDate, userFromRow, type UserRow } from "./Rows.js"
 

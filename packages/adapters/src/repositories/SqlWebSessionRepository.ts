@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { WebSessionRepository } from "@huddle/domain/ports/WebSessionRepository"
+import { WebSessionRepository } from "@huddle/domain/accounts/WebSessionRepository"
 import { Effect, Layer, Option } from "effect"
 import { toDate, userFromRow, type UserRow } from "./Rows.js"
 

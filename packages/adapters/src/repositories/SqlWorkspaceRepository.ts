@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { WorkspaceRepository } from "@huddle/domain/ports/WorkspaceRepository"
-import { Workspace } from "@huddle/domain/Workspace"
+import { WorkspaceRepository } from "@huddle/domain/accounts/WorkspaceRepository"
+import { Workspace } from "@huddle/domain/accounts/Workspace"
 import { Effect, Layer, Option } from "effect"
 import { toDate, utc } from "./Rows.js"
 

@@ -1,11 +1,11 @@
 import { Engine } from "@huddle/adapters"
-import { Accounts } from "@huddle/domain/services/Accounts"
-import { Authentication } from "@huddle/domain/services/Authentication"
-import { Huddles, replyOf } from "@huddle/domain/services/Huddles"
-import { outcomeOf } from "@huddle/domain/services/IntentPipeline"
-import { Intents } from "@huddle/domain/services/Intents"
-import { RequestScopes } from "@huddle/domain/services/RequestScope"
-import { EmailInput } from "@huddle/domain/User"
+import { Accounts } from "@huddle/domain/accounts/Accounts"
+import { Authentication } from "@huddle/domain/accounts/Authentication"
+import { Huddles, replyOf } from "@huddle/domain/huddle/Huddles"
+import { outcomeOf } from "@huddle/domain/huddle/IntentPipeline"
+import { Intents } from "@huddle/domain/huddle/Intents"
+import { RequestScopes } from "@huddle/domain/request/RequestScope"
+import { EmailInput } from "@huddle/domain/accounts/User"
 import { Effect, Redacted, Schema, Stream } from "effect"
 
 export const program = Effect.gen(function*() {

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Catalog from "@huddle/adapters/models/Catalog"
-import { Catalog as CatalogPort } from "@huddle/domain/ports/Catalog"
+import { Catalog as CatalogPort } from "@huddle/domain/models/Catalog"
 import { ConfigProvider, Effect, Layer } from "effect"
 
 const dir = mkdtempSync(join(tmpdir(), "huddle-catalog-"))

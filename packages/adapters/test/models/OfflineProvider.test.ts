@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as OfflineProvider from "@huddle/adapters/models/OfflineProvider"
-import { CatalogModel, type ChatMessage, estimateTokens, type ModelChunk, type ModelRequest } from "@huddle/domain/Model"
+import { CatalogModel, type ChatMessage, estimateTokens, type ModelChunk, type ModelRequest } from "@huddle/domain/models/Model"
 import { Chunk, Effect, FastCheck, Stream } from "effect"
 
 const model = new CatalogModel({

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { ApiKey, ApiKeyName, CreatedApiKey } from "@huddle/domain/ApiKey"
-import { Id } from "@huddle/domain/WireString"
+import { ApiKey, ApiKeyName, CreatedApiKey } from "@huddle/domain/accounts/ApiKey"
+import { Id } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"

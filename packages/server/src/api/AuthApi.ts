@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { LoginResult } from "@huddle/domain/services/Accounts"
-import { EmailInput, LoginPassword, Password, User } from "@huddle/domain/User"
+import { LoginResult } from "@huddle/domain/accounts/Accounts"
+import { EmailInput, LoginPassword, Password, User } from "@huddle/domain/accounts/User"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"

@@ -4,7 +4,7 @@
  * description of its entry in the one error table (ErrorTable.ts).
  */
 import { HttpApiSchema } from "@effect/platform"
-import * as Errors from "@huddle/domain/Errors"
+import * as Errors from "@huddle/domain/shared/Errors"
 import { Schema } from "effect"
 import * as EdgeErrors from "./EdgeErrors.js"
 import { type Tag, table } from "./ErrorTable.js"

@@ -14,7 +14,7 @@
  * The CODE is the tag in UPPER_SNAKE (`Errors.codeOf`): the rule by which the domain records a
  * failed intent's code, so the code stored on an intent is the code this table answers with.
  */
-import * as Errors from "@huddle/domain/Errors"
+import * as Errors from "@huddle/domain/shared/Errors"
 import { Context } from "effect"
 
 /**

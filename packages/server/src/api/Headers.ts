@@ -2,7 +2,7 @@
  * Request headers shared by endpoint groups: the organization a call acts in, by the OpenAI
  * name or Huddle's own. Kept apart from any one group so that groups do not import each other.
  */
-import { Id } from "@huddle/domain/WireString"
+import { Id } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 
 export const OrgHeaders = Schema.Struct({

@@ -1,5 +1,5 @@
 /** The free-form input shared by huddle messages and JSON-RPC intents. */
-import { Text } from "@huddle/domain/WireString"
+import { Text } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 import { maxInputLength } from "./Limits.js"
 

@@ -1,5 +1,5 @@
 /** The list envelope `{ data, next_cursor }` and its query parameters. */
-import { Cursor } from "@huddle/domain/Page"
+import { Cursor } from "@huddle/domain/shared/Page"
 import { Schema } from "effect"
 
 export const maxLimit = 100

@@ -1,9 +1,9 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Preferences } from "@huddle/domain/Preferences"
-import { Profile } from "@huddle/domain/services/Accounts"
+import { Preferences } from "@huddle/domain/accounts/Preferences"
+import { Profile } from "@huddle/domain/accounts/Accounts"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
-import { AuditEvent } from "@huddle/domain/Audit"
+import { AuditEvent } from "@huddle/domain/audit/Audit"
 import { ListParams, page } from "./Lists.js"
 
 export class MeApi extends HttpApiGroup.make("me")

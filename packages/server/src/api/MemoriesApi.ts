@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Memory, MemoryContent, MemoryScope } from "@huddle/domain/Memory"
-import { Id } from "@huddle/domain/WireString"
+import { Memory, MemoryContent, MemoryScope } from "@huddle/domain/memories/Memory"
+import { Id } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Idempotency from "./Idempotency.js"

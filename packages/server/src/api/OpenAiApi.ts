@@ -6,7 +6,7 @@
  * renders them, for this group's `Dialect` annotation (see `OpenAiErrors.ts`).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Line, Text } from "@huddle/domain/WireString"
+import { Line, Text } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { Dialect } from "./ErrorTable.js"

@@ -4,9 +4,9 @@
  * is not a user; with no token configured every endpoint answers 404, as if it did not exist.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { User } from "@huddle/domain/User"
-import { GrantResult, LedgerEntry, OrgBalance } from "@huddle/domain/services/Operator"
-import { Id as WireId, Line } from "@huddle/domain/WireString"
+import { User } from "@huddle/domain/accounts/User"
+import { GrantResult, LedgerEntry, OrgBalance } from "@huddle/domain/operator/Operator"
+import { Id as WireId, Line } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { ListParams, page } from "./Lists.js"

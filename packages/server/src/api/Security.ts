@@ -1,5 +1,5 @@
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { CurrentPrincipal } from "@huddle/domain/Principal"
+import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import * as Envelope from "./Envelope.js"
 
 /** Bearer authentication (an API key `hk_…` or a web-session token `hs_…`) for `/v1` endpoints. */

@@ -11,8 +11,8 @@
  */
 import { parseArgs } from "node:util"
 import { Database, Engine } from "@huddle/adapters"
-import { Operator, type Service as OperatorService } from "@huddle/domain/services/Operator"
-import { Email, Password } from "@huddle/domain/User"
+import { Operator, type Service as OperatorService } from "@huddle/domain/operator/Operator"
+import { Email, Password } from "@huddle/domain/accounts/User"
 import { Effect, Layer, Logger, LogLevel, Option, ParseResult, Schema } from "effect"
 import { GrantRequest } from "../api/OperatorApi.js"
 import * as ServerConfig from "../ServerConfig.js"

@@ -9,7 +9,7 @@
  */
 import { HttpApiBuilder, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "@effect/platform"
 import * as SqlFailure from "@huddle/adapters/sql/SqlFailure"
-import { InvalidRequest, NotFound } from "@huddle/domain/Errors"
+import { InvalidRequest, NotFound } from "@huddle/domain/shared/Errors"
 import { Cause, Context, Effect, FiberRef, Option, Predicate } from "effect"
 import { Api } from "../Api.js"
 import { Internal, PayloadTooLarge, ServiceUnavailable } from "../api/EdgeErrors.js"

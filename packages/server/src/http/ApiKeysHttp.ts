@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { CurrentPrincipal } from "@huddle/domain/Principal"
-import { ApiKeys } from "@huddle/domain/services/ApiKeys"
+import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import { ApiKeys } from "@huddle/domain/accounts/ApiKeys"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
 

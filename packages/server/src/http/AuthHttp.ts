@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { CurrentPrincipal } from "@huddle/domain/Principal"
-import { Accounts } from "@huddle/domain/services/Accounts"
+import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import { Accounts } from "@huddle/domain/accounts/Accounts"
 import { Effect } from "effect"
 import { SignupResponse } from "../api/AuthApi.js"
 import { Api } from "../Api.js"

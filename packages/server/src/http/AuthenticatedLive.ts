@@ -1,6 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Unauthorized } from "@huddle/domain/Errors"
-import { Authentication } from "@huddle/domain/services/Authentication"
+import { Unauthorized } from "@huddle/domain/shared/Errors"
+import { Authentication } from "@huddle/domain/accounts/Authentication"
 import { Effect, Layer } from "effect"
 import { Authenticated, credentialOf } from "../api/Security.js"
 

@@ -22,9 +22,9 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import * as AnswerSealing from "@huddle/adapters/crypto/AnswerSealing"
-import { InvalidRequest } from "@huddle/domain/Errors"
-import { type Claim, IdempotencyStore } from "@huddle/domain/ports/IdempotencyStore"
-import { CurrentPrincipal } from "@huddle/domain/Principal"
+import { InvalidRequest } from "@huddle/domain/shared/Errors"
+import { type Claim, IdempotencyStore } from "@huddle/domain/request/IdempotencyStore"
+import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Cause, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { Api } from "../Api.js"
 import { IdempotencyInProgress, IdempotencyKeyReused } from "../api/EdgeErrors.js"

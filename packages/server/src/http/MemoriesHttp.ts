@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { CurrentPrincipal } from "@huddle/domain/Principal"
-import { Memories } from "@huddle/domain/services/Memories"
+import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import { Memories } from "@huddle/domain/memories/Memories"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
 

@@ -3,7 +3,7 @@
  * declared rate class, counted by `RateLimits` before its handler runs.
  */
 import { HttpApi, HttpRouter } from "@effect/platform"
-import { CurrentPrincipal } from "@huddle/domain/Principal"
+import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Effect, Layer, Option } from "effect"
 import { Api } from "../Api.js"
 import * as RateLimit from "../api/RateLimit.js"

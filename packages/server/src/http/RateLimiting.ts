@@ -7,7 +7,7 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import { HttpApp, HttpServerResponse } from "@effect/platform"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
-import type { Principal } from "@huddle/domain/Principal"
+import type { Principal } from "@huddle/domain/accounts/Principal"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { RateLimited, ServiceUnavailable } from "../api/EdgeErrors.js"
 import * as RateLimit from "../api/RateLimit.js"

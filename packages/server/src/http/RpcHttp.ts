@@ -5,7 +5,7 @@
  * the edge, which answers it as a plain HTTP error.
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { CurrentPrincipal } from "@huddle/domain/Principal"
+import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
 import { answerDefect } from "../edge/ErrorTranslation.js"

@@ -3,15 +3,15 @@
  * schema its result is encoded with (the OpenRPC document is generated from both), its rate
  * class and its handler, which calls the domain.
  */
-import { Intent, IntentStatus } from "@huddle/domain/Intent"
-import { ModelTier, Preferences } from "@huddle/domain/Preferences"
-import type { Principal } from "@huddle/domain/Principal"
-import { outcomeOf } from "@huddle/domain/services/IntentPipeline"
-import { Intents } from "@huddle/domain/services/Intents"
-import { RequestScopes } from "@huddle/domain/services/RequestScope"
+import { Intent, IntentStatus } from "@huddle/domain/huddle/Intent"
+import { ModelTier, Preferences } from "@huddle/domain/accounts/Preferences"
+import type { Principal } from "@huddle/domain/accounts/Principal"
+import { outcomeOf } from "@huddle/domain/huddle/IntentPipeline"
+import { Intents } from "@huddle/domain/huddle/Intents"
+import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Effect, Schema } from "effect"
-import { Cursor } from "@huddle/domain/Page"
-import * as WireString from "@huddle/domain/WireString"
+import { Cursor } from "@huddle/domain/shared/Page"
+import * as WireString from "@huddle/domain/shared/WireString"
 import { Input as HuddleInput } from "../api/Input.js"
 import { maxInputLength } from "../api/Limits.js"
 import { maxLimit, page } from "../api/Lists.js"

@@ -11,7 +11,7 @@
  *   same failure has over REST (402, 403, 404, 409, 502, 500 …).
  * In a batch the response is 200 whatever its members say.
  */
-import type * as Errors from "@huddle/domain/Errors"
+import type * as Errors from "@huddle/domain/shared/Errors"
 import { Data, ParseResult } from "effect"
 import type * as EdgeErrors from "../api/EdgeErrors.js"
 import { table } from "../api/ErrorTable.js"

@@ -4,7 +4,7 @@
  * Prints `{"reserved": n, "denied": m}`.
  */
 import { Database } from "@huddle/adapters"
-import * as Credits from "@huddle/domain/services/Credits"
+import * as Credits from "@huddle/domain/credits/Credits"
 import { Effect, Logger, LogLevel, Redacted } from "effect"
 import * as CreditsHarness from "../CreditsHarness.js"
 

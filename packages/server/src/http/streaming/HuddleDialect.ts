@@ -3,8 +3,8 @@
  * reply) and `done`; a failure after the stream began is an `error` event, then `done` with
  * status `failed`. Comment heartbeats keep the connection open while nothing else is said.
  */
-import { HuddleReply } from "@huddle/domain/Huddle"
-import type { HuddleEvent } from "@huddle/domain/services/Huddles"
+import { HuddleReply } from "@huddle/domain/huddle/Huddle"
+import type { HuddleEvent } from "@huddle/domain/huddle/Huddles"
 import { Chunk, type Duration, Schema } from "effect"
 import * as ErrorTable from "../../api/ErrorTable.js"
 import type { Dialect } from "./EventStream.js"

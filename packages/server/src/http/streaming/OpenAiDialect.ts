@@ -4,8 +4,8 @@
  * JSON: this is the hot path.
  */
 import { HttpServerResponse } from "@effect/platform"
-import type { Event, Settled } from "@huddle/domain/services/Completions"
-import { isOutput } from "@huddle/domain/services/MeteredCall"
+import type { Event, Settled } from "@huddle/domain/models/Completions"
+import { isOutput } from "@huddle/domain/models/MeteredCall"
 import { Chunk, Effect, Stream } from "effect"
 import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"

@@ -1,0 +1,29 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { User } from "./User.js"
+
+export interface NewWebSession {
+  readonly id: string
+  readonly userId: string
+  readonly prefix: string
+  readonly tokenHash: string
+  readonly createdAt: DateTime.Utc
+  readonly expiresAt: DateTime.Utc
+}
+
+export interface ActiveWebSession {
+  readonly id: string
+  readonly user: User
+  readonly tokenHash: string
+}
+
+export interface Service {
+  readonly create: (session: NewWebSession) => Effect.Effect<void>
+  /** The unrevoked, unexpired session with this prefix, with its user. */
+  readonly findActive: (prefix: string, now: DateTime.Utc) => Effect.Effect<Option.Option<ActiveWebSession>>
+  readonly revoke: (id: string, at: DateTime.Utc) => Effect.Effect<void>
+}
+
+export class WebSessionRepository extends Context.Tag("@huddle/domain/WebSessionRepository")<
+  WebSessionRepository,
+  Service
+>() {}

@@ -1,0 +1,118 @@
+/**
+ * Credits for a request: reserve its worst-case cost before any model is called, then settle to
+ * what it really cost or release it. A reservation comes whole from the first source that can
+ * cover it: the member's personal balance, then the org's subscription balance, then its add-on
+ * balance; the org sources only in an org context and when `credit_fallback` allows.
+ */
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { InsufficientCredits, NotFound, Unauthorized } from "../shared/Errors.js"
+import type { Principal } from "../accounts/Principal.js"
+import { AuditLog } from "../audit/AuditLog.js"
+import { type Authority, type CreditAccountRef, type CreditPool, CreditStore, type ReserveOutcome } from "./CreditStore.js"
+
+export const CreditSource = Schema.Literal("personal", "subscription", "addon")
+
+export class Reservation extends Schema.Class<Reservation>("Reservation")({
+  id: Schema.String,
+  source: CreditSource,
+  amount: Schema.Int
+}) {}
+
+export interface ReserveInput {
+  readonly userId: string
+  /** The org context of the request, if any. */
+  readonly orgId: string | null
+  readonly amount: number
+  readonly creditFallback: boolean
+  readonly purpose: string
+  /** Who acts: their credential and the memberships are checked again as the credits are taken. */
+  readonly authority: Authority
+}
+
+/** The authority of a principal acting for themselves. */
+export const authorityOf = (principal: Principal): Authority => ({
+  via: principal.via,
+  credentialId: principal.credential_id,
+  actorId: principal.user.id
+})
+
+const revoked = new Unauthorized({ message: "The credential was revoked or has expired" })
+const notMember = new NotFound({ message: "Organization not found" })
+
+const capMessage = (amount: number, cap: Extract<ReserveOutcome, { _tag: "Insufficient" }>["cap"]) =>
+  cap === null
+    ? `The credit balance cannot cover this request (${amount} credits needed)`
+    : `The credit balance cannot cover this request (${amount} credits needed): your spending cap on the organization's pool ` +
+      `(${cap.amount} credits ${cap.period === "month" ? "a month" : "in total"}) leaves ${cap.remaining}`
+
+/** The sources that may pay, in the order they are tried. */
+export const sourcesFor = (
+  input: Pick<ReserveInput, "userId" | "orgId" | "creditFallback">
+): ReadonlyArray<CreditAccountRef> => {
+  const personal: CreditAccountRef = { ownerType: "user", ownerId: input.userId, pool: "personal" }
+  if (input.orgId === null || !input.creditFallback) return [personal]
+  const org = (pool: CreditPool): CreditAccountRef => ({ ownerType: "org", ownerId: input.orgId!, pool })
+  return [personal, org("subscription"), org("addon")]
+}
+
+export interface Service {
+  /**
+   * Fails with `InsufficientCredits` when no source can pay, `Unauthorized` when the credential
+   * was revoked, `NotFound` when a membership of the org context is gone.
+   */
+  readonly reserve: (input: ReserveInput) => Effect.Effect<Reservation, InsufficientCredits | Unauthorized | NotFound>
+  /** Charges the real cost (never more than was reserved); returns what was charged. */
+  readonly settle: (reservation: Reservation, actual: number) => Effect.Effect<number>
+  readonly release: (reservation: Reservation) => Effect.Effect<void>
+}
+
+export class Credits extends Context.Tag("@huddle/domain/Credits")<Credits, Service>() {}
+
+export const make = Effect.gen(function*() {
+  const store = yield* CreditStore
+  const audit = yield* AuditLog
+
+  const reserve: Service["reserve"] = (input) =>
+    Effect.gen(function*() {
+      const amount = Math.max(1, Math.ceil(input.amount))
+      const held = yield* store.reserve({
+        accounts: sourcesFor(input),
+        amount,
+        userId: input.userId,
+        orgId: input.orgId,
+        purpose: input.purpose,
+        authority: input.authority
+      })
+      switch (held._tag) {
+        case "Held":
+          return new Reservation({ id: held.id, source: held.account.pool, amount })
+        case "Refused":
+          return yield* (held.reason === "credential" ? revoked : notMember)
+        case "Insufficient":
+          yield* audit.record({
+            orgId: input.orgId,
+            eventType: "credits.denied",
+            actorId: input.authority.actorId,
+            target: input.userId,
+            details: {
+              amount,
+              purpose: input.purpose,
+              credit_fallback: input.creditFallback,
+              ...(held.cap === null ? {} : { cap: held.cap.amount, cap_period: held.cap.period, cap_remaining: held.cap.remaining })
+            }
+          })
+          return yield* new InsufficientCredits({ message: capMessage(amount, held.cap) })
+      }
+    })
+
+  const settle: Service["settle"] = (reservation, actual) =>
+    store.settle(reservation.id, Math.min(Math.max(0, Math.ceil(actual)), reservation.amount)).pipe(
+      Effect.map(Option.match({ onNone: () => 0, onSome: (_) => _.charged }))
+    )
+
+  const release: Service["release"] = (reservation) => Effect.asVoid(store.release(reservation.id))
+
+  return Credits.of({ reserve, settle, release })
+})
+
+export const layer = Layer.effect(Credits, make)

@@ -1,0 +1,60 @@
+import { Schema } from "effect"
+import { Usage } from "../models/Model.js"
+import { EffectiveSettings } from "../orgs/Policy.js"
+import { HuddleMode } from "../accounts/Preferences.js"
+import { Line } from "../shared/WireString.js"
+
+export const SessionTitle = Line.pipe(Schema.compose(Schema.Trim), Schema.minLength(1), Schema.maxLength(200))
+
+/** A file passage an answer is grounded in (filled once a repository is connected). */
+export class Reference extends Schema.Class<Reference>("Reference")({
+  path: Schema.String,
+  start_line: Schema.Int,
+  end_line: Schema.Int
+}) {}
+
+export class HuddleMessage extends Schema.Class<HuddleMessage>("HuddleMessage")({
+  id: Schema.String,
+  role: Schema.Literal("user", "assistant"),
+  content: Schema.String,
+  mode: Schema.NullOr(HuddleMode),
+  intent_id: Schema.NullOr(Schema.String),
+  models: Schema.Array(Schema.String),
+  usage: Schema.NullOr(Usage),
+  credits_charged: Schema.Int,
+  references: Schema.Array(Reference),
+  created_at: Schema.DateTimeUtc
+}) {}
+
+export class HuddleSession extends Schema.Class<HuddleSession>("HuddleSession")({
+  id: Schema.String,
+  title: Schema.String,
+  org_id: Schema.NullOr(Schema.String),
+  workspace_id: Schema.NullOr(Schema.String),
+  created_at: Schema.DateTimeUtc,
+  updated_at: Schema.DateTimeUtc
+}) {}
+
+export class HuddleSessionWithMessages extends Schema.Class<HuddleSessionWithMessages>("HuddleSessionWithMessages")({
+  ...HuddleSession.fields,
+  messages: Schema.Array(HuddleMessage)
+}) {}
+
+/** The answer to a huddle message (the non-streaming body; the `metadata` event of a stream). */
+export class HuddleReply extends Schema.Class<HuddleReply>("HuddleReply")({
+  session_id: Schema.String,
+  message_id: Schema.NullOr(Schema.String),
+  intent_id: Schema.String,
+  status: Schema.Literal("completed", "awaiting_review"),
+  mode: HuddleMode,
+  requested_mode: HuddleMode,
+  output: Schema.NullOr(Schema.String),
+  references: Schema.Array(Reference),
+  usage: Usage,
+  credits_charged: Schema.Int,
+  models: Schema.Array(Schema.String),
+  /** The effective settings and the rule that decided each. */
+  policy: EffectiveSettings,
+  /** Set when the answer comes from the offline provider, not a language model. */
+  offline: Schema.Boolean
+}) {}

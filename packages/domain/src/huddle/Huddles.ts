@@ -1,0 +1,199 @@
+/**
+ * Huddle sessions: a conversation whose every message runs the intent pipeline. A session
+ * belongs to the user who started it; each message may change mode.
+ */
+import { Context, DateTime, Effect, Layer, Option, Stream } from "effect"
+import { NotFound } from "../shared/Errors.js"
+import { HuddleMessage, HuddleReply, HuddleSession, HuddleSessionWithMessages } from "./Huddle.js"
+import { Ids } from "../shared/Ids.js"
+import type { Intent } from "./Intent.js"
+import { Usage } from "../models/Model.js"
+import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
+import type { Preferences } from "../accounts/Preferences.js"
+import type { Principal } from "../accounts/Principal.js"
+import { HuddleRepository } from "./HuddleRepository.js"
+import { IntentPipeline, type Outcome, type PipelineError, type PipelineEvent } from "./IntentPipeline.js"
+import { type RequestScope, RequestScopes } from "../request/RequestScope.js"
+
+export interface Ask {
+  readonly input: string
+  /** The settings the request names (mode, model tier), below enforced policies. */
+  readonly request?: Preferences | undefined
+}
+
+/** A huddle turn as it happens: the pipeline's stages and tokens, then, last, the reply. */
+export type HuddleEvent =
+  | Exclude<PipelineEvent, { readonly _tag: "Done" }>
+  | { readonly _tag: "Reply"; readonly reply: HuddleReply }
+
+/** The reply a turn ended with (every turn that does not fail ends with one). */
+export const replyOf = <E, R>(events: Stream.Stream<HuddleEvent, E, R>): Effect.Effect<HuddleReply, E, R> =>
+  Stream.runFold(events, undefined as HuddleReply | undefined, (last, event) => event._tag === "Reply" ? event.reply : last).pipe(
+    Effect.flatMap((reply) => reply === undefined ? Effect.dieMessage("A huddle turn ended without its reply") : Effect.succeed(reply))
+  )
+
+export interface Service {
+  /** Starts a session, in the request's scope, with its first message and answers it. */
+  readonly start: (scope: RequestScope, ask: Ask) => Stream.Stream<HuddleEvent, PipelineError>
+  /** Adds a message to a session the caller owns and answers it, in the session's org and workspace. */
+  readonly reply: (principal: Principal, sessionId: string, ask: Ask) => Stream.Stream<HuddleEvent, PipelineError | NotFound>
+  readonly list: (principal: Principal, page: PageRequest) => Effect.Effect<Page<HuddleSession>>
+  readonly get: (principal: Principal, sessionId: string) => Effect.Effect<HuddleSessionWithMessages, NotFound>
+  readonly rename: (principal: Principal, sessionId: string, title: string) => Effect.Effect<HuddleSession, NotFound>
+  readonly remove: (principal: Principal, sessionId: string) => Effect.Effect<void, NotFound>
+  /** Records the answer of an intent approved after review in its session. */
+  readonly recordApproved: (intent: Intent) => Effect.Effect<void>
+}
+
+export class Huddles extends Context.Tag("@huddle/domain/Huddles")<Huddles, Service>() {}
+
+const sessionNotFound = new NotFound({ message: "Session not found" })
+const titleOf = (input: string) => {
+  const line = input.trim().split("\n")[0] ?? ""
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line.length > 0 ? line : "Untitled huddle"
+}
+
+export const make = Effect.gen(function*() {
+  const ids = yield* Ids
+  const repo = yield* HuddleRepository
+  const pipeline = yield* IntentPipeline
+  const scopes = yield* RequestScopes
+
+  const owned = (principal: Principal, sessionId: string) =>
+    repo.findSession(principal.user.id, sessionId).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(sessionNotFound), onSome: Effect.succeed }))
+    )
+
+  const assistantMessage = (intent: Intent) =>
+    Effect.gen(function*() {
+      return new HuddleMessage({
+        id: yield* ids.next("msg"),
+        role: "assistant",
+        content: intent.output ?? "",
+        mode: intent.mode,
+        intent_id: intent.id,
+        models: intent.models,
+        usage: intent.usage,
+        credits_charged: intent.credits_charged,
+        references: [],
+        created_at: yield* DateTime.now
+      })
+    })
+
+  const replyTo = (session: HuddleSession, outcome: Outcome) =>
+    Effect.gen(function*() {
+      const { intent } = outcome
+      let messageId: string | null = null
+      if (intent.status === "completed") {
+        const message = yield* assistantMessage(intent)
+        yield* repo.addMessage(session.id, message)
+        messageId = message.id
+      }
+      return new HuddleReply({
+        session_id: session.id,
+        message_id: messageId,
+        intent_id: intent.id,
+        status: intent.status === "completed" ? "completed" : "awaiting_review",
+        mode: intent.mode,
+        requested_mode: outcome.requestedMode,
+        output: intent.output,
+        references: [],
+        usage: intent.usage ?? new Usage({ input_tokens: 0, output_tokens: 0 }),
+        credits_charged: intent.credits_charged,
+        models: intent.models,
+        policy: intent.settings,
+        offline: outcome.offline
+      })
+    })
+
+  /**
+   * Answers `input` in `session`. The question (and, for a new session, the session) is written
+   * only once the pipeline accepts the request: a refused one leaves nothing behind.
+   */
+  const ask = (
+    scope: RequestScope,
+    session: HuddleSession,
+    earlier: ReadonlyArray<HuddleMessage>,
+    input: Ask,
+    createSession: Effect.Effect<void>
+  ): Stream.Stream<HuddleEvent, PipelineError> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const question = new HuddleMessage({
+        id: yield* ids.next("msg"),
+        role: "user",
+        content: input.input,
+        mode: input.request?.mode ?? null,
+        intent_id: null,
+        models: [],
+        usage: null,
+        credits_charged: 0,
+        references: [],
+        created_at: yield* DateTime.now
+      })
+      return pipeline.submit({
+        scope,
+        sessionId: session.id,
+        input: input.input,
+        request: input.request,
+        history: earlier.filter((m) => m.content.length > 0).map((m) => ({ role: m.role, content: m.content })),
+        accepted: Effect.zipRight(createSession, repo.addMessage(session.id, question))
+      }).pipe(
+        Stream.mapEffect((event): Effect.Effect<HuddleEvent> =>
+          event._tag === "Done"
+            ? Effect.map(replyTo(session, event.outcome), (reply) => ({ _tag: "Reply", reply }))
+            : Effect.succeed(event)
+        )
+      )
+    }))
+
+  const start: Service["start"] = (scope, input) =>
+    Stream.unwrap(Effect.gen(function*() {
+      const now = yield* DateTime.now
+      const session = new HuddleSession({
+        id: yield* ids.next("hud"),
+        title: titleOf(input.input),
+        org_id: scope.orgId,
+        workspace_id: scope.workspaceId,
+        created_at: now,
+        updated_at: now
+      })
+      return ask(scope, session, [], input, repo.createSession(session, scope.principal.user.id))
+    }))
+
+  const reply: Service["reply"] = (principal, sessionId, input) =>
+    Stream.unwrap(Effect.gen(function*() {
+      const session = yield* owned(principal, sessionId)
+      const scope = yield* scopes.resolve(principal, { orgId: session.org_id, workspaceId: session.workspace_id })
+      const earlier = yield* repo.messages(session.id, 40)
+      return ask(scope, session, earlier, input, Effect.void)
+    }))
+
+  const list: Service["list"] = (principal, page) =>
+    repo.listSessions(principal.user.id, page).pipe(Effect.map((rows) => fromRows(rows, page.limit)))
+
+  const get: Service["get"] = (principal, sessionId) =>
+    Effect.gen(function*() {
+      const session = yield* owned(principal, sessionId)
+      const messages = yield* repo.messages(session.id, 1000)
+      return new HuddleSessionWithMessages({ ...session, messages })
+    })
+
+  const rename: Service["rename"] = (principal, sessionId, title) =>
+    repo.renameSession(principal.user.id, sessionId, title).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(sessionNotFound), onSome: Effect.succeed }))
+    )
+
+  const remove: Service["remove"] = (principal, sessionId) =>
+    repo.deleteSession(principal.user.id, sessionId).pipe(
+      Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(sessionNotFound))
+    )
+
+  const recordApproved: Service["recordApproved"] = (intent) =>
+    intent.session_id === null || intent.status !== "completed"
+      ? Effect.void
+      : Effect.flatMap(assistantMessage(intent), (message) => repo.addMessage(intent.session_id!, message))
+
+  return Huddles.of({ start, reply, list, get, rename, remove, recordApproved })
+})
+
+export const layer = Layer.effect(Huddles, make)

@@ -1,0 +1,68 @@
+import { Schema } from "effect"
+import { EffectiveSettings } from "../orgs/Policy.js"
+import { HuddleMode } from "../accounts/Preferences.js"
+import { RiskFlag } from "./RiskFlags.js"
+import { ChatRole, Usage } from "../models/Model.js"
+
+export const IntentStatus = Schema.Literal(
+  "received",
+  "planning",
+  "awaiting_review",
+  "executing",
+  "completed",
+  "failed",
+  "rejected"
+)
+export type IntentStatus = typeof IntentStatus.Type
+
+/** What the planning stage decided, kept so that an approved intent executes as reviewed. */
+export class Plan extends Schema.Class<Plan>("Plan")({
+  models: Schema.Array(Schema.String),
+  max_output_tokens: Schema.Int,
+  estimated_input_tokens: Schema.Int,
+  worst_case_credits: Schema.Int,
+  temperature: Schema.Number,
+  memories_used: Schema.Int,
+  history_messages: Schema.Int,
+  /**
+   * The exact model input, kept so that an approved intent runs as it was reviewed. It holds the
+   * injected memories, so it never leaves the service (see `withoutPrompt`).
+   */
+  messages: Schema.optional(
+    Schema.Array(Schema.Struct({ role: ChatRole, content: Schema.String }))
+  ),
+  /** The catalog model the request named, if it named one (a plan for a tier is re-planned when a policy lowers it). */
+  requested_model: Schema.optional(Schema.String),
+  /** What the review stage flags for a human under a low risk tolerance: each category with what matched. */
+  flags: Schema.Array(RiskFlag)
+}) {}
+
+export class IntentError extends Schema.Class<IntentError>("IntentError")({
+  error: Schema.String,
+  message: Schema.String
+}) {}
+
+export class Intent extends Schema.Class<Intent>("Intent")({
+  id: Schema.String,
+  status: IntentStatus,
+  input: Schema.String,
+  mode: HuddleMode,
+  org_id: Schema.NullOr(Schema.String),
+  session_id: Schema.NullOr(Schema.String),
+  settings: EffectiveSettings,
+  plan: Schema.NullOr(Plan),
+  output: Schema.NullOr(Schema.String),
+  models: Schema.Array(Schema.String),
+  usage: Schema.NullOr(Usage),
+  credits_charged: Schema.Int,
+  error: Schema.NullOr(IntentError),
+  created_at: Schema.DateTimeUtc,
+  updated_at: Schema.DateTimeUtc
+}) {}
+
+/** The intent as callers see it: without the stored model input (memories, history). */
+export const withoutPrompt = (intent: Intent): Intent => {
+  if (intent.plan === null || intent.plan.messages === undefined) return intent
+  const { messages: _, ...plan } = intent.plan
+  return new Intent({ ...intent, plan: new Plan(plan) }, { disableValidation: true })
+}

@@ -1,0 +1,418 @@
+/**
+ * The single-mode pipeline every intent runs through, from the huddle, JSON-RPC or an embedding
+ * service: context assembly → planning → review gate → execution → completion. A run is a
+ * `Stream` of events: each stage as it starts and ends, the answer's tokens as the model
+ * produces them, and, last, `Done` with the outcome.
+ *
+ * Money: execution is one `MeteredCall`: the plan's worst case is reserved before any model is
+ * called (402 otherwise) and settled to the real usage on success, failure or cancellation alike.
+ */
+import { Cause, Chunk, Context, DateTime, Effect, Exit, Layer, Option, Predicate, Stream } from "effect"
+import { codeOf, type InsufficientCredits, InvalidRequest, type NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
+import { Ids } from "../shared/Ids.js"
+import { Intent, IntentError, Plan } from "./Intent.js"
+import { type CatalogModel, type ChatMessage, estimateTokens } from "../models/Model.js"
+import type { DecidedBy, EffectiveSettings } from "../orgs/Policy.js"
+import type { HuddleMode, Preferences } from "../accounts/Preferences.js"
+import { riskFlags } from "./RiskFlags.js"
+import { IntentRepository } from "./IntentRepository.js"
+import { ContextAssembly, leadingInstructions, memoryShare } from "../memories/ContextAssembly.js"
+import { authorityOf } from "../credits/Credits.js"
+import { type Metered, MeteredCall, type Payer, type Settled, worstCaseOf } from "../models/MeteredCall.js"
+import { OrgSettings } from "../orgs/OrgSettings.js"
+import { type RequestScope, settingsOf } from "../request/RequestScope.js"
+
+export type StageName = "context" | "planning" | "review" | "execution" | "completion"
+
+export type PipelineEvent =
+  | {
+    readonly _tag: "Stage"
+    readonly stage: StageName
+    readonly status: "started" | "completed" | "skipped"
+    readonly detail: Readonly<Record<string, unknown>>
+  }
+  | { readonly _tag: "Token"; readonly text: string }
+  /** Always the last event of a run that did not fail. */
+  | { readonly _tag: "Done"; readonly outcome: Outcome }
+
+export interface Submission {
+  /** Who submits, in which org and workspace (see `RequestScope`). */
+  readonly scope: RequestScope
+  readonly sessionId: string | null
+  readonly input: string
+  /** Per-request settings (`mode`, `model_tier`), below enforced policies and above preferences. */
+  readonly request?: Preferences | undefined
+  /** An explicitly named catalog model; refused (403) when a policy forbids its tier. */
+  readonly model?: string | undefined
+  /** Earlier turns of the conversation, oldest first. */
+  readonly history?: ReadonlyArray<ChatMessage> | undefined
+  /**
+   * What the caller records of the request (a huddle's session and message). It runs once every
+   * check that can refuse the request has passed (credits reserved), just before the intent's
+   * row is written: a refused request leaves nothing behind.
+   */
+  readonly accepted?: Effect.Effect<void> | undefined
+}
+
+export interface Outcome {
+  readonly intent: Intent
+  /** The mode the settings chose (requested, preferred or default); `auto` runs as `single` for now. */
+  readonly requestedMode: HuddleMode
+  /** Whether the answer came from the offline provider. */
+  readonly offline: boolean
+}
+
+export type PipelineError = InvalidRequest | NotFound | PolicyViolation | InsufficientCredits | UpstreamUnavailable | Unauthorized
+
+export interface Service {
+  readonly submit: (submission: Submission) => Stream.Stream<PipelineEvent, PipelineError>
+  /**
+   * An intent awaiting review, decided again under the rules in force now, for its submitter:
+   * the effective settings (credit fallback, risk, tier), and the plan when a policy now forbids
+   * its models (a plan for a tier is re-planned within the new ceiling; a named model is refused).
+   */
+  readonly replan: (intent: Intent, submitterId: string) => Effect.Effect<Intent, PolicyViolation | NotFound>
+  /**
+   * Runs execution and completion of an intent approved after review: its submitter pays, with
+   * the approver's authority (checked as the credits are taken).
+   */
+  readonly execute: (intent: Intent, payer: Payer) => Stream.Stream<PipelineEvent, PipelineError>
+}
+
+export class IntentPipeline extends Context.Tag("@huddle/domain/IntentPipeline")<IntentPipeline, Service>() {}
+
+/** The outcome of a run: its `Done` event (every run that does not fail ends with one). */
+export const outcomeOf = <E, R>(events: Stream.Stream<PipelineEvent, E, R>): Effect.Effect<Outcome, E, R> =>
+  Stream.runFold(events, undefined as Outcome | undefined, (last, event) => event._tag === "Done" ? event.outcome : last).pipe(
+    Effect.flatMap((outcome) => outcome === undefined ? Effect.dieMessage("A pipeline run ended without its outcome") : Effect.succeed(outcome))
+  )
+
+const historyLimit = 40
+
+const stage = (
+  name: StageName,
+  status: "started" | "completed" | "skipped",
+  detail: Readonly<Record<string, unknown>> = {}
+): PipelineEvent => ({ _tag: "Stage", stage: name, status, detail })
+
+const temperatureFor = (settings: EffectiveSettings): number =>
+  settings.risk_tolerance.value === "low" ? 0.2 : settings.risk_tolerance.value === "high" ? 1 : 0.7
+
+const systemPrompt = (settings: EffectiveSettings, memories: Parameters<typeof leadingInstructions>[0]["memories"]): string => {
+  const leading = leadingInstructions({ conservative: settings.risk_tolerance.value === "low", memories })
+  const intro = "You are Huddle, a team AI assistant. Answer clearly and say when you are unsure."
+  return leading.length === 0 ? intro : `${intro}\n${leading}`
+}
+
+/** Drops the oldest turns until the conversation fits the model's input budget. */
+const fitHistory = (history: ReadonlyArray<ChatMessage>, budgetTokens: number): ReadonlyArray<ChatMessage> => {
+  const kept: Array<ChatMessage> = []
+  let used = 0
+  for (let i = history.length - 1; i >= 0 && kept.length < historyLimit; i--) {
+    const turn = history[i]!
+    const cost = estimateTokens(turn.content)
+    if (used + cost > budgetTokens) break
+    used += cost
+    kept.unshift(turn)
+  }
+  return kept
+}
+
+const maxOutputOf = (candidates: ReadonlyArray<CatalogModel>): number => Math.min(...candidates.map((model) => model.max_output_tokens))
+
+/** The per-request parameters a submission gave, as its effective settings recorded them. */
+const requestOf = (settings: EffectiveSettings): Preferences => {
+  const byRequest = <A>(setting: { readonly value: A; readonly decided_by: DecidedBy }) =>
+    setting.decided_by === "request" ? setting.value : undefined
+  const request: { -readonly [K in keyof Preferences]: Preferences[K] } = {}
+  const model_tier = byRequest(settings.model_tier)
+  const risk_tolerance = byRequest(settings.risk_tolerance)
+  const auto_execute = byRequest(settings.auto_execute)
+  const mode = byRequest(settings.mode)
+  if (model_tier !== undefined) request.model_tier = model_tier
+  if (risk_tolerance !== undefined) request.risk_tolerance = risk_tolerance
+  if (auto_execute !== undefined) request.auto_execute = auto_execute
+  if (mode !== undefined) request.mode = mode
+  return request
+}
+
+const failure = (error: { readonly _tag: string; readonly message: string }) =>
+  new IntentError({
+    error: codeOf(error),
+    message: error.message
+  })
+
+export const make = Effect.gen(function*() {
+  const ids = yield* Ids
+  const intents = yield* IntentRepository
+  const metered = yield* MeteredCall
+  const orgSettings = yield* OrgSettings
+  const context = yield* ContextAssembly
+
+  const save = (intent: Intent, changes: Partial<Intent>) =>
+    Effect.gen(function*() {
+      const next = new Intent({ ...intent, ...changes, updated_at: yield* DateTime.now }, { disableValidation: true })
+      yield* intents.update(next)
+      return next
+    })
+
+  const closeWith = (exit: Exit.Exit<unknown, unknown>): IntentError | null => {
+    if (Exit.isSuccess(exit)) return null
+    if (Exit.isInterrupted(exit)) {
+      return new IntentError({ error: "CANCELLED", message: "The request was cancelled before the answer was complete" })
+    }
+    const error = Cause.failureOption(exit.cause)
+    return Option.isSome(error) && Predicate.hasProperty(error.value, "_tag") && Predicate.hasProperty(error.value, "message")
+      ? failure(error.value as { _tag: string; message: string })
+      : new IntentError({ error: "INTERNAL", message: "The request failed" })
+  }
+
+  /**
+   * Execution and completion: the plan's metered call for `payer`; once its credits are reserved
+   * the intent is recorded as executing (`begin`, with the events that announce it), and however
+   * the answer ends (complete, failed, the client gone) the intent records what it consumed and
+   * cost. A refused reservation fails before `begin` (after `refused`), so whatever `begin`
+   * writes is written only for a request that will run.
+   */
+  const executeIntent = (
+    intent: Intent,
+    payer: Payer,
+    requestedMode: HuddleMode,
+    steps: {
+      readonly begin: Effect.Effect<readonly [Intent, ReadonlyArray<PipelineEvent>]>
+      readonly refused: (error: InsufficientCredits | Unauthorized | NotFound) => Effect.Effect<unknown>
+    }
+  ): Stream.Stream<PipelineEvent, PipelineError> =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const plan = intent.plan!
+      const candidates = yield* metered.candidates({ _tag: "Candidates", ids: plan.models }, undefined)
+      const call: Metered = yield* metered.run({
+        payer,
+        purpose: `intent ${intent.id}`,
+        candidates,
+        quote: {
+          estimatedInput: plan.estimated_input_tokens,
+          maxOutputTokens: plan.max_output_tokens,
+          worstCase: plan.worst_case_credits
+        },
+        messages: plan.messages ?? [],
+        temperature: plan.temperature
+      }).pipe(Effect.tapError(steps.refused))
+      const [executing, announced] = yield* steps.begin
+
+      const progress = { text: "", answered: false, closed: undefined as Intent | undefined }
+      const close = (settled: Settled, error: IntentError | null) =>
+        Effect.map(
+          save(executing, {
+            status: error === null ? "completed" : "failed",
+            error,
+            output: progress.text.length > 0 ? progress.text : null,
+            usage: settled.consumed ? settled.usage : null,
+            credits_charged: settled.charged,
+            models: progress.answered ? [settled.model.id] : []
+          }),
+          (closed) => (progress.closed = closed)
+        )
+
+      const completed = (settled: Settled) =>
+        Effect.map(close(settled, null), (final): ReadonlyArray<PipelineEvent> => [
+          stage("execution", "completed", { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }),
+          stage("completion", "completed", { credits_charged: final.credits_charged }),
+          { _tag: "Done", outcome: { intent: final, requestedMode, offline: settled.model.provider === "offline" } }
+        ])
+
+      const answer = call.events.pipe(
+        Stream.mapChunksEffect((chunk) => {
+          const out: Array<PipelineEvent> = []
+          for (const event of chunk) {
+            switch (event._tag) {
+              case "Answering":
+                progress.answered = true
+                break
+              case "AttemptFailed":
+                out.push(stage("execution", "started", { model: event.model.id, failed: event.reason, retrying: event.willRetry }))
+                break
+              case "Delta":
+                progress.text += event.text
+                out.push({ _tag: "Token", text: event.text })
+                break
+              case "Settled":
+                return Effect.map(completed(event), (last) => Chunk.unsafeFromArray([...out, ...last]))
+              // The huddle offers no tools, so a model has none to call; the finish reason is not reported.
+              case "ToolCallDelta":
+              case "Finish":
+                break
+            }
+          }
+          return Effect.succeed(Chunk.unsafeFromArray(out))
+        }),
+        // A failed or interrupted answer: settled for what it consumed, and recorded as such.
+        Stream.ensuringWith((exit) =>
+          progress.closed === undefined ? Effect.flatMap(call.settle, (settled) => close(settled, closeWith(exit))) : Effect.void
+        )
+      )
+      return Stream.concat(Stream.fromIterable([...announced, stage("execution", "started", { models: plan.models })]), answer)
+    }))
+
+  const submit: Service["submit"] = (submission) =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const { scope } = submission
+      const { principal } = scope
+      const now = yield* DateTime.now
+
+      // Context: effective settings, memories, conversation.
+      const settings = settingsOf(scope, submission.request)
+      const requestedMode = settings.mode.value
+      if (requestedMode === "multi") {
+        return yield* new InvalidRequest({ message: "mode \"multi\" is not available yet; use \"single\" or \"auto\"" })
+      }
+      const candidates = yield* metered.candidates(
+        submission.model === undefined ? { _tag: "Tier", tier: settings.model_tier.value } : { _tag: "Model", id: submission.model },
+        scope.rules.policies?.model_tier
+      )
+      const primary = candidates[0]!
+      const memories = yield* context.memoriesFor({
+        userId: principal.user.id,
+        orgId: scope.orgId,
+        member: scope.role !== null,
+        workspaceId: scope.workspaceId,
+        budgetTokens: Math.floor(primary.context_window * memoryShare)
+      })
+      const system = systemPrompt(settings, memories.memories)
+      const maxOutput = maxOutputOf(candidates)
+      const inputBudget = Math.min(...candidates.map((model) => model.context_window)) - maxOutput -
+        estimateTokens(system) - estimateTokens(submission.input)
+      if (inputBudget < 0) {
+        return yield* new InvalidRequest({ message: "The input is too long for the model's context window" })
+      }
+      const history = fitHistory(submission.history ?? [], inputBudget)
+      const messages: ReadonlyArray<ChatMessage> = [
+        { role: "system", content: system },
+        ...history,
+        { role: "user", content: submission.input }
+      ]
+
+      // Planning: which models, what it may cost at most.
+      const quote = yield* metered.quote(candidates, messages, { maxOutputTokens: maxOutput })
+      const flags = settings.risk_tolerance.value === "low" ? riskFlags(submission.input) : []
+      const plan = new Plan({
+        models: candidates.map((model) => model.id),
+        max_output_tokens: quote.maxOutputTokens,
+        estimated_input_tokens: quote.estimatedInput,
+        worst_case_credits: quote.worstCase,
+        temperature: temperatureFor(settings),
+        memories_used: memories.memories.length,
+        history_messages: history.length,
+        messages,
+        ...(submission.model === undefined ? {} : { requested_model: submission.model }),
+        flags
+      })
+      const planned = new Intent({
+        id: yield* ids.next("int"),
+        status: "planning",
+        input: submission.input,
+        mode: "single",
+        org_id: scope.orgId,
+        session_id: submission.sessionId,
+        settings,
+        plan,
+        output: null,
+        models: [],
+        usage: null,
+        credits_charged: 0,
+        error: null,
+        created_at: now,
+        updated_at: now
+      })
+      const head: ReadonlyArray<PipelineEvent> = [
+        stage("context", "started"),
+        stage("context", "completed", {
+          memories: memories.memories.length,
+          history_messages: history.length,
+          model_tier: settings.model_tier.value
+        }),
+        stage("planning", "started")
+      ]
+      // Nothing is written before this point: a request refused above leaves no trace.
+      const record = (status: "awaiting_review" | "executing") =>
+        Effect.gen(function*() {
+          const intent = new Intent({ ...planned, status }, { disableValidation: true })
+          // Not one transaction: a transaction empties this instance's caches, and only a defect
+          // (a 500) could come between these writes.
+          yield* submission.accepted ?? Effect.void
+          yield* intents.insert(intent, { userId: principal.user.id, workspaceId: scope.workspaceId })
+          return intent
+        })
+      const plannedEvent = (intent: Intent) =>
+        stage("planning", "completed", { intent_id: intent.id, models: plan.models, worst_case_credits: plan.worst_case_credits })
+
+      // Review gate: with auto_execute off, a person approves before anything runs or is charged.
+      if (!settings.auto_execute.value) {
+        const waiting = yield* record("awaiting_review")
+        return Stream.fromIterable<PipelineEvent>([
+          ...head,
+          plannedEvent(waiting),
+          stage("review", "started", {
+            intent_id: waiting.id,
+            awaiting: "approval",
+            decided_by: settings.auto_execute.decided_by,
+            flags
+          }),
+          { _tag: "Done", outcome: { intent: waiting, requestedMode, offline: false } }
+        ])
+      }
+      const payer: Payer = {
+        userId: principal.user.id,
+        orgId: scope.orgId,
+        creditFallback: settings.credit_fallback.value,
+        authority: authorityOf(principal)
+      }
+      return Stream.concat(
+        Stream.fromIterable(head),
+        executeIntent(planned, payer, requestedMode, {
+          begin: Effect.map(record("executing"), (intent) => [intent, [plannedEvent(intent), stage("review", "skipped", { flags })]] as const),
+          refused: () => Effect.void
+        })
+      )
+    }))
+
+  const replan: Service["replan"] = (intent, submitterId) =>
+    Effect.gen(function*() {
+      const rules = yield* orgSettings.rulesFor(submitterId, intent.org_id)
+      const settings = settingsOf({ rules }, requestOf(intent.settings))
+      const plan = intent.plan
+      if (plan === null) return new Intent({ ...intent, settings }, { disableValidation: true })
+      const ceiling = rules.policies?.model_tier
+      const models = yield* metered.candidates({ _tag: "Candidates", ids: plan.models }, ceiling).pipe(
+        Effect.catchTag("PolicyViolation", () =>
+          plan.requested_model === undefined
+            ? metered.candidates({ _tag: "Tier", tier: settings.model_tier.value }, ceiling)
+            : Effect.fail(
+              new PolicyViolation({
+                message: `The organization's policy now allows models up to the ${ceiling} tier; ` +
+                  `${plan.requested_model} was approved too late to run`
+              })
+            ))
+      )
+      const maxOutput = Math.min(plan.max_output_tokens, maxOutputOf(models))
+      const next = new Plan({
+        ...plan,
+        models: models.map((model) => model.id),
+        max_output_tokens: maxOutput,
+        worst_case_credits: worstCaseOf(models, plan.estimated_input_tokens, maxOutput),
+        temperature: temperatureFor(settings)
+      }, { disableValidation: true })
+      return new Intent({ ...intent, settings, plan: next }, { disableValidation: true })
+    })
+
+  const execute: Service["execute"] = (intent, payer) =>
+    executeIntent(intent, payer, intent.mode, {
+      begin: Effect.map(save(intent, { status: "executing" }), (executing) => [executing, []] as const),
+      // An approved intent is already recorded: a refused reservation is its outcome.
+      refused: (error) => save(intent, { status: "failed", error: failure(error) })
+    })
+
+  return IntentPipeline.of({ submit, replan, execute })
+})
+
+export const layer = Layer.effect(IntentPipeline, make)

@@ -1,0 +1,24 @@
+import { Context, type Effect, type Option } from "effect"
+import type { Intent } from "./Intent.js"
+import type { PageRequest } from "../shared/Page.js"
+
+export interface Service {
+  readonly insert: (intent: Intent, owner: { readonly userId: string; readonly workspaceId: string | null }) => Effect.Effect<void>
+  /** Writes the intent's current state (status, plan, output, usage …). */
+  readonly update: (intent: Intent, reviewedBy?: string) => Effect.Effect<void>
+  /**
+   * Moves an intent from one status to another only if it is still in the first: the guard that
+   * makes approve and reject happen once. Returns whether it moved.
+   */
+  readonly transition: (id: string, from: Intent["status"], to: Intent["status"], reviewedBy: string) => Effect.Effect<boolean>
+  readonly find: (id: string) => Effect.Effect<Option.Option<{ readonly intent: Intent; readonly userId: string; readonly workspaceId: string | null }>>
+  /** Fails every intent still running on these (lost) instances; returns how many. */
+  readonly failRunningOn: (instanceIds: ReadonlyArray<string>, error: { readonly error: string; readonly message: string }) => Effect.Effect<number>
+  /** The user's intents, newest first, up to `limit + 1`. */
+  readonly listForUser: (
+    userId: string,
+    page: PageRequest & { readonly status?: Intent["status"] | undefined; readonly orgId?: string | undefined }
+  ) => Effect.Effect<ReadonlyArray<Intent>>
+}
+
+export class IntentRepository extends Context.Tag("@huddle/domain/IntentRepository")<IntentRepository, Service>() {}

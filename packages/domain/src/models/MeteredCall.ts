@@ -1,0 +1,322 @@
+/**
+ * The one metered model call: every model call that costs credits goes through here, whoever
+ * asks for it (chat completions, the huddle's pipeline, the council's rounds, grounding's deep
+ * inspection). No other module reserves or settles credits for a model call.
+ *
+ * ```ts
+ * const metered = yield* MeteredCall
+ * const candidates = yield* metered.candidates({ _tag: "Tier", tier: "economy" }, settings)
+ * const quote = yield* metered.quote(candidates, messages, { maxOutputTokens })
+ * const call = yield* metered.run({ payer, purpose, candidates, quote, messages })   // in a Scope
+ * yield* Stream.runForEach(call.events, (event) => …)                               // ends with `Settled`
+ * ```
+ *
+ * Money: `run` reserves `quote.worstCase` before any model is called, in the caller's scope.
+ * The events end with `Settled` once the reservation is settled to the provider's reported usage.
+ * When the stream fails or is interrupted instead, `settle` (or, at the latest, closing the scope)
+ * charges what was consumed — the provider's counts, else an estimate from the output — or
+ * releases the reservation when nothing was. A reservation is settled exactly once.
+ */
+import { Chunk, Context, Effect, Layer, Option, type Scope, Stream } from "effect"
+import { type InsufficientCredits, InvalidRequest, NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
+import { type CallOptions, type CatalogModel, type ChatMessage, costOf, estimateTokens, type ToolCallDelta, Usage } from "./Model.js"
+import { tierRank } from "../orgs/Policy.js"
+import { ModelTier } from "../accounts/Preferences.js"
+import { Catalog } from "./Catalog.js"
+import type { Authority } from "../credits/CreditStore.js"
+import { Credits, type Reservation } from "../credits/Credits.js"
+import { Router } from "./Router.js"
+
+/** What a caller may name as the models of a call. */
+export type Target =
+  /** That tier's models, lowered to an enforced `model_tier` ceiling. */
+  | { readonly _tag: "Tier"; readonly tier: ModelTier }
+  /** A catalog model by id; refused when an enforced policy forbids its tier. */
+  | { readonly _tag: "Model"; readonly id: string }
+  /** Models already chosen (a stored plan), in the order to try them; checked against the ceiling. */
+  | { readonly _tag: "Candidates"; readonly ids: ReadonlyArray<string> }
+
+export const tiers: ReadonlyArray<ModelTier> = ModelTier.literals
+
+export const isTier = (id: string): id is ModelTier => (tiers as ReadonlyArray<string>).includes(id)
+
+/** A `model` as clients name it: a tier name or a catalog id. */
+export const targetOf = (id: string): Target => isTier(id) ? { _tag: "Tier", tier: id } : { _tag: "Model", id }
+
+/** The one answer to a model nobody can call, in OpenAI's words so that clients recognise it. */
+export const modelNotFound = (id: string) =>
+  new NotFound({ message: `The model \`${id}\` does not exist or you do not have access to it.` })
+
+/** What a call may cost at most, and what that was worked out from. */
+export interface Quote {
+  /** The estimated input tokens (messages with their framing, tool definitions). */
+  readonly estimatedInput: number
+  /** The most output tokens asked of any candidate (each model is capped at its own limit too). */
+  readonly maxOutputTokens: number
+  /** The reservation: the dearest candidate at the estimated input with headroom and its output cap. */
+  readonly worstCase: number
+}
+
+/** Who pays for a call, and who acts (checked again as the credits are taken). */
+export interface Payer {
+  readonly userId: string
+  /** The org context; its pool pays only when `creditFallback` allows. */
+  readonly orgId: string | null
+  readonly creditFallback: boolean
+  readonly authority: Authority
+}
+
+export interface Call {
+  readonly payer: Payer
+  /** Recorded with the reservation (the ledger's reason). */
+  readonly purpose: string
+  readonly candidates: ReadonlyArray<CatalogModel>
+  readonly quote: Quote
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly temperature?: number | undefined
+  readonly options?: CallOptions | undefined
+}
+
+/** How a call ended, once its credits are settled. */
+export interface Settled {
+  readonly _tag: "Settled"
+  /** The model that answered (or was last tried). */
+  readonly model: CatalogModel
+  /** The provider's counts when it reported them (`reported`), else an estimate. */
+  readonly usage: Usage
+  readonly reported: boolean
+  /** Whether anything was produced or reported: a call with nothing consumed is released, not charged. */
+  readonly consumed: boolean
+  readonly charged: number
+}
+
+export type CallEvent =
+  /** The model being tried; a later one replaces it when it fails before any output. */
+  | { readonly _tag: "Answering"; readonly model: CatalogModel }
+  /** A try that failed before any output; `willRetry` when the same model is tried again. */
+  | { readonly _tag: "AttemptFailed"; readonly model: CatalogModel; readonly reason: string; readonly willRetry: boolean }
+  | { readonly _tag: "Delta"; readonly text: string }
+  | ToolCallDelta
+  | { readonly _tag: "Finish"; readonly reason: string }
+  /** Always the last event of a stream that did not fail. */
+  | Settled
+
+/** Whether an event is the model's output (text or a tool call): what a stream is held back for. */
+export const isOutput = (event: CallEvent): boolean => event._tag === "Delta" || event._tag === "ToolCallDelta"
+
+export interface Metered {
+  /** The model tried first. */
+  readonly model: CatalogModel
+  readonly events: Stream.Stream<CallEvent, UpstreamUnavailable>
+  /**
+   * Settles now for what was consumed, if that has not happened yet (the stream's end does it on
+   * success, closing the scope on failure or interruption); the same `Settled` every time.
+   */
+  readonly settle: Effect.Effect<Settled>
+}
+
+export type RunError = InsufficientCredits | Unauthorized | NotFound
+
+export interface Service {
+  /**
+   * The models to try, in order, for `target` under `ceiling`, an enforced policy's tier ceiling
+   * if there is one: a tier above it is served at its level, a named model or a stored plan
+   * above it is refused. An unknown model is `NotFound`, whoever names it.
+   */
+  readonly candidates: (
+    target: Target,
+    ceiling: ModelTier | undefined
+  ) => Effect.Effect<ReadonlyArray<CatalogModel>, NotFound | PolicyViolation>
+  /** The worst case of sending `messages` to `candidates`; refused when they cannot fit a context window. */
+  readonly quote: (
+    candidates: ReadonlyArray<CatalogModel>,
+    messages: ReadonlyArray<ChatMessage>,
+    limits?: { readonly maxOutputTokens?: number | undefined; readonly options?: CallOptions | undefined }
+  ) => Effect.Effect<Quote, InvalidRequest>
+  /** Reserves the quote's worst case for the payer and starts the call (see the module's comment). */
+  readonly run: (call: Call) => Effect.Effect<Metered, RunError, Scope.Scope>
+}
+
+export class MeteredCall extends Context.Tag("@huddle/domain/MeteredCall")<MeteredCall, Service>() {}
+
+/** Tokens of framing per message and for priming the reply (OpenAI's counting). */
+const perMessage = 4
+const perReply = 3
+
+/**
+ * Headroom on the estimated input in the reservation: a settlement never charges more than was
+ * reserved, so the reservation must cover a real token count somewhat above the estimate.
+ */
+export const inputMargin = 1.25
+
+/** The estimated input tokens of a call: messages with their framing, and the tool definitions. */
+export const estimateInput = (messages: ReadonlyArray<ChatMessage>, options: CallOptions | undefined): number => {
+  let tokens = perReply
+  for (const message of messages) {
+    tokens += perMessage + estimateTokens(message.content)
+    if (message.tool_calls !== undefined) tokens += estimateTokens(JSON.stringify(message.tool_calls))
+    if (message.name !== undefined) tokens += estimateTokens(message.name)
+  }
+  if (options?.tools !== undefined) tokens += estimateTokens(JSON.stringify(options.tools))
+  if (options?.response_format?.type === "json_schema") tokens += estimateTokens(JSON.stringify(options.response_format))
+  return tokens
+}
+
+/** The reservation a call to any of `candidates` needs: the dearest of them at its worst. */
+export const worstCaseOf = (candidates: ReadonlyArray<CatalogModel>, estimatedInput: number, maxOutputTokens: number): number =>
+  Math.max(
+    1,
+    ...candidates.map((model) =>
+      costOf(model, {
+        input_tokens: Math.ceil(estimatedInput * inputMargin),
+        output_tokens: Math.min(maxOutputTokens, model.max_output_tokens)
+      })
+    )
+  )
+
+/**
+ * What a call consumed: the provider's counts when it reported them; otherwise, once anything was
+ * produced, the estimated input and the output's characters at about four a token.
+ */
+export const consumedOf = (reported: Usage | undefined, outputChars: number, estimatedInput: number): Usage =>
+  reported ?? new Usage({ input_tokens: outputChars > 0 ? estimatedInput : 0, output_tokens: Math.ceil(outputChars / 4) })
+
+const aboveCeiling = (allowed: ModelTier, model: CatalogModel) =>
+  new PolicyViolation({
+    message: `The organization's policy allows models up to the ${allowed} tier; ${model.id} is ${model.tier}`
+  })
+
+export const make = Effect.gen(function*() {
+  const catalog = yield* Catalog
+  const router = yield* Router
+  const credits = yield* Credits
+
+  const candidates: Service["candidates"] = (target, ceiling) =>
+    Effect.gen(function*() {
+      const allowed = ceiling ?? "premium"
+      switch (target._tag) {
+        case "Tier": {
+          const models = catalog.forTier(tierRank[target.tier] > tierRank[allowed] ? allowed : target.tier)
+          return models.length > 0 ? models : yield* modelNotFound(target.tier)
+        }
+        case "Model":
+        case "Candidates": {
+          const ids = target._tag === "Model" ? [target.id] : target.ids
+          const models: Array<CatalogModel> = []
+          for (const id of ids) {
+            const model = catalog.find(id)
+            if (Option.isNone(model)) return yield* modelNotFound(id)
+            if (tierRank[model.value.tier] > tierRank[allowed]) return yield* aboveCeiling(allowed, model.value)
+            models.push(model.value)
+          }
+          return models.length > 0 ? models : yield* modelNotFound("")
+        }
+      }
+    })
+
+  const quote: Service["quote"] = (models, messages, limits) => {
+    const contextWindow = Math.min(...models.map((model) => model.context_window))
+    const modelCap = Math.max(...models.map((model) => model.max_output_tokens))
+    const estimatedInput = estimateInput(messages, limits?.options)
+    if (estimatedInput >= contextWindow) {
+      return Effect.fail(
+        new InvalidRequest({
+          message: `This model's maximum context length is ${contextWindow} tokens; the messages take about ${estimatedInput}`
+        })
+      )
+    }
+    const maxOutputTokens = Math.min(limits?.maxOutputTokens ?? modelCap, modelCap)
+    return Effect.succeed({ estimatedInput, maxOutputTokens, worstCase: worstCaseOf(models, estimatedInput, maxOutputTokens) })
+  }
+
+  const run: Service["run"] = (call) =>
+    Effect.gen(function*() {
+      const primary = call.candidates[0]!
+      const progress = {
+        model: primary,
+        reported: undefined as Usage | undefined,
+        /** Characters of output (text and tool calls) so far. */
+        chars: 0,
+        settled: undefined as Settled | undefined
+      }
+
+      // Once: at the end of the stream, by the caller, or (failure, interruption) as the scope closes.
+      const settleWith = (reservation: Reservation): Effect.Effect<Settled> =>
+        Effect.uninterruptible(Effect.suspend(() => {
+          if (progress.settled !== undefined) return Effect.succeed(progress.settled)
+          const usage = consumedOf(progress.reported, progress.chars, call.quote.estimatedInput)
+          const consumed = progress.chars > 0 || progress.reported !== undefined
+          const settled: Settled = {
+            _tag: "Settled",
+            model: progress.model,
+            usage,
+            reported: progress.reported !== undefined,
+            consumed,
+            charged: 0
+          }
+          progress.settled = settled
+          return consumed
+            ? Effect.map(credits.settle(reservation, costOf(progress.model, usage)), (charged) => {
+              progress.settled = { ...settled, charged }
+              return progress.settled
+            })
+            : Effect.as(credits.release(reservation), settled)
+        }))
+
+      const reservation = yield* Effect.acquireRelease(
+        credits.reserve({
+          userId: call.payer.userId,
+          orgId: call.payer.orgId,
+          amount: call.quote.worstCase,
+          creditFallback: call.payer.creditFallback,
+          purpose: call.purpose,
+          authority: call.payer.authority
+        }),
+        settleWith
+      )
+      const settle = settleWith(reservation)
+
+      const events: Stream.Stream<CallEvent, UpstreamUnavailable> = router.stream(call.candidates, {
+        messages: call.messages,
+        temperature: call.temperature,
+        maxOutputTokens: call.quote.maxOutputTokens,
+        options: call.options
+      }).pipe(
+        Stream.mapChunks((chunks) => {
+          const out: Array<CallEvent> = []
+          for (const chunk of chunks) {
+            switch (chunk._tag) {
+              case "Attempt":
+                progress.model = chunk.model
+                out.push({ _tag: "Answering", model: chunk.model })
+                break
+              case "Failed":
+                out.push({ _tag: "AttemptFailed", model: chunk.model, reason: chunk.reason, willRetry: chunk.willRetry })
+                break
+              case "Delta":
+                progress.chars += chunk.text.length
+                out.push(chunk)
+                break
+              case "ToolCallDelta":
+                progress.chars += (chunk.name?.length ?? 0) + (chunk.arguments?.length ?? 0)
+                out.push(chunk)
+                break
+              case "Usage":
+                progress.reported = chunk.usage
+                break
+              case "Finish":
+                out.push(chunk)
+                break
+            }
+          }
+          return Chunk.unsafeFromArray(out)
+        }),
+        Stream.concat(Stream.fromEffect(settle))
+      )
+      return { model: primary, events, settle } satisfies Metered
+    })
+
+  return MeteredCall.of({ candidates, quote, run })
+})
+
+export const layer = Layer.effect(MeteredCall, make)

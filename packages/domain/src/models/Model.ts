@@ -1,0 +1,122 @@
+/**
+ * Models: the catalog that maps tiers to models, and the shape of a model call as every
+ * provider adapter sees it.
+ */
+import { Schema } from "effect"
+import { ModelTier } from "../accounts/Preferences.js"
+
+export const ProviderName = Schema.String.pipe(Schema.minLength(1))
+
+export class CatalogModel extends Schema.Class<CatalogModel>("CatalogModel")({
+  /** The id clients use (`offline-economy`, `gpt-4o-mini` …). */
+  id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)),
+  tier: ModelTier,
+  /** Which configured provider serves it: `offline`, `openai`, `anthropic`, or a named OpenAI-compatible server. */
+  provider: ProviderName,
+  /** The model name sent upstream; defaults to `id`. */
+  upstream_model: Schema.optional(Schema.String),
+  /** Credits per 1,000 input and output tokens (integers or fractions; charges round up). */
+  price: Schema.Struct({ input_per_1k: Schema.NonNegative, output_per_1k: Schema.NonNegative }),
+  context_window: Schema.Int.pipe(Schema.positive()),
+  max_output_tokens: Schema.Int.pipe(Schema.positive())
+}) {}
+
+export class ModelCatalog extends Schema.Class<ModelCatalog>("ModelCatalog")({
+  models: Schema.NonEmptyArray(CatalogModel)
+}) {}
+
+export const ChatRole = Schema.Literal("system", "user", "assistant", "tool")
+export type ChatRole = typeof ChatRole.Type
+
+/** A function call an assistant turn asked for (OpenAI's shape). */
+export interface ToolCall {
+  readonly id: string
+  readonly type: "function"
+  readonly function: { readonly name: string; readonly arguments: string }
+}
+
+export interface ChatMessage {
+  readonly role: ChatRole
+  readonly content: string
+  /** An assistant turn's tool calls. */
+  readonly tool_calls?: ReadonlyArray<ToolCall> | undefined
+  /** A `tool` turn: the call it answers. */
+  readonly tool_call_id?: string | undefined
+  /** The participant's name, when the client gave one. */
+  readonly name?: string | undefined
+}
+
+/** A JSON object passed through to a provider as it came (tool parameters, a response format's schema). */
+export type JsonObject = { readonly [key: string]: unknown }
+
+export interface ToolDefinition {
+  readonly type: "function"
+  readonly function: {
+    readonly name: string
+    readonly description?: string | undefined
+    readonly parameters?: JsonObject | undefined
+    readonly strict?: boolean | null | undefined
+  }
+}
+
+export type ToolChoice = "none" | "auto" | "required" | { readonly type: "function"; readonly function: { readonly name: string } }
+
+export type ResponseFormat =
+  | { readonly type: "text" }
+  | { readonly type: "json_object" }
+  | { readonly type: "json_schema"; readonly json_schema: JsonObject }
+
+/**
+ * Parameters of OpenAI's Chat Completions that are passed through to providers that speak it;
+ * the others ignore them (the offline provider answers in text, never with tool calls).
+ */
+export interface CallOptions {
+  readonly top_p?: number | undefined
+  readonly stop?: string | ReadonlyArray<string> | undefined
+  readonly seed?: number | undefined
+  readonly response_format?: ResponseFormat | undefined
+  readonly tools?: ReadonlyArray<ToolDefinition> | undefined
+  readonly tool_choice?: ToolChoice | undefined
+  /** An end-user id for the provider's abuse monitoring. */
+  readonly user?: string | undefined
+}
+
+export class Usage extends Schema.Class<Usage>("Usage")({
+  input_tokens: Schema.Int,
+  output_tokens: Schema.Int
+}) {}
+
+/** One call to one model. */
+export interface ModelRequest {
+  readonly model: CatalogModel
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly temperature?: number | undefined
+  readonly maxOutputTokens: number
+  readonly options?: CallOptions | undefined
+}
+
+/**
+ * A piece of a tool call as it streams (OpenAI's `delta.tool_calls[]`): the first piece of a
+ * call carries its `id` and function `name`, the following ones more of its `arguments`.
+ */
+export interface ToolCallDelta {
+  readonly _tag: "ToolCallDelta"
+  readonly index: number
+  readonly id?: string | undefined
+  readonly name?: string | undefined
+  readonly arguments?: string | undefined
+}
+
+/** What a provider streams back: text (or tool-call) deltas, then (somewhere) usage, then the end. */
+export type ModelChunk =
+  | { readonly _tag: "Delta"; readonly text: string }
+  | ToolCallDelta
+  | { readonly _tag: "Usage"; readonly usage: Usage }
+  | { readonly _tag: "Finish"; readonly reason: string }
+
+/** Rough token count for budgeting before a call (about four characters a token). */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+
+/** The charge for a usage, rounded up to whole credits. */
+export const costOf = (model: CatalogModel, usage: { readonly input_tokens: number; readonly output_tokens: number }): number =>
+  Math.ceil((usage.input_tokens * model.price.input_per_1k + usage.output_tokens * model.price.output_per_1k) / 1000)

@@ -1,0 +1,32 @@
+/**
+ * The model providers configured in this deployment, by name. Adapters implement one per wire
+ * protocol (OpenAI-compatible Chat Completions, Anthropic Messages, offline).
+ */
+import { Context, Data, type Duration, type Option, type Stream } from "effect"
+import type { ModelChunk, ModelRequest } from "./Model.js"
+
+/**
+ * A provider could not answer. `retryable` failures (429, 5xx, connection errors, timeouts) may
+ * be retried, after `retryAfter` when the provider said so; the others go straight to fallback.
+ */
+export class ProviderFailure extends Data.TaggedError("ProviderFailure")<{
+  readonly provider: string
+  readonly model: string
+  readonly reason: "rate_limited" | "server_error" | "connection" | "timeout" | "bad_response" | "rejected"
+  readonly retryable: boolean
+  readonly retryAfter?: Duration.Duration | undefined
+  readonly status?: number | undefined
+  readonly message: string
+}> {}
+
+export interface Provider {
+  readonly name: string
+  /** Streams one model call. Interrupting the stream aborts the upstream request. */
+  readonly stream: (request: ModelRequest) => Stream.Stream<ModelChunk, ProviderFailure>
+}
+
+export interface Service {
+  readonly get: (name: string) => Option.Option<Provider>
+}
+
+export class ModelProviders extends Context.Tag("@huddle/domain/ModelProviders")<ModelProviders, Service>() {}

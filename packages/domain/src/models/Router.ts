@@ -1,0 +1,141 @@
+/**
+ * Runs a model call over the catalog: retries a model on transient failures (honouring the
+ * provider's Retry-After within a bound), then falls back to the next model of the list. Once a
+ * model has produced output, a failure ends the call: an answer is never stitched from two models.
+ */
+import { Chunk, Context, Duration, Effect, Layer, Mailbox, Option, Stream } from "effect"
+import { UpstreamUnavailable } from "../shared/Errors.js"
+import type { CallOptions, CatalogModel, ChatMessage, ModelChunk } from "./Model.js"
+import { ModelProviders, ProviderFailure } from "./ModelProviders.js"
+
+export type RouterChunk =
+  | ModelChunk
+  | { readonly _tag: "Attempt"; readonly model: CatalogModel; readonly attempt: number }
+  | { readonly _tag: "Failed"; readonly model: CatalogModel; readonly reason: string; readonly willRetry: boolean }
+
+export interface Call {
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly temperature?: number | undefined
+  readonly maxOutputTokens: number
+  /** Passed through to the provider (OpenAI-compatible ones use them). */
+  readonly options?: CallOptions | undefined
+}
+
+export interface Policy {
+  /** Attempts per model, the first included. */
+  readonly attempts: number
+  readonly baseDelay: Duration.Duration
+  /** A Retry-After longer than this moves on to the next model instead of waiting. */
+  readonly maxDelay: Duration.Duration
+  /**
+   * The longest a whole call may run, retries and fallbacks included; a call still running then
+   * fails (and settles for what it produced). Bounded so that a reservation's age says whether
+   * its call can still be running (see ReservationExpiry).
+   */
+  readonly maxDuration: Duration.Duration
+}
+
+export const defaultPolicy: Policy = {
+  attempts: 3,
+  baseDelay: Duration.millis(200),
+  maxDelay: Duration.seconds(10),
+  maxDuration: Duration.minutes(10)
+}
+
+export interface Service {
+  readonly stream: (models: ReadonlyArray<CatalogModel>, call: Call) => Stream.Stream<RouterChunk, UpstreamUnavailable>
+}
+
+export class Router extends Context.Tag("@huddle/domain/Router")<Router, Service>() {}
+
+export class RouterPolicy extends Context.Reference<RouterPolicy>()("@huddle/domain/RouterPolicy", {
+  defaultValue: () => defaultPolicy
+}) {}
+
+/** How far the call may read ahead of its consumer, in chunks of the model's answer. */
+const bufferedChunks = 64
+
+const describe = (failure: ProviderFailure) => `${failure.reason}${failure.status ? ` (${failure.status})` : ""}`
+
+export const make = Effect.gen(function*() {
+  const providers = yield* ModelProviders
+  const policy = yield* RouterPolicy
+
+  const delayFor = (failure: ProviderFailure, attempt: number): Option.Option<Duration.Duration> => {
+    if (!failure.retryable || attempt >= policy.attempts) return Option.none()
+    const wanted = failure.retryAfter ?? Duration.times(policy.baseDelay, 2 ** (attempt - 1))
+    return Duration.greaterThan(wanted, policy.maxDelay) ? Option.none() : Option.some(wanted)
+  }
+
+  const stream: Service["stream"] = (models, call) =>
+    // The call runs in a fiber of its own that feeds a mailbox, and one timer fails the mailbox
+    // (after what was already produced) when the call's limit passes. `Stream.interruptWhen`
+    // would race every pull against the timer, forking fibers for each chunk.
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const mailbox = yield* Mailbox.make<RouterChunk, UpstreamUnavailable>(bufferedChunks)
+      const failures: Array<string> = []
+      const tryModel = (index: number, attempt: number): Effect.Effect<void, UpstreamUnavailable> => {
+        const model = models[index]
+        if (model === undefined) {
+          return Effect.fail(
+            new UpstreamUnavailable({
+              message: failures.length === 0
+                ? "No model is available for this request"
+                : `No model could answer: ${failures.join("; ")}`
+            })
+          )
+        }
+        const provider = providers.get(model.provider)
+        if (Option.isNone(provider)) {
+          failures.push(`${model.id}: provider ${model.provider} is not configured`)
+          return tryModel(index + 1, 1)
+        }
+        let produced = false
+        const answer = provider.value.stream({
+          model,
+          messages: call.messages,
+          temperature: call.temperature,
+          maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens),
+          options: call.options
+        })
+        return mailbox.offer({ _tag: "Attempt", model, attempt }).pipe(
+          Effect.zipRight(Stream.runForEachChunk(answer, (chunks) => {
+            if (!produced) produced = Chunk.some(chunks, (chunk) => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta")
+            return mailbox.offerAll(chunks)
+          })),
+          Effect.catchAll((failure: ProviderFailure): Effect.Effect<void, UpstreamUnavailable> => {
+            if (produced) {
+              return Effect.fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
+            }
+            const delay = delayFor(failure, attempt)
+            if (Option.isSome(delay)) {
+              return mailbox.offer({ _tag: "Failed", model, reason: describe(failure), willRetry: true }).pipe(
+                Effect.zipRight(Effect.sleep(delay.value)),
+                Effect.zipRight(Effect.suspend(() => tryModel(index, attempt + 1)))
+              )
+            }
+            failures.push(`${model.id}: ${describe(failure)}`)
+            return mailbox.offer({ _tag: "Failed", model, reason: describe(failure), willRetry: false }).pipe(
+              Effect.zipRight(Effect.suspend(() => tryModel(index + 1, 1)))
+            )
+          })
+        )
+      }
+      yield* Effect.suspend(() => tryModel(0, 1)).pipe(Mailbox.into(mailbox), Effect.forkScoped)
+      yield* Effect.sleep(policy.maxDuration).pipe(
+        Effect.zipRight(Effect.suspend(() =>
+          mailbox.fail(
+            new UpstreamUnavailable({ message: `The model call ran past its limit of ${Duration.format(policy.maxDuration)}` })
+          )
+        )),
+        Effect.forkScoped
+      )
+      return Mailbox.toStream(mailbox)
+    }))
+
+  return Router.of({ stream })
+})
+
+export const layer = Layer.effect(Router, make)
+
+

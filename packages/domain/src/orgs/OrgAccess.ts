@@ -1,0 +1,38 @@
+/**
+ * Who may touch an organization. A non-member (or an API key bound to another org) is told the
+ * org does not exist; a member asking for an admin operation is told it is forbidden.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { Forbidden, NotFound } from "../shared/Errors.js"
+import type { Role } from "./Membership.js"
+import type { Principal } from "../accounts/Principal.js"
+import { MembershipRepository } from "./MembershipRepository.js"
+
+export interface Service {
+  readonly member: (principal: Principal, orgId: string) => Effect.Effect<Role, NotFound>
+  readonly admin: (principal: Principal, orgId: string) => Effect.Effect<void, NotFound | Forbidden>
+}
+
+export class OrgAccess extends Context.Tag("@huddle/domain/OrgAccess")<OrgAccess, Service>() {}
+
+export const orgNotFound = new NotFound({ message: "Organization not found" })
+
+export const make = Effect.map(MembershipRepository, (memberships) => {
+  const member: Service["member"] = (principal, orgId) =>
+    principal.bound_org_id !== null && principal.bound_org_id !== orgId
+      ? Effect.fail(orgNotFound)
+      : memberships.roleOf(principal.user.id, orgId).pipe(
+        Effect.flatMap(Option.match({ onNone: () => Effect.fail(orgNotFound), onSome: Effect.succeed }))
+      )
+  const admin: Service["admin"] = (principal, orgId) =>
+    member(principal, orgId).pipe(
+      Effect.filterOrFail(
+        (role) => role === "admin",
+        () => new Forbidden({ message: "Only organization admins may do this" })
+      ),
+      Effect.asVoid
+    )
+  return OrgAccess.of({ member, admin })
+})
+
+export const layer = Layer.effect(OrgAccess, make)

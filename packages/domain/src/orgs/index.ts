@@ -1,0 +1,11 @@
+/** Organizations, members and roles, who may do what in an org (OrgAccess), enforced policies and defaults, and how settings are decided (Policies). */
+export * as Membership from "./Membership.js"
+export * as MembershipRepository from "./MembershipRepository.js"
+export * as OrgAccess from "./OrgAccess.js"
+export * as OrgSettings from "./OrgSettings.js"
+export * as OrgSettingsRepository from "./OrgSettingsRepository.js"
+export * as Organization from "./Organization.js"
+export * as OrganizationRepository from "./OrganizationRepository.js"
+export * as Organizations from "./Organizations.js"
+export * as Policies from "./Policies.js"
+export * as Policy from "./Policy.js"

@@ -1,0 +1,89 @@
+/**
+ * The scope of one request, resolved once at its start and handed to every service it calls:
+ * who calls, the organization and workspace it runs in, the caller's role there, and the rules
+ * its settings are decided by (the org's enforced policies and defaults, the caller's personal
+ * preferences). Membership is read here and nowhere else on a request's way to the model.
+ *
+ * Org: an API key bound to an org runs in it (and nowhere else); otherwise an explicit `org_id`,
+ * then the `OpenAI-Organization` or `Huddle-Organization` header, selects an org the caller
+ * belongs to; otherwise the request runs in the personal context. A workspace must be the
+ * caller's own.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { NotFound } from "../shared/Errors.js"
+import type { Role } from "../orgs/Membership.js"
+import type { EffectiveSettings } from "../orgs/Policy.js"
+import type { Preferences } from "../accounts/Preferences.js"
+import type { Principal } from "../accounts/Principal.js"
+import { WorkspaceRepository } from "../accounts/WorkspaceRepository.js"
+import { OrgAccess, orgNotFound } from "../orgs/OrgAccess.js"
+import { OrgSettings, type Rules } from "../orgs/OrgSettings.js"
+import { resolve } from "../orgs/Policies.js"
+
+export interface RequestScope {
+  readonly principal: Principal
+  /** The org the request runs in; null in the personal context. */
+  readonly orgId: string | null
+  /** The caller's role in `orgId`, read once for the request; null in the personal context. */
+  readonly role: Role | null
+  /** Whose workspace memories count; the caller's personal workspace when null. */
+  readonly workspaceId: string | null
+  /** What the request's settings are decided by. */
+  readonly rules: Rules
+}
+
+export interface Requested {
+  readonly orgId?: string | null | undefined
+  /** From the `OpenAI-Organization` / `Huddle-Organization` header. */
+  readonly headerOrgId?: string | null | undefined
+  readonly workspaceId?: string | null | undefined
+}
+
+/** The settings a request in this scope runs with, given what the request itself names. */
+export const settingsOf = (scope: Pick<RequestScope, "rules">, request?: Preferences | undefined): EffectiveSettings =>
+  resolve({ ...scope.rules, request })
+
+export interface Service {
+  readonly resolve: (principal: Principal, requested: Requested) => Effect.Effect<RequestScope, NotFound>
+}
+
+export class RequestScopes extends Context.Tag("@huddle/domain/RequestScopes")<RequestScopes, Service>() {}
+
+export const make = Effect.gen(function*() {
+  const access = yield* OrgAccess
+  const settings = yield* OrgSettings
+  const workspaces = yield* WorkspaceRepository
+
+  const resolveOrg = (principal: Principal, requested: Requested) => {
+    const asked = requested.orgId ?? requested.headerOrgId ?? null
+    if (asked === null && principal.bound_org_id === null) return Effect.succeed({ orgId: null, role: null })
+    if (principal.bound_org_id !== null && asked !== null && asked !== principal.bound_org_id) return Effect.fail(orgNotFound)
+    const orgId = asked ?? principal.bound_org_id!
+    return Effect.map(access.member(principal, orgId), (role) => ({ orgId, role }))
+  }
+
+  const resolveWorkspace = (principal: Principal, workspaceId: string | null | undefined) =>
+    workspaceId === null || workspaceId === undefined
+      ? Effect.succeed(null)
+      : workspaces.findById(workspaceId).pipe(
+        Effect.flatMap((found) =>
+          Option.isSome(found) && found.value.owner_id === principal.user.id
+            ? Effect.succeed(workspaceId)
+            : Effect.fail(new NotFound({ message: "Workspace not found" }))
+        )
+      )
+
+  return RequestScopes.of({
+    resolve: (principal, requested) =>
+      Effect.gen(function*() {
+        const { orgId, role } = yield* resolveOrg(principal, requested)
+        const [workspaceId, rules] = yield* Effect.all([
+          resolveWorkspace(principal, requested.workspaceId),
+          settings.rulesFor(principal.user.id, orgId)
+        ])
+        return { principal, orgId, role, workspaceId, rules } satisfies RequestScope
+      })
+  })
+})
+
+export const layer = Layer.effect(RequestScopes, make)
