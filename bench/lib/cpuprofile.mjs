@@ -51,15 +51,15 @@ export const categoryOf = (frame) => {
 /** The request phase a Huddle module serves (for the nearest Huddle frame of a sample). */
 export const phaseOf = (modulePath) => {
   const rules = [
-    [/edge\/|http\/Sse|HealthHttp|Server\.js/, "edge: request id, errors, access log"],
+    [/edge\/|HealthHttp|Server\.js/, "edge: request id, errors, access log"],
     [/Authentication|AuthenticatedLive|ApiKey|SecretTokens|Security|withPrincipal|Principal/, "authentication (API key)"],
     [/RateLimit/, "rate limit"],
-    [/RequestContext|OrgAccess|Membership/, "org context (membership)"],
+    [/RequestScope|OrgAccess|Membership/, "request scope (org, membership)"],
     [/OrgSettings|Policies|Policy|Preference|AccountSettings/, "settings and policy"],
     [/ContextAssembly|Memor|Workspace/, "memories"],
-    [/Credits|CreditStore|UlidIds|Ids/, "credits (reserve, settle) and ids"],
+    [/MeteredCall|Credits|CreditStore|UlidIds|Ids/, "metered call: credits (reserve, settle) and ids"],
     [/Router|Provider|Upstream|models\//, "upstream call (request, SSE parsing)"],
-    [/OpenAi|Completions/, "chat completions (validation, OpenAI encoding)"]
+    [/OpenAi|Completions|streaming\//, "chat completions (validation, OpenAI encoding, stream framing)"]
   ]
   for (const [pattern, phase] of rules) if (pattern.test(modulePath)) return phase
   return `other Huddle code (${modulePath})`
