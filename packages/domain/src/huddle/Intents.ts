@@ -17,7 +17,7 @@ import { MembershipRepository } from "../orgs/MembershipRepository.js"
 import { authorityOf } from "../credits/Credits.js"
 import { Huddles } from "./Huddles.js"
 import { IntentPipeline, type Outcome, type PipelineError, type PipelineEvent, type Submission } from "./IntentPipeline.js"
-import { OrgAccess } from "../orgs/OrgAccess.js"
+import { isAdmin, OrgAccess, reaches } from "../orgs/OrgAccess.js"
 
 export interface Service {
   /** Runs the pipeline (see `IntentPipeline`); the `Done` outcome's intent is shown without its prompt. */
@@ -53,13 +53,13 @@ export const make = Effect.gen(function*() {
       const found = yield* repo.find(id)
       if (Option.isNone(found)) return yield* intentNotFound
       const { intent, userId } = found.value
-      if (principal.bound_org_id !== null && intent.org_id !== principal.bound_org_id) return yield* intentNotFound
+      if (!reaches(principal, intent.org_id)) return yield* intentNotFound
       if (intent.org_id === null) {
         if (userId === principal.user.id) return { intent, submitterId: userId }
         return yield* intentNotFound
       }
       const role = yield* access.member(principal, intent.org_id).pipe(Effect.mapError(() => intentNotFound))
-      if (userId === principal.user.id || role === "admin") return { intent, submitterId: userId }
+      if (userId === principal.user.id || isAdmin(role)) return { intent, submitterId: userId }
       return yield* intentNotFound
     })
 

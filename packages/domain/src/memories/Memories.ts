@@ -13,7 +13,7 @@ import { MembershipRepository } from "../orgs/MembershipRepository.js"
 import { MemoryRepository, type Selection } from "./MemoryRepository.js"
 import { WorkspaceRepository } from "../accounts/WorkspaceRepository.js"
 import { personalWorkspaceName, Workspace } from "../accounts/Workspace.js"
-import { OrgAccess } from "../orgs/OrgAccess.js"
+import { OrgAccess, reaches } from "../orgs/OrgAccess.js"
 
 export interface NewMemory {
   readonly content: string
@@ -155,7 +155,7 @@ export const make = Effect.gen(function*() {
   const readableOrgs = (principal: Principal) =>
     memberships.listForUser(principal.user.id).pipe(
       Effect.map((orgs) =>
-        orgs.filter((org) => principal.bound_org_id === null || org.id === principal.bound_org_id).map((org) => org.id)
+        orgs.filter((org) => reaches(principal, org.id)).map((org) => org.id)
       )
     )
 

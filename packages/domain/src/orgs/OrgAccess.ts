@@ -17,9 +17,16 @@ export class OrgAccess extends Context.Tag("@huddle/domain/OrgAccess")<OrgAccess
 
 export const orgNotFound = new NotFound({ message: "Organization not found" })
 
+/** Whether the principal's credential reaches `orgId` (null: the personal context): a key bound to an org reaches that org only. */
+export const reaches = (principal: Principal, orgId: string | null): boolean =>
+  principal.bound_org_id === null || principal.bound_org_id === orgId
+
+/** Admins act on everything in their org; members on what is theirs. */
+export const isAdmin = (role: Role): boolean => role === "admin"
+
 export const make = Effect.map(MembershipRepository, (memberships) => {
   const member: Service["member"] = (principal, orgId) =>
-    principal.bound_org_id !== null && principal.bound_org_id !== orgId
+    !reaches(principal, orgId)
       ? Effect.fail(orgNotFound)
       : memberships.roleOf(principal.user.id, orgId).pipe(
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(orgNotFound), onSome: Effect.succeed }))
@@ -27,7 +34,7 @@ export const make = Effect.map(MembershipRepository, (memberships) => {
   const admin: Service["admin"] = (principal, orgId) =>
     member(principal, orgId).pipe(
       Effect.filterOrFail(
-        (role) => role === "admin",
+        isAdmin,
         () => new Forbidden({ message: "Only organization admins may do this" })
       ),
       Effect.asVoid

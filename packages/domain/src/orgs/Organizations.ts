@@ -18,7 +18,7 @@ import { MembershipRepository } from "./MembershipRepository.js"
 import { OrganizationRepository, type Service as OrganizationRepositoryService } from "./OrganizationRepository.js"
 import { OrgSettingsRepository } from "./OrgSettingsRepository.js"
 import { Transactor } from "../shared/Transactor.js"
-import { OrgAccess, orgNotFound } from "./OrgAccess.js"
+import { OrgAccess, orgNotFound, reaches } from "./OrgAccess.js"
 
 export class CreditPoolView extends Schema.Class<CreditPoolView>("CreditPool")({
   subscription_balance: Schema.Int,
@@ -122,7 +122,7 @@ export const make = Effect.gen(function*() {
 
   const list: Service["list"] = (principal) =>
     memberships.listForUser(principal.user.id).pipe(
-      Effect.map((all) => principal.bound_org_id === null ? all : all.filter((org) => org.id === principal.bound_org_id))
+      Effect.map((all) => all.filter((org) => reaches(principal, org.id)))
     )
 
   const remove: Service["remove"] = (principal, orgId) =>

@@ -16,7 +16,7 @@ import type { EffectiveSettings } from "../orgs/Policy.js"
 import type { Preferences } from "../accounts/Preferences.js"
 import type { Principal } from "../accounts/Principal.js"
 import { WorkspaceRepository } from "../accounts/WorkspaceRepository.js"
-import { OrgAccess, orgNotFound } from "../orgs/OrgAccess.js"
+import { OrgAccess, orgNotFound, reaches } from "../orgs/OrgAccess.js"
 import { OrgSettings, type Rules } from "../orgs/OrgSettings.js"
 import { resolve } from "../orgs/Policies.js"
 
@@ -57,7 +57,7 @@ export const make = Effect.gen(function*() {
   const resolveOrg = (principal: Principal, requested: Requested) => {
     const asked = requested.orgId ?? requested.headerOrgId ?? null
     if (asked === null && principal.bound_org_id === null) return Effect.succeed({ orgId: null, role: null })
-    if (principal.bound_org_id !== null && asked !== null && asked !== principal.bound_org_id) return Effect.fail(orgNotFound)
+    if (asked !== null && !reaches(principal, asked)) return Effect.fail(orgNotFound)
     const orgId = asked ?? principal.bound_org_id!
     return Effect.map(access.member(principal, orgId), (role) => ({ orgId, role }))
   }
