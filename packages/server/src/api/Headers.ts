@@ -9,3 +9,7 @@ export const OrgHeaders = Schema.Struct({
   "openai-organization": Schema.optional(Id),
   "huddle-organization": Schema.optional(Id)
 })
+
+/** The org a request's headers ask for: Huddle's header wins over OpenAI's. */
+export const orgAsked = (headers: typeof OrgHeaders.Type): string | undefined =>
+  headers["huddle-organization"] ?? headers["openai-organization"]

@@ -6,6 +6,7 @@ import { type HuddleEvent, Huddles, replyOf } from "@huddle/domain/huddle/Huddle
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Effect, type Scope, type Stream, Struct } from "effect"
 import { Api } from "../Api.js"
+import { orgAsked } from "../api/Headers.js"
 import * as EventStream from "./streaming/EventStream.js"
 import * as HuddleDialect from "./streaming/HuddleDialect.js"
 import { SseSettings } from "./streaming/SseSettings.js"
@@ -32,7 +33,7 @@ export const HuddleHttp = HttpApiBuilder.group(Api, "huddle", (handlers) =>
         Effect.gen(function*() {
           const scope = yield* scopes.resolve(yield* CurrentPrincipal, {
             orgId: payload.org_id,
-            headerOrgId: headers["huddle-organization"] ?? headers["openai-organization"],
+            headerOrgId: orgAsked(headers),
             workspaceId: payload.workspace_id
           })
           return yield* answer(urlParams.stream, huddles.start(scope, { input: payload.input, request: requestSettings(payload) }))

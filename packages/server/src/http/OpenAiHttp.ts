@@ -10,6 +10,7 @@ import { Completions, type Listed, type Request } from "@huddle/domain/models/Co
 import { type RequestScope, RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Clock, Effect } from "effect"
 import { Api } from "../Api.js"
+import { orgAsked, type OrgHeaders } from "../api/Headers.js"
 import type { ChatCompletionRequest, Content, Message, ModelObject } from "../api/OpenAiApi.js"
 import * as EventStream from "./streaming/EventStream.js"
 import * as OpenAiDialect from "./streaming/OpenAiDialect.js"
@@ -63,9 +64,9 @@ export const OpenAiHttp = HttpApiBuilder.group(Api, "openai", (handlers) =>
     // The catalog has no dates of its own: its models are as old as this process.
     const listedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
 
-    const scopeOf = (headers: { readonly "openai-organization"?: string | undefined; readonly "huddle-organization"?: string | undefined }) =>
+    const scopeOf = (headers: typeof OrgHeaders.Type) =>
       Effect.flatMap(CurrentPrincipal, (principal) =>
-        scopes.resolve(principal, { headerOrgId: headers["huddle-organization"] ?? headers["openai-organization"] }))
+        scopes.resolve(principal, { headerOrgId: orgAsked(headers) }))
 
     return handlers
       .handle("createChatCompletion", ({ headers, payload }) =>

@@ -8,6 +8,7 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
+import { orgAsked } from "../api/Headers.js"
 import { answerDefect } from "../edge/ErrorTranslation.js"
 import * as JsonRpc from "../rpc/JsonRpc.js"
 import * as Methods from "../rpc/Methods.js"
@@ -29,7 +30,7 @@ export const RpcHttp = HttpApiBuilder.group(Api, "rpc", (handlers) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
         const text = yield* Effect.orDie(request.text)
-        const caller = { principal, headerOrgId: headers["huddle-organization"] ?? headers["openai-organization"] }
+        const caller = { principal, headerOrgId: orgAsked(headers) }
         const answer = yield* admission.answering(caller, isBatch(text), rpc.answer(text, caller))
         return answer.body === undefined
           ? HttpServerResponse.empty({ status: 204 })
