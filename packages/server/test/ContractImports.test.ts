@@ -31,7 +31,7 @@ describe("the contract's imports", () => {
   it("finds forbidden imports in each form", () => {
     expect(importsOf(`import * as J from "../rpc/JsonRpc.js"\nimport "node:fs"\nconst m = import("../edge/X.js")\nexport { a } from "crypto"`))
       .toEqual(["../rpc/JsonRpc.js", "node:fs", "../edge/X.js", "crypto"])
-    expect(["../rpc/JsonRpc.js", "../http/IdempotencyLive.js", "../edge/RequestEdge.js"].every((s) => implementation.test(s)))
+    expect(["../rpc/JsonRpc.js", "../http/middleware/IdempotencyLive.js", "../edge/RequestEdge.js"].every((s) => implementation.test(s)))
       .toBe(true)
     expect(["node:crypto", "crypto", "fs/promises"].every(isBuiltin)).toBe(true)
     expect(isBuiltin("effect")).toBe(false)

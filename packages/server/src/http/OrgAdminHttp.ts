@@ -4,7 +4,7 @@ import { Organizations } from "@huddle/domain/orgs/Organizations"
 import { OrgSettings } from "@huddle/domain/orgs/OrgSettings"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { withPrincipal } from "./withPrincipal.js"
+import { withPrincipal } from "./middleware/withPrincipal.js"
 
 export const OrgAdminHttp = HttpApiBuilder.group(Api, "orgAdmin", (handlers) =>
   Effect.gen(function*() {

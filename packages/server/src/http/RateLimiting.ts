@@ -2,7 +2,7 @@
  * Rate limits at work (docs/decisions/0011-rate-limits.md): `RateLimits` counts a request of a
  * class against its credential with `@effect/experimental`'s `RateLimiter` (memory or Redis
  * store), and says what the answer carries (headers, a refusal). The contract's middleware is
- * `RateLimitedLive.ts`; JSON-RPC counts each call with `RpcAdmission.ts`.
+ * `middleware/RateLimitedLive.ts`; JSON-RPC counts each call with `middleware/RpcAdmission.ts`.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import { HttpApp, HttpServerResponse } from "@effect/platform"

@@ -13,7 +13,7 @@ import { answerDefect } from "../edge/ErrorTranslation.js"
 import * as JsonRpc from "../rpc/JsonRpc.js"
 import * as Methods from "../rpc/Methods.js"
 import * as RpcErrors from "../rpc/RpcErrors.js"
-import * as RpcAdmission from "./RpcAdmission.js"
+import * as RpcAdmission from "./middleware/RpcAdmission.js"
 
 /** A defect inside a method: logged with its cause, answered as -32603 without internals. */
 export const onDefect = (defect: unknown, method: string) =>

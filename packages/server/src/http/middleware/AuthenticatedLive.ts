@@ -2,7 +2,7 @@ import { HttpServerRequest } from "@effect/platform"
 import { Unauthorized } from "@huddle/domain/shared/Errors"
 import { Authentication } from "@huddle/domain/accounts/Authentication"
 import { Effect, Layer } from "effect"
-import { Authenticated, credentialOf } from "../api/Security.js"
+import { Authenticated, credentialOf } from "../../api/Security.js"
 
 export const AuthenticatedLive = Layer.effect(
   Authenticated,

@@ -5,9 +5,9 @@
 import { HttpApi, HttpRouter } from "@effect/platform"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Effect, Layer, Option } from "effect"
-import { Api } from "../Api.js"
-import * as RateLimit from "../api/RateLimit.js"
-import { headersOf, RateLimits, refusal, setHeaders } from "./RateLimiting.js"
+import { Api } from "../../Api.js"
+import * as RateLimit from "../../api/RateLimit.js"
+import { headersOf, RateLimits, refusal, setHeaders } from "../RateLimiting.js"
 
 const routeKey = (method: string, path: string) => `${method} ${path}`
 

@@ -26,12 +26,12 @@ import { InvalidRequest } from "@huddle/domain/shared/Errors"
 import { type Claim, IdempotencyStore } from "@huddle/domain/request/IdempotencyStore"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Cause, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
-import { Api } from "../Api.js"
-import { IdempotencyInProgress, IdempotencyKeyReused } from "../api/EdgeErrors.js"
-import * as Idempotency from "../api/Idempotency.js"
-import { credentialOf } from "../api/Security.js"
-import { describeDefect } from "../edge/ErrorTranslation.js"
-import * as EventStream from "./streaming/EventStream.js"
+import { Api } from "../../Api.js"
+import { IdempotencyInProgress, IdempotencyKeyReused } from "../../api/EdgeErrors.js"
+import * as Idempotency from "../../api/Idempotency.js"
+import { credentialOf } from "../../api/Security.js"
+import { describeDefect } from "../../edge/ErrorTranslation.js"
+import * as EventStream from "../streaming/EventStream.js"
 
 export interface Options {
   /** How long a key's answer is kept and replayed. */

@@ -5,10 +5,10 @@
  */
 import type { Principal } from "@huddle/domain/accounts/Principal"
 import { Effect } from "effect"
-import type * as RateLimit from "../api/RateLimit.js"
-import type * as JsonRpc from "../rpc/JsonRpc.js"
-import * as RpcErrors from "../rpc/RpcErrors.js"
-import { headersOf, RateLimits, refusal, setHeaders, type Verdict } from "./RateLimiting.js"
+import type * as RateLimit from "../../api/RateLimit.js"
+import type * as JsonRpc from "../../rpc/JsonRpc.js"
+import * as RpcErrors from "../../rpc/RpcErrors.js"
+import { headersOf, RateLimits, refusal, setHeaders, type Verdict } from "../RateLimiting.js"
 
 const rpcClass = (rateClass: JsonRpc.RateClass): RateLimit.RateClass => (rateClass === "intent_submission" ? "intent" : "read")
 
