@@ -1,0 +1,132 @@
+import { assert, describe, expect, it } from "@effect/vitest"
+import { CreditStore } from "@huddle/domain/credits/CreditStore"
+import { IntentPipeline, type PipelineEvent } from "@huddle/domain/huddle/IntentPipeline"
+import { IntentRepository } from "@huddle/domain/huddle/IntentRepository"
+import { Memory } from "@huddle/domain/memories/Memory"
+import { MemoryRepository } from "@huddle/domain/memories/MemoryRepository"
+import { costOf } from "@huddle/domain/models/Model"
+import { OrgSettingsRepository } from "@huddle/domain/orgs/OrgSettingsRepository"
+import { OrgPolicies } from "@huddle/domain/orgs/Policy"
+import { RequestScopes } from "@huddle/domain/request/RequestScope"
+import { CreditStoreState } from "@huddle/testkit/ports/InMemoryCreditStore"
+import * as InMemoryDomain from "@huddle/testkit/ports/InMemoryDomain"
+import { answer, failAfter, models, ScriptedModels } from "@huddle/testkit/ports/ScriptedModels"
+import { Chunk, DateTime, Effect, Either, Stream } from "effect"
+
+const ann = "usr_ann"
+const orgId = "org_acme"
+const personal = { ownerType: "user", ownerId: ann, pool: "personal" } as const
+const domain = InMemoryDomain.layer({ members: [{ orgId, userId: ann, role: "admin" }] })
+
+/** Ann's credits, one org memory, and Ann's request scope in the org. */
+const setup = Effect.gen(function*() {
+  yield* (yield* CreditStore).grant({ account: personal, amount: 1000, reason: "test", actorId: null })
+  const at = DateTime.unsafeMake(0)
+  yield* (yield* MemoryRepository).create(
+    new Memory({ id: "mem_1", scope: "org", content: "We deploy on Fridays", org_id: orgId, workspace_id: null, author_id: ann, created_at: at, updated_at: at })
+  )
+  return yield* (yield* RequestScopes).resolve(InMemoryDomain.principal(ann), { orgId })
+})
+
+const label = (event: PipelineEvent) =>
+  event._tag === "Stage" ? `${event.stage}:${event.status}` : event._tag === "Token" ? `token:${event.text}` : "done"
+
+const stageDetail = (events: ReadonlyArray<PipelineEvent>, stage: string, status: string) => {
+  const found = events.find((event) => event._tag === "Stage" && event.stage === stage && event.status === status)
+  assert(found?._tag === "Stage", `no ${stage}:${status}`)
+  return found.detail
+}
+
+const balance = Effect.flatMap(CreditStore, (store) => store.balance(personal))
+const held = Effect.flatMap(CreditStoreState, (state) => state.held)
+
+describe("the intent pipeline", () => {
+  it.effect("runs context, planning, review, execution and completion in order, Done last, charging the usage", () =>
+    Effect.gen(function*() {
+      const scope = yield* setup
+      const usage = { input_tokens: 60, output_tokens: 2 }
+      yield* (yield* ScriptedModels).queue(models.standard.id, answer(["Hel", "lo"], usage))
+
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* IntentPipeline).submit({ scope, sessionId: null, input: "Say hello" })))
+
+      expect(events.map(label)).toEqual([
+        "context:started",
+        "context:completed",
+        "planning:started",
+        "planning:completed",
+        "review:skipped",
+        "execution:started",
+        "token:Hel",
+        "token:lo",
+        "execution:completed",
+        "completion:completed",
+        "done"
+      ])
+      expect(stageDetail(events, "context", "completed")).toEqual({ memories: 1, history_messages: 0, model_tier: "standard" })
+      const charged = costOf(models.standard, usage)
+      expect(stageDetail(events, "completion", "completed")).toEqual({ credits_charged: charged })
+      const done = events.at(-1)!
+      assert(done._tag === "Done")
+      expect(done.outcome.intent).toMatchObject({ status: "completed", output: "Hello", models: [models.standard.id], credits_charged: charged, usage })
+      expect(1000 - (yield* balance)).toBe(charged)
+      expect(yield* held).toBe(0)
+      const stored = yield* (yield* IntentRepository).find(done.outcome.intent.id)
+      assert(stored._tag === "Some")
+      expect(stored.value.intent).toMatchObject({ status: "completed", credits_charged: charged })
+    }).pipe(Effect.provide(domain)))
+
+  it.effect("stops after review started when the org's policy turns auto_execute off, charging nothing", () =>
+    Effect.gen(function*() {
+      yield* (yield* OrgSettingsRepository).putPolicies(orgId, new OrgPolicies({ auto_execute: false }), ann)
+      const scope = yield* setup
+      const script = yield* ScriptedModels
+
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* IntentPipeline).submit({ scope, sessionId: null, input: "Say hello" })))
+
+      expect(events.map(label)).toEqual([
+        "context:started",
+        "context:completed",
+        "planning:started",
+        "planning:completed",
+        "review:started",
+        "done"
+      ])
+      expect(stageDetail(events, "review", "started")).toMatchObject({ awaiting: "approval", decided_by: "org_policy" })
+      const done = events.at(-1)!
+      assert(done._tag === "Done")
+      expect(done.outcome.intent).toMatchObject({ status: "awaiting_review", credits_charged: 0, output: null })
+      expect(yield* script.calls).toEqual([])
+      expect(yield* balance).toBe(1000)
+      expect(yield* held).toBe(0)
+      const ledger = yield* (yield* CreditStore).ledger(personal, { limit: 10 })
+      expect(ledger.map((entry) => entry.kind)).toEqual(["grant"])
+    }).pipe(Effect.provide(domain)))
+
+  it.effect("records an answer that fails after output as failed, charged what the ledger shows, and fails the run", () =>
+    Effect.gen(function*() {
+      const scope = yield* setup
+      yield* (yield* ScriptedModels).queue(models.standard.id, failAfter(["partial ", "answer"]))
+
+      const seen: Array<PipelineEvent> = []
+      const outcome = yield* (yield* IntentPipeline).submit({ scope, sessionId: null, input: "Say hello" }).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(event))),
+        Effect.either
+      )
+
+      assert(Either.isLeft(outcome))
+      expect(outcome.left._tag).toBe("UpstreamUnavailable")
+      expect(seen.map(label)).toContain("token:answer")
+      expect(seen.map(label)).not.toContain("done")
+      const [intent, ...others] = yield* (yield* IntentRepository).listForUser(ann, { limit: 10 })
+      expect(others).toEqual([])
+      expect(intent).toMatchObject({ status: "failed", output: "partial answer", error: { error: "UPSTREAM_UNAVAILABLE" } })
+      // What the reservation's ledger rows took, net: reserved minus given back.
+      const ledger = yield* (yield* CreditStore).ledger(personal, { limit: 10 })
+      const taken = -ledger.filter((entry) => entry.reservation_id !== null).reduce((sum, entry) => sum + entry.delta, 0)
+      expect(ledger.map((entry) => entry.kind)).toEqual(["settle", "reserve", "grant"])
+      expect(taken).toBeGreaterThan(0)
+      expect(intent!.credits_charged).toBe(taken)
+      expect(1000 - (yield* balance)).toBe(taken)
+      expect(yield* held).toBe(0)
+    }).pipe(Effect.provide(domain)))
+})

@@ -1,0 +1,76 @@
+/**
+ * The domain's request path (request scopes, completions, the intent pipeline, the metered call
+ * and what they use) over in-memory ports and scripted models: domain tests without a database.
+ *
+ * ```ts
+ * it.effect("…", () =>
+ *   Effect.gen(function*() {
+ *     yield* (yield* ScriptedModels).queue("std-a", answer(["Hi"], { input_tokens: 10, output_tokens: 1 }))
+ *     const scope = yield* (yield* RequestScopes).resolve(principal("usr_ann"), {})
+ *     // …
+ *   }).pipe(Effect.provide(InMemoryDomain.layer({ members: [] }))))
+ * ```
+ *
+ * Besides the domain's services and ports it provides the tests' views: `CreditStoreState`,
+ * `MembershipReads` (membership is decorated with a counter) and `ScriptedModels`.
+ */
+import type { Workspace } from "@huddle/domain/accounts/Workspace"
+import { Principal } from "@huddle/domain/accounts/Principal"
+import { Email, User, UserId } from "@huddle/domain/accounts/User"
+import * as Credits from "@huddle/domain/credits/Credits"
+import * as IntentPipeline from "@huddle/domain/huddle/IntentPipeline"
+import * as ContextAssembly from "@huddle/domain/memories/ContextAssembly"
+import * as Completions from "@huddle/domain/models/Completions"
+import * as MeteredCall from "@huddle/domain/models/MeteredCall"
+import * as Router from "@huddle/domain/models/Router"
+import * as OrgAccess from "@huddle/domain/orgs/OrgAccess"
+import * as OrgSettings from "@huddle/domain/orgs/OrgSettings"
+import * as RequestScope from "@huddle/domain/request/RequestScope"
+import { DateTime, Layer } from "effect"
+import * as InMemoryCreditStore from "./InMemoryCreditStore.js"
+import * as InMemoryIntents from "./InMemoryIntents.js"
+import * as InMemoryMemberships from "./InMemoryMemberships.js"
+import * as InMemoryMemories from "./InMemoryMemories.js"
+import * as InMemoryPorts from "./InMemoryPorts.js"
+import * as ScriptedModels from "./ScriptedModels.js"
+
+export interface Options {
+  readonly members?: ReadonlyArray<InMemoryMemberships.Member> | undefined
+  readonly workspaces?: ReadonlyArray<Workspace> | undefined
+  readonly credits?: InMemoryCreditStore.Options | undefined
+}
+
+/** Every port of the request path in memory, membership reads counted, models scripted. */
+export const ports = (options: Options = {}) =>
+  Layer.mergeAll(
+    InMemoryPorts.transactor,
+    InMemoryPorts.auditLog,
+    InMemoryPorts.preferences,
+    InMemoryPorts.orgSettings,
+    InMemoryIntents.layer,
+    InMemoryMemories.layer,
+    InMemoryCreditStore.layer(options.credits),
+    InMemoryMemberships.counting.pipe(Layer.provide(InMemoryMemberships.layer(options.members ?? []))),
+    ScriptedModels.layer,
+    ScriptedModels.catalog
+  ).pipe(
+    Layer.provideMerge(InMemoryPorts.workspaces(options.workspaces)),
+    Layer.provideMerge(InMemoryPorts.ids)
+  )
+
+export const layer = (options: Options = {}) =>
+  Layer.mergeAll(RequestScope.layer, Completions.layer, IntentPipeline.layer).pipe(
+    Layer.provideMerge(MeteredCall.layer),
+    Layer.provideMerge(Layer.mergeAll(Router.layer, Credits.layer, ContextAssembly.layer, OrgSettings.layer)),
+    Layer.provideMerge(OrgAccess.layer),
+    Layer.provideMerge(ports(options))
+  )
+
+/** A user calling with an API key (`key_<userId>`), bound to `boundOrgId` when given. */
+export const principal = (userId: string, options: { readonly boundOrgId?: string | undefined } = {}) =>
+  new Principal({
+    user: new User({ id: UserId.make(userId), email: Email.make(`${userId}@example.com`), created_at: DateTime.unsafeMake(0) }),
+    via: "api_key",
+    credential_id: `key_${userId}`,
+    bound_org_id: options.boundOrgId ?? null
+  })
