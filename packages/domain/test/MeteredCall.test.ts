@@ -176,6 +176,26 @@ describe("the metered call", () => {
       expect((yield* script.calls).map((call) => call.model.id)).toEqual([models.economy.id, models.economyDear.id])
     }).pipe(Effect.provide(InMemoryDomain.layer())))
 
+  it.effect("charges a failed attempt's reported usage at its own model's price, not the fallback's", () =>
+    Effect.gen(function*() {
+      yield* grant(1000)
+      const failedUsage = { input_tokens: 40, output_tokens: 0 }
+      const usage = { input_tokens: 12, output_tokens: 300 }
+      const script = yield* ScriptedModels
+      // Usage reported, then a broken answer before any output: the router falls back.
+      yield* script.queue(models.economy.id, failAfter([], failedUsage))
+      yield* script.queue(models.economyDear.id, answer(["Hi"], usage))
+      const { events } = yield* runCall({ _tag: "Tier", tier: "economy" })
+
+      assert(Either.isRight(events))
+      const settled = events.right.at(-1)!
+      assert(settled._tag === "Settled")
+      expect(settled.usage).toMatchObject(usage)
+      expect(settled.charged).toBe(costOf(models.economy, failedUsage) + costOf(models.economyDear, usage))
+      expect(1000 - (yield* balance)).toBe(settled.charged)
+      expect(yield* held).toBe(0)
+    }).pipe(Effect.provide(InMemoryDomain.layer())))
+
   it.effect("serves a tier above the policy's ceiling at the ceiling, and refuses a model above it", () =>
     Effect.gen(function*() {
       const metered = yield* MeteredCall

@@ -237,6 +237,8 @@ export const make = Effect.gen(function*() {
         reported: undefined as Usage | undefined,
         /** Characters of output (text and tool calls) so far. */
         chars: 0,
+        /** What earlier attempts reported before failing, at their own models' prices. */
+        earlier: 0,
         settled: undefined as Settled | undefined
       }
 
@@ -245,7 +247,7 @@ export const make = Effect.gen(function*() {
         Effect.uninterruptible(Effect.suspend(() => {
           if (progress.settled !== undefined) return Effect.succeed(progress.settled)
           const usage = consumedOf(progress.reported, progress.chars, call.quote.estimatedInput)
-          const consumed = progress.chars > 0 || progress.reported !== undefined
+          const consumed = progress.chars > 0 || progress.reported !== undefined || progress.earlier > 0
           const settled: Settled = {
             _tag: "Settled",
             model: progress.model,
@@ -256,7 +258,7 @@ export const make = Effect.gen(function*() {
           }
           progress.settled = settled
           return consumed
-            ? Effect.map(credits.settle(reservation, costOf(progress.model, usage)), (charged) => {
+            ? Effect.map(credits.settle(reservation, progress.earlier + costOf(progress.model, usage)), (charged) => {
               progress.settled = { ...settled, charged }
               return progress.settled
             })
@@ -287,6 +289,9 @@ export const make = Effect.gen(function*() {
           for (const chunk of chunks) {
             switch (chunk._tag) {
               case "Attempt":
+                // A failed attempt's reported usage is its own model's, not the next one's.
+                if (progress.reported !== undefined) progress.earlier += costOf(progress.model, progress.reported)
+                progress.reported = undefined
                 progress.model = chunk.model
                 out.push({ _tag: "Answering", model: chunk.model })
                 break
