@@ -15,6 +15,7 @@ import * as ReservationExpiry from "@huddle/domain/credits/ReservationExpiry"
 import { Database } from "@huddle/adapters"
 import { CreditsHarness, TestDatabase } from "@huddle/testkit"
 import { Duration, Effect, Either, FastCheck as fc, Layer, ManagedRuntime, Redacted } from "effect"
+import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const run = promisify(execFile)
@@ -294,6 +295,50 @@ for (const engine of TestDatabase.availableEngines()) {
       // The pool gave exactly what the member holds or was charged.
       expect(outcome.balance).toBe(1000 - 47)
     }, 60_000)
+
+    it.runIf(engine === "postgres")(
+      "closes a reservation taking the account row before the member's spending row, the order reserving takes them in",
+      async () => {
+        const orgId = await runtime.runPromise(makeOrg())
+        const { authority, userId } = await makePayer(orgId)
+        const subscription = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
+        const reservation = await runtime.runPromise(Effect.gen(function*() {
+          yield* grant(subscription, 1000)
+          yield* (yield* CreditStore).setCap(orgId, userId, { amount: 500, period: "total" })
+          return yield* (yield* Credits.Credits).reserve({ userId, orgId, amount: 10, creditFallback: true, purpose: "order", authority })
+        }))
+        const url = database.engine._tag === "Postgres" ? Redacted.value(database.engine.url) : ""
+        const holder = new pg.Client({ connectionString: url })
+        const prober = new pg.Client({ connectionString: url })
+        await holder.connect()
+        await prober.connect()
+        try {
+          // Another request holds the pool's account row.
+          await holder.query("BEGIN")
+          await holder.query(
+            "SELECT id FROM credit_accounts WHERE owner_type = 'org' AND owner_id = $1 AND pool = 'subscription' FOR UPDATE",
+            [orgId]
+          )
+          const settling = runtime.runPromise(Effect.flatMap(Credits.Credits, (credits) => credits.settle(reservation, 3)))
+          await new Promise((resolve) => setTimeout(resolve, 500))
+          // The settlement waits for the account row without holding the spending row: a
+          // reservation (account, then spending) can take both, so the two cannot deadlock.
+          await prober.query("BEGIN")
+          const probe = await prober.query(
+            "SELECT user_id FROM member_spending WHERE org_id = $1 AND user_id = $2 FOR UPDATE NOWAIT",
+            [orgId, userId]
+          ).then(() => "free", (error: { code?: string }) => error.code ?? "error")
+          await prober.query("ROLLBACK")
+          expect(probe).toBe("free")
+          await holder.query("ROLLBACK")
+          expect(await settling).toBe(3)
+        } finally {
+          await holder.end()
+          await prober.end()
+        }
+      },
+      60_000
+    )
 
     it("runs reservations and settlements of one capped member concurrently without deadlock, within the cap, conserving credits", async () => {
       const orgId = await runtime.runPromise(makeOrg())

@@ -238,14 +238,19 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  /** Gives back the unused part of a closed reservation to its member's spending on the org pool. */
+  /**
+   * Gives back the unused part of a closed reservation to its member's spending on the org pool.
+   * It reads `refunded`, so the account row is locked before the spending row, the order a
+   * reservation takes them in: the sub-statements of a WITH otherwise run in no set order, and
+   * two requests taking the rows in opposite orders deadlock under load.
+   */
   const uncount = sql`
     uncounted AS (
       UPDATE member_spending s SET
         total_spent = GREATEST(0, s.total_spent - (c.amount - c.actual)),
         month_spent = CASE WHEN s.month_start = c.spend_month THEN GREATEST(0, s.month_spent - (c.amount - c.actual)) ELSE s.month_spent END,
         updated_at = now()
-      FROM closed c
+      FROM closed c JOIN refunded r ON r.id = c.account_id
       WHERE c.spend_month IS NOT NULL AND s.org_id = c.org_id AND s.user_id = c.user_id AND c.amount > c.actual
     )`
 
@@ -260,6 +265,7 @@ export const make = Effect.gen(function*() {
         ), refunded AS (
           UPDATE credit_accounts a SET balance = a.balance + c.amount
           FROM closed c WHERE a.id = c.account_id
+          RETURNING a.id
         ), logged AS (
           INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
           SELECT ${ledgerId}::text, account_id, amount, 'release', id, purpose, user_id, now() FROM closed
@@ -357,6 +363,7 @@ export const make = Effect.gen(function*() {
           ), refunded AS (
             UPDATE credit_accounts a SET balance = a.balance + (c.amount - c.actual)
             FROM closed c WHERE a.id = c.account_id
+            RETURNING a.id
           ), logged AS (
             INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
             SELECT ${ledgerId}::text, account_id, amount - actual, 'settle', id, purpose, user_id, now() FROM closed
