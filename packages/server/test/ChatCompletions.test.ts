@@ -364,6 +364,35 @@ describe("chat completions through the openai SDK", () => {
       expect(sent.slice(1)).toEqual([{ role: "system", content: "Be brief." }, { role: "user", content: "When do we deploy?" }])
     })
 
+    it("runs a call whose OpenAI-Organization holds an OpenAI org id (OPENAI_ORG_ID) in the caller's own context, and says so", async () => {
+      const before = await balanceOf(user)
+      fake.enqueue({ answer: "hi", usage: { prompt_tokens: 5, completion_tokens: 1 } })
+      const { data, response } = await clientFor(apiKey, { organization: "org-AbCdEf0123456789abcdEFGH" })
+        .chat.completions.create({ model: "economy", messages: [{ role: "user", content: "x" }] })
+        .withResponse()
+      expect(data.choices[0]!.message.content).toBe("hi")
+      expect(response.headers.get("huddle-organization")).toBe("personal")
+      const charged = Number(response.headers.get("huddle-credits-charged"))
+      expect(charged).toBeGreaterThan(0)
+      expect(await balanceOf(user)).toBe(before - charged)
+
+      // A Huddle org id in the same header selects the org, and the answer names it.
+      const org = await Orgs.createOrg(server)
+      const member = await Orgs.addMember(server, org)
+      fake.enqueue({ answer: "in org", usage: { prompt_tokens: 5, completion_tokens: 1 } })
+      const inOrg = await clientFor((await Accounts.createApiKey(server, member)).key, { organization: org.id })
+        .chat.completions.create({ model: "economy", messages: [{ role: "user", content: "x" }] })
+        .withResponse()
+      expect(inOrg.response.headers.get("huddle-organization")).toBe(org.id)
+      // Huddle's own header always asks: an id that is not an org of the caller's is not found.
+      const asked = await server.request("POST", "/v1/chat/completions", {
+        token: apiKey,
+        headers: { "huddle-organization": "org-AbCdEf0123456789abcdEFGH" },
+        body: { model: "economy", messages: [{ role: "user", content: "x" }] }
+      })
+      expect(asked.status).toBe(404)
+    })
+
     it("answers an org the caller does not belong to with NotFoundError", async () => {
       const org = await Orgs.createOrg(server)
       const error = await clientFor(apiKey, { organization: org.id })

@@ -10,6 +10,23 @@ export const OrgHeaders = Schema.Struct({
   "huddle-organization": Schema.optional(Id)
 })
 
-/** The org a request's headers ask for: Huddle's header wins over OpenAI's. */
-export const orgAsked = (headers: typeof OrgHeaders.Type): string | undefined =>
-  headers["huddle-organization"] ?? headers["openai-organization"]
+/** Huddle's organization ids (`org_…`); OpenAI's are `org-…`. */
+const isHuddleOrgId = (value: string) => value.startsWith("org_")
+
+/**
+ * The org a request's headers ask for. `Huddle-Organization` always asks (a non-member gets
+ * 404). `OpenAI-Organization` asks only when it holds a Huddle org id: the OpenAI SDKs send
+ * `OPENAI_ORG_ID` there by default, an OpenAI org that means nothing here, so such a value is
+ * not ours to read and the request runs in its own context (a bound key's org, else personal).
+ * Responses say which context ran in `Huddle-Organization` (see `contextHeader`), so that no one
+ * is charged from a pool they did not expect without being told.
+ */
+export const orgAsked = (headers: typeof OrgHeaders.Type): string | undefined => {
+  const openai = headers["openai-organization"]
+  return headers["huddle-organization"] ?? (openai !== undefined && isHuddleOrgId(openai) ? openai : undefined)
+}
+
+/** The response header naming the context a request ran in: an org id, or `personal`. */
+export const contextHeader = "huddle-organization"
+
+export const contextOf = (orgId: string | null): string => orgId ?? "personal"

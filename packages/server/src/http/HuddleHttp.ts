@@ -9,6 +9,7 @@ import { Api } from "../Api.js"
 import { orgAsked } from "../api/Headers.js"
 import * as EventStream from "./streaming/EventStream.js"
 import * as HuddleDialect from "./streaming/HuddleDialect.js"
+import { reportContext } from "./reportContext.js"
 import { SseSettings } from "./streaming/SseSettings.js"
 
 /** The settings a huddle request names; they go through the same precedence as every other source. */
@@ -36,6 +37,7 @@ export const HuddleHttp = HttpApiBuilder.group(Api, "huddle", (handlers) =>
             headerOrgId: orgAsked(headers),
             workspaceId: payload.workspace_id
           })
+          yield* reportContext(scope)
           return yield* answer(urlParams.stream, huddles.start(scope, { input: payload.input, request: requestSettings(payload) }))
         }))
       .handle("message", ({ path, payload, urlParams }) =>

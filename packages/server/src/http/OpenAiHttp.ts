@@ -11,6 +11,7 @@ import { type RequestScope, RequestScopes } from "@huddle/domain/request/Request
 import { Clock, Effect } from "effect"
 import { Api } from "../Api.js"
 import { orgAsked, type OrgHeaders } from "../api/Headers.js"
+import { reportContext } from "./reportContext.js"
 import type { ChatCompletionRequest, Content, Message, ModelObject } from "../api/OpenAiApi.js"
 import * as EventStream from "./streaming/EventStream.js"
 import * as OpenAiDialect from "./streaming/OpenAiDialect.js"
@@ -64,9 +65,11 @@ export const OpenAiHttp = HttpApiBuilder.group(Api, "openai", (handlers) =>
     // The catalog has no dates of its own: its models are as old as this process.
     const listedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
 
+    /** The request's scope; the response says which context it ran in. */
     const scopeOf = (headers: typeof OrgHeaders.Type) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        scopes.resolve(principal, { headerOrgId: orgAsked(headers) }))
+      Effect.flatMap(CurrentPrincipal, (principal) => scopes.resolve(principal, { headerOrgId: orgAsked(headers) })).pipe(
+        Effect.tap(reportContext)
+      )
 
     return handlers
       .handle("createChatCompletion", ({ headers, payload }) =>

@@ -1,0 +1,10 @@
+import { HttpApp, HttpServerResponse } from "@effect/platform"
+import type { RequestScope } from "@huddle/domain/request/RequestScope"
+import { Effect } from "effect"
+import { contextHeader, contextOf } from "../api/Headers.js"
+
+/** Says in the response which context (org id or `personal`) the request ran in, and so who pays. */
+export const reportContext = (scope: RequestScope) =>
+  HttpApp.appendPreResponseHandler((_request, response) =>
+    Effect.succeed(HttpServerResponse.setHeader(response, contextHeader, contextOf(scope.orgId)))
+  )
