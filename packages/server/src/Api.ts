@@ -15,6 +15,7 @@ import { OpenAiApi } from "./api/OpenAiApi.js"
 import { OperatorApi } from "./api/OperatorApi.js"
 import { OrgAdminApi } from "./api/OrgAdminApi.js"
 import { OrgsApi } from "./api/OrgsApi.js"
+import { ResponsesApi } from "./api/ResponsesApi.js"
 import { RpcApi } from "./api/RpcApi.js"
 
 /**
@@ -51,7 +52,7 @@ const description = `Team AI workspace: organizations, credits, memories, huddle
 
 **Errors.** Every error is answered with its HTTP status and the envelope \`{"error":"UNAUTHORIZED","message":"Missing bearer credentials"}\` (\`error\` is a CODE such as \`INVALID_REQUEST\`, \`NOT_FOUND\`, \`INSUFFICIENT_CREDITS\`, \`RATE_LIMITED\`, \`INTERNAL\`), with two exceptions that speak their clients' dialect:
 
-- the OpenAI-compatible endpoints (\`/v1/chat/completions\`, \`/v1/models\`) answer in OpenAI's envelope, \`{"error":{"message":"Missing bearer credentials","type":"authentication_error","param":null,"code":"UNAUTHORIZED"}}\` — \`code\` holds the same CODE — so that OpenAI SDKs raise their own error classes;
+- the OpenAI-compatible endpoints (\`/v1/chat/completions\`, \`/v1/responses\`, \`/v1/models\`) answer in OpenAI's envelope, \`{"error":{"message":"Missing bearer credentials","type":"authentication_error","param":null,"code":"UNAUTHORIZED"}}\` — \`code\` holds the same CODE — so that OpenAI SDKs raise their own error classes;
 - \`POST /v1/rpc\` answers with JSON-RPC 2.0 error objects, \`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":{"error":"NOT_FOUND","message":"No method \\"nope\\"; rpc.discover lists them"}},"id":1}\` — \`data\` is the envelope — except for failures before any call runs (401, 413, 429), which are the plain envelope.
 
 A \`500 INTERNAL\` message gives the request id to quote (also in \`X-Request-Id\`); a \`503 SERVICE_UNAVAILABLE\` comes with \`Retry-After\`.`
@@ -69,6 +70,8 @@ export class Api extends HttpApi.make("huddle")
   .add(RpcApi.prefix("/v1"))
   // OpenAI's clients send fields we do not know; what to do with them is OpenAI-compatibility's rule.
   .add(OpenAiApi.prefix("/v1"))
+  // A new endpoint, so it can be strict from the start: a field it does not know is refused.
+  .add(refuseUnknownFields(ResponsesApi).prefix("/v1"))
   .add(refuseUnknownFields(OperatorApi).prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.
   .addError(Envelope.InvalidRequest)

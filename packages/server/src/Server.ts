@@ -21,6 +21,7 @@ import * as IdempotencyLive from "./http/middleware/IdempotencyLive.js"
 import { MeHttp } from "./http/MeHttp.js"
 import { MemoriesHttp } from "./http/MemoriesHttp.js"
 import { OpenAiHttp } from "./http/OpenAiHttp.js"
+import { ResponsesHttp } from "./http/ResponsesHttp.js"
 import { OperatorAuthenticatedLive, OperatorHttp } from "./http/OperatorHttp.js"
 import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
 import { OrgsHttp } from "./http/OrgsHttp.js"
@@ -42,7 +43,7 @@ export const domainLayer = (config: ServerConfig) =>
 
 const apiLayer = (config: ServerConfig) =>
   HttpApiBuilder.api(Api).pipe(
-    Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp, OpenAiHttp, OperatorHttp]),
+    Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp, OpenAiHttp, ResponsesHttp, OperatorHttp]),
     Layer.provide([
       AuthenticatedLive,
       RateLimitedLive,

@@ -134,7 +134,9 @@ describe("the HTTP edge", () => {
     const user = await Accounts.signupAndLogin(server)
     const org = await Orgs.createOrg(server, user)
     const withBody = contractEndpoints({ orgId: org.id, userId: user.id })
-      .filter((endpoint) => Option.isSome(endpoint.payload) && endpoint.group !== "openai" && endpoint.group !== "rpc")
+      .filter((endpoint) =>
+        Option.isSome(endpoint.payload) && endpoint.group !== "openai" && endpoint.group !== "rpc" && endpoint.group !== "responses"
+      )
     expect(withBody.length).toBeGreaterThanOrEqual(14)
     for (const endpoint of withBody) {
       const token = endpoint.group === "operator" ? server.operatorToken! : user.session
@@ -149,6 +151,13 @@ describe("the HTTP edge", () => {
       body: { model: "economy", messages: [{ role: "user", content: "hi" }], unexpected_field: 1 }
     })
     expect(chat.status, chat.text).toBe(200)
+    // The Responses API, new, refuses them from the start, in OpenAI's envelope.
+    const responses = await server.request("POST", "/v1/responses", {
+      token: user.session,
+      body: { model: "economy", input: "hi", unexpected_field: 1 }
+    })
+    expect(responses.status).toBe(400)
+    expect(responses.body.error).toMatchObject({ type: "invalid_request_error", message: expect.stringMatching(/^unexpected_field: is unexpected/) })
   })
 
   it("refuses a cursor it did not produce on every list, with 400 naming it", async () => {

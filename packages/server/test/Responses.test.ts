@@ -1,0 +1,170 @@
+/**
+ * `POST /v1/responses` through the official `openai` SDK (`responses.create`, `responses.stream`)
+ * against the in-process server and a fake OpenAI-compatible upstream: the response object, the
+ * semantic stream the SDK accumulates, function tools both ways, structured output, exact credits,
+ * and what is refused rather than ignored.
+ */
+import { Accounts, type FakeOpenAi, type TestServer, WithFakeUpstream } from "@huddle/testkit"
+import OpenAI from "openai"
+import { beforeEach, describe, expect, it } from "vitest"
+import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
+
+// Priced as WithFakeUpstream.price: one credit per input token, two per output token.
+const catalog = [WithFakeUpstream.model("fake-economy", "economy", { upstream_model: "economy-v1", max_output_tokens: 500 })]
+
+const sse = (chunks: ReadonlyArray<unknown>) => ({
+  status: 200,
+  headers: { "content-type": "text/event-stream" },
+  body: chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
+})
+const chunk = (delta: unknown, finish_reason: string | null = null) => ({
+  id: "up",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "x",
+  choices: [{ index: 0, delta, finish_reason }]
+})
+/** The upstream calls `get_weather` for Paris, in pieces. */
+const toolCallAnswer = sse([
+  chunk({ role: "assistant", content: null }),
+  chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } }] }),
+  chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"city\":" } }] }),
+  chunk({ tool_calls: [{ index: 0, function: { arguments: "\"Paris\"}" } }] }),
+  chunk({}, "tool_calls"),
+  { id: "up", object: "chat.completion.chunk", created: 1, model: "x", choices: [], usage: { prompt_tokens: 40, completion_tokens: 9, total_tokens: 49 } }
+])
+
+const weather = {
+  type: "function" as const,
+  name: "get_weather",
+  description: "The weather in a city",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
+  strict: true
+}
+
+type UpstreamBody = { messages: Array<Record<string, unknown>> } & Record<string, unknown>
+
+describe("the Responses API through the openai SDK", () => {
+  let fake: FakeOpenAi.FakeOpenAi
+  let server: TestServer.TestServer
+  let user: Accounts.TestUser
+  let client: OpenAI
+
+  const balance = async () => (await server.request("GET", "/v1/me", { token: user.session })).body.credits.balance as number
+  const sent = (i = 0) => fake.requests[i]!.body as UpstreamBody
+
+  fakeUpstreamSuite(catalog, (started) => ({ fake, server } = started))
+  beforeEach(async () => {
+    fake.reset()
+    user = await Accounts.signupAndLogin(server)
+    client = new OpenAI({ apiKey: (await Accounts.createApiKey(server, user)).key, baseURL: `${server.url}/v1`, maxRetries: 0 })
+  })
+
+  it("creates a response with the instructions in front, the upstream's usage, and charges exactly that", async () => {
+    const before = await balance()
+    fake.enqueue({ answer: "The build is green.", usage: { prompt_tokens: 30, completion_tokens: 5 } })
+    const { data: response, response: raw } = await client.responses.create({
+      model: "fake-economy",
+      instructions: "Be brief.",
+      input: "Is the build green?"
+    }).withResponse()
+
+    expect(response).toMatchObject({
+      object: "response",
+      status: "completed",
+      model: "fake-economy",
+      usage: { input_tokens: 30, output_tokens: 5, total_tokens: 35 },
+      store: false
+    })
+    expect(response.id).toMatch(/^resp_/)
+    expect(response.output_text).toBe("The build is green.")
+    expect(sent().messages).toEqual([{ role: "system", content: "Be brief." }, { role: "user", content: "Is the build green?" }])
+    const charged = 30 + 5 * 2
+    expect(raw.headers.get("huddle-credits-charged")).toBe(String(charged))
+    expect(await balance()).toBe(before - charged)
+  })
+
+  it("streams the semantic events responses.stream() accumulates into the same response", async () => {
+    fake.enqueue({ answer: "One two three four five", chunks: 3, usage: { prompt_tokens: 12, completion_tokens: 5 } })
+    const stream = client.responses.stream({ model: "fake-economy", input: "Count to five" })
+    const types: Array<string> = []
+    const deltas: Array<string> = []
+    for await (const event of stream) {
+      types.push(event.type)
+      if (event.type === "response.output_text.delta") deltas.push(event.delta)
+    }
+    const final = await stream.finalResponse()
+    expect(final.output_text).toBe("One two three four five")
+    expect(final.usage).toMatchObject({ input_tokens: 12, output_tokens: 5 })
+    expect(deltas.join("")).toBe("One two three four five")
+    expect(types[0]).toBe("response.created")
+    expect(types[1]).toBe("response.in_progress")
+    expect(types.at(-1)).toBe("response.completed")
+    expect(types.filter((type) => type === "response.output_item.added")).toHaveLength(1)
+  })
+
+  it("passes function tools and tool_choice upstream and answers with a function_call item", async () => {
+    fake.enqueue(toolCallAnswer)
+    const response = await client.responses.create({
+      model: "fake-economy",
+      input: "Weather in Paris?",
+      tools: [weather],
+      tool_choice: "required"
+    })
+    expect(sent().tools).toEqual([{
+      type: "function",
+      function: { name: "get_weather", description: "The weather in a city", parameters: weather.parameters, strict: true }
+    }])
+    expect(sent().tool_choice).toBe("required")
+    expect(response.output).toEqual([
+      expect.objectContaining({ type: "function_call", call_id: "call_1", name: "get_weather", arguments: "{\"city\":\"Paris\"}", status: "completed" })
+    ])
+
+    // The call's output goes back as a tool turn after the assistant turn that made the call.
+    fake.enqueue({ answer: "Sunny in Paris.", usage: { prompt_tokens: 60, completion_tokens: 4 } })
+    const followUp = await client.responses.create({
+      model: "fake-economy",
+      tools: [weather],
+      input: [
+        { role: "user", content: "Weather in Paris?" },
+        { type: "function_call", call_id: "call_1", name: "get_weather", arguments: "{\"city\":\"Paris\"}" },
+        { type: "function_call_output", call_id: "call_1", output: "{\"sky\":\"sunny\"}" }
+      ]
+    })
+    expect(followUp.output_text).toBe("Sunny in Paris.")
+    expect(sent(1).messages).toEqual([
+      { role: "user", content: "Weather in Paris?" },
+      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } }] },
+      { role: "tool", content: "{\"sky\":\"sunny\"}", tool_call_id: "call_1" }
+    ])
+  })
+
+  it("sends text.format json_schema upstream as response_format", async () => {
+    fake.enqueue({ answer: "{\"answer\":42}", usage: { prompt_tokens: 10, completion_tokens: 3 } })
+    const schema = { type: "object", properties: { answer: { type: "number" } }, required: ["answer"], additionalProperties: false }
+    const response = await client.responses.create({
+      model: "fake-economy",
+      input: "The answer?",
+      text: { format: { type: "json_schema", name: "answer", schema, strict: true } }
+    })
+    expect(JSON.parse(response.output_text)).toEqual({ answer: 42 })
+    expect(sent().response_format).toEqual({ type: "json_schema", json_schema: { name: "answer", schema, strict: true } })
+  })
+
+  it("refuses what Huddle does not honour, naming it, and charges nothing", async () => {
+    const before = await balance()
+    for (
+      const [body, named] of [
+        [{ store: true }, "store"],
+        [{ previous_response_id: "resp_1" }, "previous_response_id"],
+        [{ include: ["reasoning.encrypted_content"] }, "include"]
+      ] as const
+    ) {
+      const error = await client.responses.create({ model: "fake-economy", input: "x", ...body } as never).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError)
+      expect((error as OpenAI.BadRequestError).message).toContain(named)
+    }
+    expect(fake.requests).toHaveLength(0)
+    expect(await balance()).toBe(before)
+  })
+})
