@@ -116,7 +116,12 @@ describe("the error dialect", () => {
     expect(["/v1/chat/completions", "/v1/models", "/v1/models/gpt-x", "/v1/models/a/b"].map(dialectOf))
       .toEqual(["openai", "openai", "openai", "openai"])
     expect(dialectOf("/v1/rpc")).toBe("json-rpc")
-    expect(["/v1/orgs", "/v1/chat/completions/x", "/v1/chat", "/healthz", "/nope"].map(dialectOf))
+    expect(["/v1/orgs", "/v1/responsesx", "/v1/embedding", "/healthz", "/nope"].map(dialectOf))
       .toEqual(["huddle", "huddle", "huddle", "huddle", "huddle"])
+  })
+
+  it("is OpenAI's on the resources of OpenAI's API that Huddle does not serve, and only there", () => {
+    expect(["/v1/responses", "/v1/responses/resp_1", "/v1/chat/completions/x", "/v1/chat", "/v1/embeddings", "/v1/audio/speech", "/v1/fine_tuning/jobs"].map(dialectOf))
+      .toEqual(["openai", "openai", "openai", "openai", "openai", "openai", "openai"])
   })
 })

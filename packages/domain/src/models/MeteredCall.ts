@@ -45,7 +45,7 @@ export const targetOf = (id: string): Target => isTier(id) ? { _tag: "Tier", tie
 
 /** The one answer to a model nobody can call, in OpenAI's words so that clients recognise it. */
 export const modelNotFound = (id: string) =>
-  new NotFound({ message: `The model \`${id}\` does not exist or you do not have access to it.` })
+  new NotFound({ message: `The model \`${id}\` does not exist or you do not have access to it.`, field: "model" })
 
 /** What a call may cost at most, and what that was worked out from. */
 export interface Quote {
@@ -183,7 +183,8 @@ export const consumedOf = (reported: Usage | undefined, outputChars: number, est
 
 const aboveCeiling = (allowed: ModelTier, model: CatalogModel) =>
   new PolicyViolation({
-    message: `The organization's policy allows models up to the ${allowed} tier; ${model.id} is ${model.tier}`
+    message: `The organization's policy allows models up to the ${allowed} tier; ${model.id} is ${model.tier}`,
+    field: "model"
   })
 
 export const make = Effect.gen(function*() {
@@ -221,7 +222,8 @@ export const make = Effect.gen(function*() {
     if (estimatedInput >= contextWindow) {
       return Effect.fail(
         new InvalidRequest({
-          message: `This model's maximum context length is ${contextWindow} tokens; the messages take about ${estimatedInput}`
+          message: `This model's maximum context length is ${contextWindow} tokens; the messages take about ${estimatedInput}`,
+          field: "messages"
         })
       )
     }

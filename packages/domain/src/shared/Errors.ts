@@ -4,9 +4,16 @@
  */
 import { Schema } from "effect"
 
+/**
+ * The request field an error concerns, when whoever raised it knows (`model`, `messages`,
+ * `messages[0].role`): OpenAI's envelope answers it as `param`; the other envelopes leave it out.
+ */
+const field = Schema.optional(Schema.String)
+
 /** Input that is well-formed but not acceptable (beyond what schema decoding already rejects). */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
-  message: Schema.String
+  message: Schema.String,
+  field
 }) {}
 
 /** Missing, unknown, expired or revoked credentials; wrong email or password. */
@@ -26,7 +33,8 @@ export class SessionRequired extends Schema.TaggedError<SessionRequired>()("Sess
 
 /** The resource does not exist, or the caller may not know that it exists. */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  message: Schema.String
+  message: Schema.String,
+  field
 }) {}
 
 /** The request conflicts with existing state (an email already registered, a member already invited). */
@@ -41,7 +49,8 @@ export class InsufficientCredits extends Schema.TaggedError<InsufficientCredits>
 
 /** The request names something (a model, a tier) that an enforced organization policy forbids. */
 export class PolicyViolation extends Schema.TaggedError<PolicyViolation>()("PolicyViolation", {
-  message: Schema.String
+  message: Schema.String,
+  field
 }) {}
 
 export const notFound = (what: string) => new NotFound({ message: `${what} not found` })

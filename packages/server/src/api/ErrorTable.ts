@@ -9,7 +9,9 @@
  * - JSON-RPC error objects (rpc/RpcErrors.ts: `code` is the application code, `data.error` the
  *   CODE, the HTTP status of a single call the entry's status).
  *
- * Which dialect answers is a property of the endpoint group (`Dialect`, below), not of a path.
+ * Which dialect answers is a property of the endpoint group (`Dialect`, below), not of a path;
+ * the one exception is a path of OpenAI's API that no group serves, answered in OpenAI's
+ * envelope for the OpenAI client that called it (edge/ErrorTranslation.ts, `dialectOf`).
  *
  * The CODE is the tag in UPPER_SNAKE (`Errors.codeOf`): the rule by which the domain records a
  * failed intent's code, so the code stored on an intent is the code this table answers with.

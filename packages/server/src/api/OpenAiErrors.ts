@@ -2,9 +2,11 @@
  * OpenAI's error envelope, for the OpenAI-compatible paths: `{ "error": { "message", "type",
  * "param", "code" } }`. The status and `code` (our CODE) come from the error's entry in the one
  * error table (ErrorTable.ts), as the Huddle envelope's do, so that both envelopes agree; `type`
- * is OpenAI's word for the status, so that OpenAI SDKs raise the matching error class.
+ * is OpenAI's word for the status, so that OpenAI SDKs raise the matching error class; `param`
+ * is the request field the error concerns when it says so (its `field`), else `null`.
  */
 import { HttpServerResponse } from "@effect/platform"
+import { Predicate } from "effect"
 import * as ErrorTable from "./ErrorTable.js"
 
 export interface OpenAiError {
@@ -30,13 +32,29 @@ export const typeFor = (status: number): string => {
   }
 }
 
+/** The request field a typed error says it concerns (its `field`), or `null`: never guessed. */
+const paramOf = (error: unknown): string | null =>
+  ErrorTable.lookup(error) !== undefined && Predicate.hasProperty(error, "field") && typeof error.field === "string"
+    ? error.field
+    : null
+
 /** Any typed error of ours (an unknown one counts as `INTERNAL`) in OpenAI's envelope. */
 export const fromError = (error: unknown): OpenAiError => {
   const { error: code, message, status } = ErrorTable.envelopeOf(error)
-  return { status, body: { error: { message, type: typeFor(status), param: null, code } } }
+  return { status, body: { error: { message, type: typeFor(status), param: paramOf(error), code } } }
 }
 
 export const response = (error: unknown): HttpServerResponse.HttpServerResponse => {
   const { body, status } = fromError(error)
   return HttpServerResponse.unsafeJson(body, { status })
 }
+
+/**
+ * A route of OpenAI's API that Huddle does not serve: 404 with OpenAI's own code for an unknown
+ * URL (`unknown_url`), so that an OpenAI client shows the message rather than a bare status.
+ */
+export const unknownUrl = (message: string): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(
+    { error: { message, type: typeFor(404), param: null, code: "unknown_url" } },
+    { status: 404 }
+  )

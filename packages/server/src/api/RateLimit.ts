@@ -43,6 +43,24 @@ export const headers = {
 } as const
 
 /**
+ * The same counters under OpenAI's names, sent beside the IETF ones, because OpenAI's SDKs and
+ * the agent frameworks built on them read these. OpenAI's reset is a duration (`1s`, `6m0s`).
+ */
+export const openAiHeaders = {
+  limit: "x-ratelimit-limit-requests",
+  remaining: "x-ratelimit-remaining-requests",
+  reset: "x-ratelimit-reset-requests"
+} as const
+
+/** Whole seconds as OpenAI writes a reset (Go's duration format): `45s`, `1m0s`, `1h2m3s`. */
+export const openAiDuration = (seconds: number): string => {
+  const hours = Math.floor(seconds / 3600)
+  const minutes = Math.floor((seconds % 3600) / 60)
+  const rest = seconds % 60
+  return hours > 0 ? `${hours}h${minutes}m${rest}s` : minutes > 0 ? `${minutes}m${rest}s` : `${rest}s`
+}
+
+/**
  * Counts the request against its endpoint's class for the caller's credential; over the limit
  * it fails with 429 `RATE_LIMITED`, and with 503 when the counters cannot be reached and the
  * deployment fails closed. Runs inside `Authenticated`.

@@ -79,21 +79,82 @@ const covers = (pattern: string) => {
     : (path: string) => path.startsWith(pattern.slice(0, parameter))
 }
 
+const territories = Object.values(Api.groups).flatMap((group) => {
+  const dialect = Context.getOrElse(group.annotations, Dialect, () => "huddle" as const)
+  return Object.values(group.endpoints).map((endpoint) => ({ dialect, covers: covers(endpoint.path) }))
+})
+
+/**
+ * The resources of OpenAI's API (its API reference) that Huddle does not serve: what an OpenAI
+ * client may call here. `planned`: the issue tracker has it coming.
+ */
+const openAiResources: ReadonlyArray<{ readonly path: string; readonly planned?: true }> = [
+  { path: "/v1/responses", planned: true },
+  { path: "/v1/chat" },
+  { path: "/v1/completions" },
+  { path: "/v1/embeddings" },
+  { path: "/v1/moderations" },
+  { path: "/v1/images" },
+  { path: "/v1/audio" },
+  { path: "/v1/files" },
+  { path: "/v1/uploads" },
+  { path: "/v1/batches" },
+  { path: "/v1/fine_tuning" },
+  { path: "/v1/assistants" },
+  { path: "/v1/threads" },
+  { path: "/v1/vector_stores" },
+  { path: "/v1/conversations" },
+  { path: "/v1/realtime" },
+  { path: "/v1/evals" },
+  { path: "/v1/containers" },
+  { path: "/v1/videos" },
+  { path: "/v1/organization" }
+]
+
+/** What of OpenAI's API Huddle serves, from the contract, for the message that names it. */
+const served = Object.values(Api.groups)
+  .filter((group) => Context.getOrElse(group.annotations, Dialect, () => "huddle" as const) === "openai")
+  .flatMap((group) => Object.values(group.endpoints))
+  .map((endpoint) => `${endpoint.method} ${endpoint.path.replace(/:(\w+)/g, "{$1}")}`)
+  .join(", ")
+
+/** The OpenAI resource an unserved path belongs to: one none of the contract's endpoints covers. */
+const unservedResource = (path: string) =>
+  territories.some((territory) => territory.covers(path))
+    ? undefined
+    : openAiResources.find((resource) => path === resource.path || path.startsWith(`${resource.path}/`))
+
 /**
  * The error dialect a path is answered in: that of the group (of the contract, `Api`) whose
- * endpoint it is, as the group's `Dialect` annotation says; the Huddle envelope elsewhere.
+ * endpoint it is, as the group's `Dialect` annotation says; OpenAI's on a resource of OpenAI's
+ * API that no group serves (an OpenAI client's request); the Huddle envelope elsewhere.
  */
-export const dialectOf: (path: string) => Dialect["Type"] = (() => {
-  const territories = Object.values(Api.groups).flatMap((group) => {
-    const dialect = Context.getOrElse(group.annotations, Dialect, () => "huddle" as const)
-    return dialect === "huddle" ? [] : Object.values(group.endpoints).map((endpoint) => ({ dialect, covers: covers(endpoint.path) }))
-  })
-  return (path) => territories.find((territory) => territory.covers(path))?.dialect ?? "huddle"
-})()
+export const dialectOf = (path: string): Dialect["Type"] =>
+  territories.find((territory) => territory.covers(path))?.dialect ??
+    (unservedResource(path) !== undefined ? "openai" : "huddle")
+
+/** The answer to an OpenAI client calling what Huddle does not serve, or `undefined` for any other path. */
+const unservedAnswer = (method: string, path: string) => {
+  const resource = unservedResource(path)
+  if (resource === undefined) return undefined
+  return OpenAiErrors.unknownUrl(
+    resource.planned
+      ? `Huddle does not serve ${method} ${path} (yet); use POST /v1/chat/completions`
+      : `Huddle does not serve ${method} ${path}; of OpenAI's API it serves ${served}`
+  )
+}
+
+/** The request field a decoding issue is about, as OpenAI writes it (`messages[0].role`). */
+const fieldOf = (path: ReadonlyArray<PropertyKey>): string | undefined =>
+  path.length === 0
+    ? undefined
+    : path.map((key, i) => typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`).join("")
 
 export const translate = (error: unknown): unknown => {
   if (Predicate.isTagged(error, "HttpApiDecodeError")) {
-    return new InvalidRequest({ message: describeIssues((error as unknown as { issues: ReadonlyArray<Issue> }).issues) })
+    const issues = (error as unknown as { issues: ReadonlyArray<Issue> }).issues
+    const field = fieldOf(relevant(issues)[0]?.path ?? [])
+    return new InvalidRequest({ message: describeIssues(issues), ...(field === undefined ? {} : { field }) })
   }
   if (Predicate.isTagged(error, "RouteNotFound")) {
     const request = (error as unknown as { request: { method: string; url: string } }).request
@@ -199,6 +260,10 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
           Effect.catchAllCause((cause) => {
             if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
             const failure = Cause.failureOption(cause)
+            if (Predicate.isTagged(failure._tag === "Some" ? failure.value : Cause.squash(cause), "RouteNotFound")) {
+              const unserved = unservedAnswer(request.method, pathOf(request.url))
+              if (unserved !== undefined) return Effect.succeed(unserved)
+            }
             if (failure._tag === "Some") return Effect.fail(translate(failure.value) as never)
             const defect = Cause.squash(cause)
             if (translatable(defect)) return Effect.fail(translate(defect) as never)
@@ -210,8 +275,9 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
           }),
           Effect.tapError(retryAfterOnUnavailable)
         )
-        // The OpenAI-compatible group answers every failure in OpenAI's envelope (DESIGN §4), here
-        // and nowhere else; the others leave it to the contract's error schemas.
+        // The OpenAI-compatible group, and OpenAI's resources that Huddle does not serve, answer every
+        // failure in OpenAI's envelope (DESIGN §4), here and nowhere else; the others leave it to
+        // the contract's error schemas.
         return dialectOf(pathOf(request.url)) === "openai"
           ? Effect.catchAll(answered, (error) => Effect.succeed(OpenAiErrors.response(error)))
           : answered

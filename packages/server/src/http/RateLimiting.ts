@@ -41,21 +41,21 @@ export const storeRetryAfterSeconds = 5
 /** Whole seconds, at least 1: `Retry-After: 0` would invite an immediate retry that fails again. */
 const seconds = (duration: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(duration) / 1000))
 
+const counters = (limit: number, remaining: number, reset: number): Record<string, string> => ({
+  [RateLimit.headers.limit]: String(limit),
+  [RateLimit.headers.remaining]: String(remaining),
+  [RateLimit.headers.reset]: String(reset),
+  [RateLimit.openAiHeaders.limit]: String(limit),
+  [RateLimit.openAiHeaders.remaining]: String(remaining),
+  [RateLimit.openAiHeaders.reset]: RateLimit.openAiDuration(reset)
+})
+
 export const headersOf = (verdict: Verdict): Record<string, string> => {
   switch (verdict._tag) {
     case "Admitted":
-      return {
-        [RateLimit.headers.limit]: String(verdict.limit),
-        [RateLimit.headers.remaining]: String(verdict.remaining),
-        [RateLimit.headers.reset]: String(verdict.reset)
-      }
+      return counters(verdict.limit, verdict.remaining, verdict.reset)
     case "Limited":
-      return {
-        [RateLimit.headers.limit]: String(verdict.limit),
-        [RateLimit.headers.remaining]: "0",
-        [RateLimit.headers.reset]: String(verdict.reset),
-        [RateLimit.headers.retryAfter]: String(verdict.reset)
-      }
+      return { ...counters(verdict.limit, 0, verdict.reset), [RateLimit.headers.retryAfter]: String(verdict.reset) }
     case "Unknown":
       return {}
     case "Unavailable":
