@@ -113,18 +113,21 @@ describe("OpenAI's edges", () => {
   })
 
   describe("what Huddle does not serve of OpenAI's API", () => {
-    it("answers the Responses API with a 404 a person can read, in OpenAI's envelope", async () => {
-      const error = await client.responses.create({ model: "economy", input: "hello" }).catch((e: unknown) => e)
+    it("answers a stored response's retrieval with a 404 a person can read, in OpenAI's envelope", async () => {
+      // Responses are created, never kept: reading one back is not served.
+      const error = await client.responses.retrieve("resp_123").catch((e: unknown) => e)
       expect(error).toBeInstanceOf(OpenAI.NotFoundError)
       expect(error).toMatchObject({ status: 404, code: "unknown_url", type: "invalid_request_error", param: null })
-      expect((error as Error).message).toBe("404 Huddle does not serve POST /v1/responses (yet); use POST /v1/chat/completions")
+      expect((error as Error).message).toBe(
+        "404 Huddle does not serve GET /v1/responses/resp_123; of OpenAI's API it serves POST /v1/chat/completions, GET /v1/models, GET /v1/models/{model}, POST /v1/responses"
+      )
     })
 
     it("answers other OpenAI resources with what it serves instead", async () => {
       const embeddings = await client.embeddings.create({ model: "economy", input: "x" }).catch((e: unknown) => e)
       expect(embeddings).toBeInstanceOf(OpenAI.NotFoundError)
       expect((embeddings as Error).message).toBe(
-        "404 Huddle does not serve POST /v1/embeddings; of OpenAI's API it serves POST /v1/chat/completions, GET /v1/models, GET /v1/models/{model}"
+        "404 Huddle does not serve POST /v1/embeddings; of OpenAI's API it serves POST /v1/chat/completions, GET /v1/models, GET /v1/models/{model}, POST /v1/responses"
       )
       for (const [method, path] of [["GET", "/v1/files"], ["POST", "/v1/audio/speech"], ["GET", "/v1/fine_tuning/jobs"], ["GET", "/v1/chat/completions/chatcmpl-1"]] as const) {
         const res = await server.request(method, path, { token: apiKey })

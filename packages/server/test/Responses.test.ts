@@ -162,7 +162,7 @@ describe("the Responses API through the openai SDK", () => {
     ) {
       const error = await client.responses.create({ model: "fake-economy", input: "x", ...body } as never).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(OpenAI.BadRequestError)
-      expect((error as OpenAI.BadRequestError).message).toContain(named)
+      expect((error as Error).message).toContain(named)
     }
     expect(fake.requests).toHaveLength(0)
     expect(await balance()).toBe(before)

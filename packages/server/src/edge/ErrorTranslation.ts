@@ -85,11 +85,11 @@ const territories = Object.values(Api.groups).flatMap((group) => {
 })
 
 /**
- * The resources of OpenAI's API (its API reference) that Huddle does not serve: what an OpenAI
- * client may call here. `planned`: the issue tracker has it coming.
+ * The resources of OpenAI's API (its API reference) that Huddle does not serve, or serves only in
+ * part (`/v1/responses`: created, never kept to be read back): what an OpenAI client may call here.
  */
-const openAiResources: ReadonlyArray<{ readonly path: string; readonly planned?: true }> = [
-  { path: "/v1/responses", planned: true },
+const openAiResources: ReadonlyArray<{ readonly path: string }> = [
+  { path: "/v1/responses" },
   { path: "/v1/chat" },
   { path: "/v1/completions" },
   { path: "/v1/embeddings" },
@@ -137,11 +137,7 @@ export const dialectOf = (path: string): Dialect["Type"] =>
 const unservedAnswer = (method: string, path: string) => {
   const resource = unservedResource(path)
   if (resource === undefined) return undefined
-  return OpenAiErrors.unknownUrl(
-    resource.planned
-      ? `Huddle does not serve ${method} ${path} (yet); use POST /v1/chat/completions`
-      : `Huddle does not serve ${method} ${path}; of OpenAI's API it serves ${served}`
-  )
+  return OpenAiErrors.unknownUrl(`Huddle does not serve ${method} ${path}; of OpenAI's API it serves ${served}`)
 }
 
 /** The request field a decoding issue is about, as OpenAI writes it (`messages[0].role`). */
