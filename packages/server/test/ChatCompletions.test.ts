@@ -402,11 +402,12 @@ describe("chat completions through the openai SDK", () => {
       const missing = await server.request("POST", "/v1/chat/completions", { headers, body: { model: "economy" } })
       expect(missing.status).toBe(400)
       expect(missing.body).toEqual({
-        error: { message: expect.stringContaining("messages"), type: "invalid_request_error", param: null, code: "INVALID_REQUEST" }
+        error: { message: expect.stringContaining("messages"), type: "invalid_request_error", param: "messages", code: "INVALID_REQUEST" }
       })
       const malformed = await server.request("POST", "/v1/chat/completions", { headers, body: "{\"model\": " })
       expect(malformed.status).toBe(400)
-      expect(malformed.body.error).toMatchObject({ type: "invalid_request_error", code: "INVALID_REQUEST" })
+      // No field to name in a body that is not JSON.
+      expect(malformed.body.error).toMatchObject({ type: "invalid_request_error", param: null, code: "INVALID_REQUEST" })
       // Other paths keep Huddle's own envelope.
       const elsewhere = await server.request("POST", "/v1/huddle", { headers, body: "{\"input\": " })
       expect(elsewhere.body).toMatchObject({ error: "INVALID_REQUEST" })

@@ -6,7 +6,9 @@ import { Schema } from "effect"
 
 /** Input that is well-formed but not acceptable (beyond what schema decoding already rejects). */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
-  message: Schema.String
+  message: Schema.String,
+  /** The request field at fault, when there is one (`seed`, `messages.0.content`). */
+  param: Schema.optional(Schema.String)
 }) {}
 
 /** Missing, unknown, expired or revoked credentials; wrong email or password. */

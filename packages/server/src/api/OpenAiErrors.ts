@@ -5,6 +5,7 @@
  * is OpenAI's word for the status, so that OpenAI SDKs raise the matching error class.
  */
 import { HttpServerResponse } from "@effect/platform"
+import { Predicate } from "effect"
 import * as ErrorTable from "./ErrorTable.js"
 
 export interface OpenAiError {
@@ -30,10 +31,14 @@ export const typeFor = (status: number): string => {
   }
 }
 
+/** The request field an error names (`InvalidRequest.param`), if any. */
+const paramOf = (error: unknown): string | null =>
+  Predicate.hasProperty(error, "param") && typeof error.param === "string" ? error.param : null
+
 /** Any typed error of ours (an unknown one counts as `INTERNAL`) in OpenAI's envelope. */
 export const fromError = (error: unknown): OpenAiError => {
   const { error: code, message, status } = ErrorTable.envelopeOf(error)
-  return { status, body: { error: { message, type: typeFor(status), param: null, code } } }
+  return { status, body: { error: { message, type: typeFor(status), param: paramOf(error), code } } }
 }
 
 export const response = (error: unknown): HttpServerResponse.HttpServerResponse => {

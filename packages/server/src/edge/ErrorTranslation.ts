@@ -23,7 +23,10 @@ interface Issue {
 }
 
 const describeIssue = (issue: Issue): string =>
-  issue.path.length > 0
+  // A field the request does not know (see OpenAiApi's `strict`): the schema would list every known one.
+  issue.message.startsWith("is unexpected") && issue.path.length > 0
+    ? `\`${keyOf(issue.path)}\` is not supported`
+    : issue.path.length > 0
     ? `${issue.path.map(String).join(".")}: ${issue.message}`
     // A failure at the root is a body of the wrong kind; the schema's own text would dump its AST.
     : issue.message.startsWith("Expected ")
@@ -93,7 +96,12 @@ export const dialectOf: (path: string) => Dialect["Type"] = (() => {
 
 export const translate = (error: unknown): unknown => {
   if (Predicate.isTagged(error, "HttpApiDecodeError")) {
-    return new InvalidRequest({ message: describeIssues((error as unknown as { issues: ReadonlyArray<Issue> }).issues) })
+    const issues = (error as unknown as { issues: ReadonlyArray<Issue> }).issues
+    const first = relevant(issues)[0]
+    return new InvalidRequest({
+      message: describeIssues(issues),
+      ...(first === undefined || first.path.length === 0 ? {} : { param: keyOf(first.path) })
+    })
   }
   if (Predicate.isTagged(error, "RouteNotFound")) {
     const request = (error as unknown as { request: { method: string; url: string } }).request
