@@ -18,6 +18,7 @@ const endless = Layer.succeed(ModelProviders, {
   get: () =>
     Option.some({
       name: "endless",
+      kind: "openai-compatible",
       stream: () => Stream.repeat(Stream.make<[ModelChunk]>({ _tag: "Delta", text: "x" }), Schedule.spaced("1 second"))
     })
 })

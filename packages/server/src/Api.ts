@@ -68,9 +68,9 @@ export class Api extends HttpApi.make("huddle")
   .add(refuseUnknownFields(HuddleApi).prefix("/v1"))
   // The body is JSON-RPC's, read by the handler; the methods refuse unknown params (rpc/JsonRpc.ts).
   .add(RpcApi.prefix("/v1"))
-  // OpenAI's clients send fields we do not know; what to do with them is OpenAI-compatibility's rule.
+  // Its request schema lists every parameter of OpenAI's and refuses other top-level fields itself
+  // (nested objects of OpenAI's stay lenient: see api/OpenAiApi.ts).
   .add(OpenAiApi.prefix("/v1"))
-  // A new endpoint, so it can be strict from the start: a field it does not know is refused.
   .add(refuseUnknownFields(ResponsesApi).prefix("/v1"))
   .add(refuseUnknownFields(OperatorApi).prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.

@@ -435,7 +435,8 @@ describe("chat completions through the openai SDK", () => {
       })
       const malformed = await server.request("POST", "/v1/chat/completions", { headers, body: "{\"model\": " })
       expect(malformed.status).toBe(400)
-      expect(malformed.body.error).toMatchObject({ type: "invalid_request_error", code: "INVALID_REQUEST" })
+      // No field to name in a body that is not JSON.
+      expect(malformed.body.error).toMatchObject({ type: "invalid_request_error", param: null, code: "INVALID_REQUEST" })
       // Other paths keep Huddle's own envelope.
       const elsewhere = await server.request("POST", "/v1/huddle", { headers, body: "{\"input\": " })
       expect(elsewhere.body).toMatchObject({ error: "INVALID_REQUEST" })

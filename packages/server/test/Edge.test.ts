@@ -130,7 +130,7 @@ describe("the HTTP edge", () => {
       }))
     )
 
-  it("refuses an unknown body field on every endpoint of Huddle's own with 400 naming it; the OpenAI-compatible ones are unchanged", async () => {
+  it("refuses an unknown body field on every endpoint with 400 naming it, in the endpoint's dialect", async () => {
     const user = await Accounts.signupAndLogin(server)
     const org = await Orgs.createOrg(server, user)
     const withBody = contractEndpoints({ orgId: org.id, userId: user.id })
@@ -145,13 +145,13 @@ describe("the HTTP edge", () => {
       expect(res.status, label).toBe(400)
       expect(res.body, label).toEqual({ error: "INVALID_REQUEST", message: expect.stringMatching(/^unexpected_field: is unexpected/) })
     }
-    // OpenAI's clients send fields we do not know: still ignored there (their rule is OpenAI-compatibility's).
+    // The OpenAI-compatible endpoints take every parameter of OpenAI's and refuse any other, in OpenAI's envelope.
     const chat = await server.request("POST", "/v1/chat/completions", {
       token: user.session,
       body: { model: "economy", messages: [{ role: "user", content: "hi" }], unexpected_field: 1 }
     })
-    expect(chat.status, chat.text).toBe(200)
-    // The Responses API, new, refuses them from the start, in OpenAI's envelope.
+    expect(chat.status, chat.text).toBe(400)
+    expect(chat.body.error).toMatchObject({ type: "invalid_request_error", param: "unexpected_field" })
     const responses = await server.request("POST", "/v1/responses", {
       token: user.session,
       body: { model: "economy", input: "hi", unexpected_field: 1 }

@@ -8,13 +8,13 @@
  * ```
  *
  * System messages become the top-level `system` field (joined by blank lines), as the API
- * wants. Input tokens arrive in `message_start` and output tokens (cumulative) in
+ * wants; `stop` becomes `stop_sequences`, `user` (or `safety_identifier`) `metadata.user_id`. Input tokens arrive in `message_start` and output tokens (cumulative) in
  * `message_delta`; one `Usage` combining both is emitted at the end, before `Finish`. An `error`
  * event mid-stream fails the stream like the equivalent HTTP status would. No retries here: the
  * domain's router owns them.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
+import { type CallOptions, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
 import { type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import { Duration, Effect, Either, Redacted, Schema, type Stream } from "effect"
 import * as Upstream from "./Upstream.js"
@@ -179,6 +179,21 @@ const interpreter = (call: Upstream.Call): Upstream.Interpreter => {
   }
 }
 
+/**
+ * The options Anthropic has a concept for, in its words. `ProviderSupport` has refused the ones
+ * it has none for unless they were neutral, and neutral ones need not be sent.
+ */
+const translatedOptions = (options: CallOptions | undefined) => {
+  if (options === undefined) return {}
+  const stop = options.stop === undefined ? [] : typeof options.stop === "string" ? [options.stop] : options.stop
+  const userId = options.safety_identifier ?? options.user
+  return {
+    ...(stop.length > 0 ? { stop_sequences: stop } : {}),
+    ...(options.top_p === undefined ? {} : { top_p: options.top_p }),
+    ...(userId === undefined ? {} : { metadata: { user_id: userId } })
+  }
+}
+
 /** A provider over the `HttpClient` in context. */
 export const make = (options: Options): Effect.Effect<Provider, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
@@ -210,11 +225,12 @@ export const make = (options: Options): Effect.Effect<Provider, never, HttpClien
           role === "system" ? [] : [{ role: role === "tool" ? "user" : role, content }]
         ),
         // Anthropic's range is 0–1 where OpenAI's is 0–2.
-        ...(request.temperature === undefined ? {} : { temperature: Math.min(1, Math.max(0, request.temperature)) })
+        ...(request.temperature === undefined ? {} : { temperature: Math.min(1, Math.max(0, request.temperature)) }),
+        ...translatedOptions(request.options)
       }
       const http = HttpClientRequest.post("/v1/messages").pipe(HttpClientRequest.bodyUnsafeJson(body))
       return Upstream.modelStream(client, call, http, () => interpreter(call))
     }
 
-    return { name, stream } satisfies Provider
+    return { name, kind: "anthropic", stream } satisfies Provider
   })

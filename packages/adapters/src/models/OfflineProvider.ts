@@ -6,13 +6,14 @@
  * last user message, and lists what the system messages hold, one line each (remembered facts,
  * instructions, code excerpts). It streams that text in word groups, then `Usage` (estimated
  * with `estimateTokens`: every message content in, the text out), then `Finish`. The same
- * request always gets the same chunks.
+ * request always gets the same chunks. It applies `stop` (the text ends before the first stop
+ * sequence) and `maxOutputTokens`; sampling options cannot change a deterministic answer.
  *
  * ```ts
  * const chunks = yield* Stream.runCollect(OfflineProvider.make.stream(request))
  * ```
  */
-import { type ChatMessage, estimateTokens, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
+import { type CallOptions, type ChatMessage, estimateTokens, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
 import type { Provider } from "@huddle/domain/models/ModelProviders"
 import { Stream } from "effect"
 
@@ -62,8 +63,15 @@ const wordGroups = (text: string): ReadonlyArray<string> => {
   return groups
 }
 
+/** The answer up to (not including) its first stop sequence, as a real model stops there. */
+const untilStop = (text: string, stop: CallOptions["stop"]): string => {
+  const stops = stop === undefined ? [] : typeof stop === "string" ? [stop] : stop
+  const at = Math.min(...stops.filter((s) => s.length > 0).map((s) => text.indexOf(s)).filter((i) => i >= 0))
+  return Number.isFinite(at) ? text.slice(0, at) : text
+}
+
 export const chunksFor = (request: ModelRequest): ReadonlyArray<ModelChunk> => {
-  const full = answerFor(request)
+  const full = untilStop(answerFor(request), request.options?.stop)
   // Honour the output budget as a real model would: cut the text, and say so in `Finish`.
   const budget = Math.max(0, request.maxOutputTokens) * 4
   const truncated = full.length > budget
@@ -78,5 +86,6 @@ export const chunksFor = (request: ModelRequest): ReadonlyArray<ModelChunk> => {
 
 export const make: Provider = {
   name,
+  kind: "offline",
   stream: (request) => Stream.suspend(() => Stream.fromIterable(chunksFor(request)))
 }

@@ -15,9 +15,9 @@
  * a retry here would hide the failures that its policy is built on.
  *
  * `max_tokens` rather than `max_completion_tokens`: every compatible server understands it.
- * The request's pass-through parameters (`tools`, `tool_choice`, `response_format`, `top_p`,
- * `stop`, `seed`, `user`) and the messages' tool calls are sent as they are; the tool-call pieces
- * of `delta.tool_calls` come back as `ToolCallDelta`s.
+ * The request's pass-through parameters (`CallOptions`: sampling, `stop`, `seed`, tools,
+ * `response_format`, `user` …) and the messages' tool calls are sent as they are; the tool-call
+ * pieces of `delta.tool_calls` come back as `ToolCallDelta`s.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { type ChatMessage, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
@@ -201,5 +201,5 @@ export const make = (options: Options): Effect.Effect<Provider, never, HttpClien
       return Upstream.modelStream(client, call, http, () => interpreter(call))
     }
 
-    return { name: options.name, stream } satisfies Provider
+    return { name: options.name, kind: "openai-compatible", stream } satisfies Provider
   })

@@ -81,7 +81,9 @@ export const make = Effect.gen(function*() {
     Stream.unwrapScoped(Effect.gen(function*() {
       const { scope } = request
       const { principal } = scope
-      const candidates = yield* metered.candidates(targetOf(request.model), scope.rules.policies?.model_tier)
+      const candidates = yield* metered.candidates(targetOf(request.model), scope.rules.policies?.model_tier).pipe(
+        Effect.flatMap((models) => metered.fitting(models, request.options))
+      )
       const settings = settingsOf(scope)
       const memories = yield* context.memoriesFor({
         userId: principal.user.id,

@@ -25,6 +25,8 @@ import { ModelTier } from "../accounts/Preferences.js"
 import { Catalog } from "./Catalog.js"
 import type { Authority } from "../credits/CreditStore.js"
 import { Credits, type Reservation } from "../credits/Credits.js"
+import { ModelProviders } from "./ModelProviders.js"
+import { refusalOf } from "./ProviderSupport.js"
 import { Router } from "./Router.js"
 
 /** What a caller may name as the models of a call. */
@@ -127,6 +129,15 @@ export interface Service {
     target: Target,
     ceiling: ModelTier | undefined
   ) => Effect.Effect<ReadonlyArray<CatalogModel>, NotFound | PolicyViolation>
+  /**
+   * The candidates whose provider can honour `options` (`ProviderSupport`), in order: a model
+   * that would drop or misread a parameter is not tried. Refused, naming the parameter the first
+   * candidate cannot take, when none can; before any reservation, so nothing is charged.
+   */
+  readonly fitting: (
+    candidates: ReadonlyArray<CatalogModel>,
+    options: CallOptions | undefined
+  ) => Effect.Effect<ReadonlyArray<CatalogModel>, InvalidRequest>
   /** The worst case of sending `messages` to `candidates`; refused when they cannot fit a context window. */
   readonly quote: (
     candidates: ReadonlyArray<CatalogModel>,
@@ -191,6 +202,7 @@ export const make = Effect.gen(function*() {
   const catalog = yield* Catalog
   const router = yield* Router
   const credits = yield* Credits
+  const providers = yield* ModelProviders
 
   const candidates: Service["candidates"] = (target, ceiling) =>
     Effect.gen(function*() {
@@ -214,6 +226,19 @@ export const make = Effect.gen(function*() {
         }
       }
     })
+
+  const fitting: Service["fitting"] = (models, options) => {
+    // A provider that is not configured has no say here: the router skips it anyway.
+    const refusals = models.map((model) =>
+      Option.match(providers.get(model.provider), { onNone: () => undefined, onSome: (p) => refusalOf(p.kind, options) })
+    )
+    const fit = models.filter((_, i) => refusals[i] === undefined)
+    // None fits only when every candidate refused, the first one included.
+    const first = refusals[0]
+    return fit.length > 0 || first === undefined
+      ? Effect.succeed(fit)
+      : Effect.fail(new InvalidRequest({ message: `${first.message} (asked of ${models[0]!.id})`, field: first.param }))
+  }
 
   const quote: Service["quote"] = (models, messages, limits) => {
     const contextWindow = Math.min(...models.map((model) => model.context_window))
@@ -323,7 +348,7 @@ export const make = Effect.gen(function*() {
       return { model: primary, events, settle } satisfies Metered
     })
 
-  return MeteredCall.of({ candidates, quote, run })
+  return MeteredCall.of({ candidates, fitting, quote, run })
 })
 
 export const layer = Layer.effect(MeteredCall, make)

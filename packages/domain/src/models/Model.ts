@@ -66,19 +66,36 @@ export type ResponseFormat =
   | { readonly type: "json_object" }
   | { readonly type: "json_schema"; readonly json_schema: JsonObject }
 
+/** OpenAI's `reasoning_effort` values. */
+export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh"
+
 /**
- * Parameters of OpenAI's Chat Completions that are passed through to providers that speak it;
- * the others ignore them (the offline provider answers in text, never with tool calls).
+ * Parameters of OpenAI's Chat Completions, under their wire names. OpenAI-compatible providers
+ * send them as they are; the others translate what they have a concept for, and a request whose
+ * options a provider cannot honour is refused before it reaches that provider (see
+ * `ProviderSupport`).
  */
 export interface CallOptions {
   readonly top_p?: number | undefined
   readonly stop?: string | ReadonlyArray<string> | undefined
   readonly seed?: number | undefined
+  readonly presence_penalty?: number | undefined
+  readonly frequency_penalty?: number | undefined
+  /** Token id (as a string) to a bias in -100…100. */
+  readonly logit_bias?: { readonly [token: string]: number } | undefined
   readonly response_format?: ResponseFormat | undefined
   readonly tools?: ReadonlyArray<ToolDefinition> | undefined
   readonly tool_choice?: ToolChoice | undefined
+  readonly parallel_tool_calls?: boolean | undefined
+  readonly reasoning_effort?: ReasoningEffort | undefined
+  readonly verbosity?: "low" | "medium" | "high" | undefined
+  /** Only the standard tier's (`auto`, `default`): the catalog's prices are that tier's. */
+  readonly service_tier?: "auto" | "default" | undefined
   /** An end-user id for the provider's abuse monitoring. */
   readonly user?: string | undefined
+  /** OpenAI's newer name for the end-user id of `user`. */
+  readonly safety_identifier?: string | undefined
+  readonly prompt_cache_key?: string | undefined
 }
 
 export class Usage extends Schema.Class<Usage>("Usage")({

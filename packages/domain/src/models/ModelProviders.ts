@@ -4,6 +4,7 @@
  */
 import { Context, Data, type Duration, type Option, type Stream } from "effect"
 import type { ModelChunk, ModelRequest } from "./Model.js"
+import type { ProviderKind } from "./ProviderSupport.js"
 
 /**
  * A provider could not answer. `retryable` failures (429, 5xx, connection errors, timeouts) may
@@ -21,6 +22,8 @@ export class ProviderFailure extends Data.TaggedError("ProviderFailure")<{
 
 export interface Provider {
   readonly name: string
+  /** Its wire protocol, which decides the options it can take (`ProviderSupport`). */
+  readonly kind: ProviderKind
   /** Streams one model call. Interrupting the stream aborts the upstream request. */
   readonly stream: (request: ModelRequest) => Stream.Stream<ModelChunk, ProviderFailure>
 }

@@ -17,6 +17,14 @@ import { Authenticated } from "./Security.js"
 
 const refused = (what: string) => (value: unknown) => value === null || value === undefined || what
 
+/**
+ * The request refuses a field it does not know (as OpenAI does) rather than drop it; the
+ * objects inside it keep the platform's default and ignore theirs (a message echoed back with
+ * `refusal: null` must still be accepted).
+ */
+const strict = { parseOptions: { onExcessProperty: "error" } } as const
+const lenient = { parseOptions: { onExcessProperty: "ignore" } } as const
+
 /** A content part; only text parts are understood. */
 const ContentPart = Schema.Struct({ type: Line, text: Schema.optional(Text) }).pipe(
   Schema.filter((part) =>
@@ -52,7 +60,7 @@ export const Message = Schema.Struct({
     }
     return true
   })
-)
+).annotations(lenient)
 export type Message = typeof Message.Type
 
 export const Tool = Schema.Struct({
@@ -63,21 +71,30 @@ export const Tool = Schema.Struct({
     parameters: Schema.optional(JsonObject),
     strict: Schema.optional(Schema.NullOr(Schema.Boolean))
   })
-})
+}).annotations(lenient)
 
 export const ToolChoice = Schema.Union(
   Schema.Literal("none", "auto", "required"),
   Schema.Struct({ type: Schema.Literal("function"), function: Schema.Struct({ name: Line }) })
-)
+).annotations(lenient)
 
 export const ResponseFormat = Schema.Union(
   Schema.Struct({ type: Schema.Literal("text") }),
   Schema.Struct({ type: Schema.Literal("json_object") }),
   Schema.Struct({ type: Schema.Literal("json_schema"), json_schema: JsonObject })
-)
+).annotations(lenient)
 
 const Nullable = <A, I>(schema: Schema.Schema<A, I>) => Schema.optional(Schema.NullOr(schema))
 
+const Penalty = Schema.Number.pipe(Schema.between(-2, 2))
+
+/** Without stored completions these have nothing to do, and dropping them would hide that. */
+const notStored = "Huddle does not keep completions"
+
+/**
+ * Every parameter of OpenAI's Chat Completions request is here: taken, or refused with a reason.
+ * Which provider takes which is `ProviderSupport`'s decision (docs/models.md, "Parameters").
+ */
 export const ChatCompletionRequest = Schema.Struct({
   model: Line.pipe(Schema.minLength(1), Schema.maxLength(128)),
   messages: Schema.Array(Message).pipe(Schema.minItems(1)),
@@ -88,12 +105,31 @@ export const ChatCompletionRequest = Schema.Struct({
   // Stop sequences are text: a newline is a common one.
   stop: Nullable(Schema.Union(Text, Schema.Array(Text).pipe(Schema.maxItems(4)))),
   seed: Nullable(Schema.Int),
+  presence_penalty: Nullable(Penalty),
+  frequency_penalty: Nullable(Penalty),
+  logit_bias: Nullable(Schema.Record({ key: Line, value: Schema.Number.pipe(Schema.between(-100, 100)) })),
   user: Schema.optional(Line),
+  safety_identifier: Nullable(Line),
+  prompt_cache_key: Nullable(Line),
+  reasoning_effort: Nullable(Schema.Literal("none", "minimal", "low", "medium", "high", "xhigh")),
+  verbosity: Nullable(Schema.Literal("low", "medium", "high")),
+  // Other tiers are priced differently from the catalog's (standard-tier) prices.
+  service_tier: Nullable(
+    Schema.Literal("auto", "default", "flex", "scale", "priority").pipe(
+      Schema.filter((tier) =>
+        tier === "auto" || tier === "default" ||
+        `service tier "${tier}" is not supported: models are priced at the standard tier ("auto" or "default")`
+      )
+    )
+  ),
+  store: Nullable(Schema.Boolean.pipe(Schema.filter((on) => !on || `\`store: true\` is not supported: ${notStored}`))),
+  metadata: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused(`\`metadata\` is not supported: it labels stored completions, and ${notStored}`)))),
   stream: Nullable(Schema.Boolean),
-  stream_options: Nullable(Schema.Struct({ include_usage: Schema.optional(Schema.Boolean) })),
+  stream_options: Nullable(Schema.Struct({ include_usage: Schema.optional(Schema.Boolean) }).annotations(lenient)),
   response_format: Schema.optional(ResponseFormat),
   tools: Schema.optional(Schema.Array(Tool).pipe(Schema.maxItems(128))),
   tool_choice: Schema.optional(ToolChoice),
+  parallel_tool_calls: Nullable(Schema.Boolean),
   n: Nullable(Schema.Number.pipe(Schema.filter((n) => n === 1 || "only n = 1 is supported: one choice per request"))),
   audio: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("audio output is not supported")))),
   modalities: Nullable(
@@ -101,10 +137,11 @@ export const ChatCompletionRequest = Schema.Struct({
       Schema.filter((modalities) => modalities.every((m) => m === "text") || "only the text modality is supported")
     )
   ),
-  logprobs: Nullable(Schema.Boolean.pipe(Schema.filter((on) => !on || "logprobs are not supported"))),
+  logprobs: Nullable(Schema.Boolean.pipe(Schema.filter((on) => !on || "`logprobs` is not supported"))),
+  top_logprobs: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("`top_logprobs` is not supported: log probabilities are not returned")))),
   functions: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("`functions` is not supported; use `tools`")))),
   function_call: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("`function_call` is not supported; use `tool_choice`"))))
-})
+}).annotations(strict)
 export type ChatCompletionRequest = typeof ChatCompletionRequest.Type
 
 export const FinishReason = Schema.Literal("stop", "length", "tool_calls", "content_filter")

@@ -42,10 +42,20 @@ const toRequest = (scope: RequestScope, payload: ChatCompletionRequest): Request
     top_p: payload.top_p ?? undefined,
     stop: payload.stop ?? undefined,
     seed: payload.seed ?? undefined,
+    presence_penalty: payload.presence_penalty ?? undefined,
+    frequency_penalty: payload.frequency_penalty ?? undefined,
+    logit_bias: payload.logit_bias ?? undefined,
     response_format: payload.response_format,
     tools: payload.tools,
     tool_choice: payload.tool_choice,
-    user: payload.user
+    parallel_tool_calls: payload.parallel_tool_calls ?? undefined,
+    reasoning_effort: payload.reasoning_effort ?? undefined,
+    verbosity: payload.verbosity ?? undefined,
+    // The schema lets only the standard tier's names through.
+    service_tier: payload.service_tier === "auto" || payload.service_tier === "default" ? payload.service_tier : undefined,
+    user: payload.user,
+    safety_identifier: payload.safety_identifier ?? undefined,
+    prompt_cache_key: payload.prompt_cache_key ?? undefined
   }
 })
 

@@ -95,7 +95,7 @@ export const layer: Layer.Layer<ModelProviders | ScriptedModels> = Layer.effectC
     open: Effect.sync(() => open)
   }
   const providers = ModelProviders.of({
-    get: (name) => name === providerName ? Option.some({ name, stream }) : Option.none()
+    get: (name) => name === providerName ? Option.some({ name, kind: "openai-compatible" as const, stream }) : Option.none()
   })
   return Context.make(ModelProviders, providers).pipe(Context.add(ScriptedModels, script))
 }))

@@ -1,0 +1,63 @@
+/**
+ * Which Chat Completions options each kind of provider can honour: the one place that decides
+ * whether a request's options may go to a model (docs/models.md has the same table for people).
+ *
+ * - `openai-compatible` servers take every option as it is.
+ * - `anthropic` translates `stop` (to `stop_sequences`), `top_p`, `user`/`safety_identifier`
+ *   (to `metadata.user_id`); an option with no Anthropic equivalent is accepted only at its
+ *   neutral value (which changes nothing, so nothing is lost by not sending it).
+ * - `offline` applies `stop`, and accepts what cannot change a deterministic answer (sampling,
+ *   identifiers, hints); penalties and logit biases would change it, so only their neutral values.
+ *
+ * ```ts
+ * refusalOf("anthropic", { seed: 7 }) // { param: "seed", message: "…" }
+ * ```
+ */
+import type { CallOptions } from "./Model.js"
+
+export type ProviderKind = "openai-compatible" | "anthropic" | "offline"
+
+/** Why a provider cannot take a request's options, naming the parameter. */
+export interface Refusal {
+  readonly param: string
+  readonly message: string
+}
+
+const stopsOf = (stop: CallOptions["stop"]): ReadonlyArray<string> =>
+  stop === undefined ? [] : typeof stop === "string" ? [stop] : stop
+
+const hasBias = (bias: CallOptions["logit_bias"]) => bias !== undefined && Object.keys(bias).length > 0
+
+const notFor = (param: string, provider: string, why: string): Refusal => ({
+  param,
+  message: `\`${param}\` is not supported by ${provider} models: ${why}`
+})
+
+/** What the provider kind cannot honour in `options` (the first such parameter), if anything. */
+export const refusalOf = (kind: ProviderKind, options: CallOptions | undefined): Refusal | undefined => {
+  if (options === undefined || kind === "openai-compatible") return undefined
+  const provider = kind === "anthropic" ? "Anthropic" : "the offline"
+  // Zero penalties and an empty bias are the defaults: nothing to apply.
+  if (options.presence_penalty !== undefined && options.presence_penalty !== 0) {
+    return notFor("presence_penalty", provider, "only 0 can be honoured")
+  }
+  if (options.frequency_penalty !== undefined && options.frequency_penalty !== 0) {
+    return notFor("frequency_penalty", provider, "only 0 can be honoured")
+  }
+  if (hasBias(options.logit_bias)) return notFor("logit_bias", provider, "only an empty bias can be honoured")
+  if (kind === "offline") return undefined
+  if (options.seed !== undefined) return notFor("seed", provider, "the Messages API has no seed")
+  if (options.reasoning_effort !== undefined && options.reasoning_effort !== "none") {
+    return notFor("reasoning_effort", provider, "extended thinking is not translated; only \"none\" can be honoured")
+  }
+  if (options.verbosity !== undefined && options.verbosity !== "medium") {
+    return notFor("verbosity", provider, "only \"medium\" can be honoured")
+  }
+  if (options.prompt_cache_key !== undefined) {
+    return notFor("prompt_cache_key", provider, "Anthropic caches by `cache_control` blocks, not by key")
+  }
+  if (stopsOf(options.stop).some((stop) => stop.trim().length === 0)) {
+    return notFor("stop", provider, "Anthropic refuses a stop sequence of only whitespace")
+  }
+  return undefined
+}
