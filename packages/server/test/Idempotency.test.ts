@@ -153,6 +153,34 @@ describe("Idempotency-Key", () => {
       expect(await balanceOf(user)).toBe(before - 6)
     })
 
+    it("keeps a JSON-RPC 2.0 call by its REST status: an upstream failure answered 200 is not kept, a NOT_FOUND is", async () => {
+      fake.setDefault(FakeOpenAi.badRequest("nope"))
+      const before = await balanceOf(user)
+      const key = newKey()
+      const call = { jsonrpc: "2.0", id: 1, method: "intent.submit", params: { input: "x" } }
+      try {
+        const failed = await post("/v1/rpc", key, call)
+        expect(failed.status).toBe(200)
+        expect(failed.body.error).toMatchObject({ code: -32006, data: { error: "UPSTREAM_UNAVAILABLE" } })
+      } finally {
+        fake.setDefault({})
+      }
+      fake.enqueue({ answer: "Now it works.", usage: { prompt_tokens: 4, completion_tokens: 1 } })
+      const retried = await post("/v1/rpc", key, call)
+      expect(retried.status, retried.text).toBe(200)
+      expect(replayed(retried)).toBeNull()
+      expect(retried.body.result).toMatchObject({ status: "completed", output: "Now it works." })
+      expect(await balanceOf(user)).toBe(before - retried.body.result.credits_charged)
+
+      const missing = { jsonrpc: "2.0", id: 2, method: "intent.get", params: { id: "int_01HZZZZZZZZZZZZZZZZZZZZZZZ" } }
+      const notFoundKey = newKey()
+      const first = await post("/v1/rpc", notFoundKey, missing)
+      expect(first.body.error).toMatchObject({ code: -32004 })
+      const second = await post("/v1/rpc", notFoundKey, missing)
+      expect(replayed(second)).toBe("true")
+      expect(second.text).toBe(first.text)
+    })
+
     it("replays a streamed huddle as the recorded event stream", async () => {
       fake.enqueue({ answer: "Streamed once, replayed whole.", chunks: 4, usage: { prompt_tokens: 20, completion_tokens: 4 } })
       const before = await balanceOf(user)

@@ -88,7 +88,7 @@ describe("JSON-RPC over HTTP", () => {
     // An org the caller is not a member of does not exist for them.
     const stranger = await Accounts.signupAndLogin(server)
     const res = await rpc(stranger.session, call("intent.submit", { input: "hello", org_id: org.id }))
-    expect(res.status).toBe(404)
+    expect(res.status).toBe(200)
     expect(res.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32004, "NOT_FOUND"), id: 1 })
   })
 
@@ -193,7 +193,7 @@ describe("JSON-RPC over HTTP", () => {
     expect(await result(user.session, "intent.list")).toEqual({ data: [], next_cursor: null })
   })
 
-  it("answers a defect with -32603 and no internals (500 INTERNAL; 503 when storage is down)", async () => {
+  it("answers a defect with -32603 and no internals (INTERNAL, SERVICE_UNAVAILABLE when storage is down; 500 and 503 in the bare shape)", async () => {
     const rpcOf = JsonRpc.make<null>([
       JsonRpc.method({
         name: "boom",
@@ -213,13 +213,23 @@ describe("JSON-RPC over HTTP", () => {
       })
     ], { onDefect })
     const bug = await Effect.runPromise(rpcOf.answer(JSON.stringify(call("boom")), null))
-    expect(bug.status).toBe(500)
+    // A JSON-RPC 2.0 call: 200, the error object says it; kept for a retry as a 500 would be.
+    expect(bug.status).toBe(200)
+    expect(bug.restStatus).toBe(500)
     expect(bug.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32603, "INTERNAL"), id: 1 })
     expect(JSON.stringify(bug.body)).not.toContain("secret")
     const outage = await Effect.runPromise(rpcOf.answer(JSON.stringify(call("boom", { storage: true }, 2)), null))
-    expect(outage.status).toBe(503)
+    expect(outage.status).toBe(200)
+    expect(outage.restStatus).toBe(503)
     expect(outage.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32603, "SERVICE_UNAVAILABLE"), id: 2 })
     expect(JSON.stringify(outage.body)).not.toContain("10.0.0.7")
+    // The bare shape keeps the REST statuses.
+    const bareBug = await Effect.runPromise(rpcOf.answer(JSON.stringify({ method: "boom", id: 3 }), null))
+    expect(bareBug.status).toBe(500)
+    expect(bareBug.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32603, "INTERNAL"), id: 3 })
+    const bareOutage = await Effect.runPromise(rpcOf.answer(JSON.stringify({ method: "boom", params: { storage: true } }), null))
+    expect(bareOutage.status).toBe(503)
+    expect(bareOutage.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32603, "SERVICE_UNAVAILABLE"), id: null })
     // In a batch, the others are still answered and the status is 200.
     const batch = await Effect.runPromise(rpcOf.answer(JSON.stringify([call("boom", {}, 1), call("nope", {}, 2)]), null))
     expect(batch.status).toBe(200)
@@ -272,10 +282,10 @@ describe("JSON-RPC over HTTP", () => {
     expect((await result(user.session, "intent.list")).data).toHaveLength(1)
   })
 
-  it("maps domain errors to application codes with data {error, message}, and a single call to the REST status", async () => {
+  it("maps domain errors to application codes with data {error, message}: HTTP 200 for JSON-RPC 2.0, the REST status in the bare shape", async () => {
     const user = await Accounts.signupAndLogin(server)
     const res = await rpc(user.session, call("intent.get", { id: "int_01HZZZZZZZZZZZZZZZZZZZZZZZ" }, 8))
-    expect(res.status).toBe(404)
+    expect(res.status).toBe(200)
     expect(res.body).toEqual({
       jsonrpc: "2.0",
       error: { code: -32004, message: "Intent not found", data: { error: "NOT_FOUND", message: "Intent not found" } },
@@ -284,10 +294,16 @@ describe("JSON-RPC over HTTP", () => {
     // Someone else's intent does not exist for the caller.
     const mine = await result(user.session, "intent.submit", { input: "private" })
     const other = await Accounts.signupAndLogin(server)
-    expect((await rpc(other.session, call("intent.get", { id: mine.id }))).status).toBe(404)
+    const hidden = await rpc(other.session, call("intent.get", { id: mine.id }))
+    expect(hidden.status).toBe(200)
+    expect(hidden.body.error).toEqual(rpcError(-32004, "NOT_FOUND"))
+    // In the spec's bare {method, params} shape, the REST status.
+    const bare = await rpc(other.session, { method: "intent.get", params: { id: mine.id } })
+    expect(bare.status).toBe(404)
+    expect(bare.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32004, "NOT_FOUND"), id: null })
     // An unknown model is not found, by the one rule every model call follows (as on /v1/chat/completions).
     const unknownModel = await rpc(user.session, call("intent.submit", { input: "hi", model: "gpt-17" }))
-    expect(unknownModel.status).toBe(404)
+    expect(unknownModel.status).toBe(200)
     expect(unknownModel.body.error).toEqual(rpcError(-32004, "NOT_FOUND"))
     expect(unknownModel.body.error.message).toBe("The model `gpt-17` does not exist or you do not have access to it.")
     // Refused submissions leave no intent behind.
@@ -298,13 +314,16 @@ describe("JSON-RPC over HTTP", () => {
     expect(batched.body).toEqual([{ jsonrpc: "2.0", error: rpcError(-32004, "NOT_FOUND"), id: 1 }])
   })
 
-  it("answers 402 with INSUFFICIENT_CREDITS when nothing can pay, and calls no model", async () => {
+  it("answers INSUFFICIENT_CREDITS when nothing can pay (HTTP 200; 402 in the bare shape), and calls no model", async () => {
     const broke = await TestServer.start({ starterCredits: 0 })
     try {
       const user = await Accounts.signupAndLogin(broke)
       const res = await broke.request("POST", "/v1/rpc", { token: user.session, body: call("intent.submit", { input: "hi" }, "p") })
-      expect(res.status).toBe(402)
+      expect(res.status).toBe(200)
       expect(res.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32001, "INSUFFICIENT_CREDITS"), id: "p" })
+      const bare = await broke.request("POST", "/v1/rpc", { token: user.session, body: { method: "intent.submit", params: { input: "hi" } } })
+      expect(bare.status).toBe(402)
+      expect(bare.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32001, "INSUFFICIENT_CREDITS"), id: null })
       // Refused before anything was written: no intent.
       const list = await broke.request("POST", "/v1/rpc", { token: user.session, body: call("intent.list") })
       expect(list.body.result).toEqual({ data: [], next_cursor: null })
@@ -342,7 +361,7 @@ describe("JSON-RPC over HTTP", () => {
     expect(await balance(admin)).toBe(before - approved.credits_charged)
 
     const again = await rpc(admin, call("intent.approve", { id: waiting.id }, 2))
-    expect(again.status).toBe(409)
+    expect(again.status).toBe(200)
     expect(again.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32005, "CONFLICT"), id: 2 })
     expect(await balance(admin)).toBe(before - approved.credits_charged)
 
@@ -351,14 +370,15 @@ describe("JSON-RPC over HTTP", () => {
     const rejected = await result(admin, "intent.reject", { id: second.id })
     expect(rejected).toMatchObject({ id: second.id, status: "rejected", credits_charged: 0, output: null })
     expect((await rpc(admin, call("intent.reject", { id: second.id }))).body.error).toEqual(rpcError(-32005, "CONFLICT"))
-    expect((await rpc(admin, call("intent.approve", { id: second.id }))).status).toBe(409)
+    expect((await rpc(admin, call("intent.approve", { id: second.id }))).body.error).toEqual(rpcError(-32005, "CONFLICT"))
+    expect((await rpc(admin, { method: "intent.approve", params: { id: second.id } })).status).toBe(409)
     expect(await balance(admin)).toBe(before - approved.credits_charged)
 
     // Another user cannot see, approve or reject it.
     const stranger = await Accounts.signupAndLogin(server)
     const third = await result(admin, "intent.submit", { input: "third", org_id: org.id })
     expect((await rpc(stranger.session, call("intent.approve", { id: third.id }))).body.error).toEqual(rpcError(-32004, "NOT_FOUND"))
-    expect((await rpc(stranger.session, call("intent.reject", { id: third.id }))).status).toBe(404)
+    expect((await rpc(stranger.session, call("intent.reject", { id: third.id }))).body.error).toEqual(rpcError(-32004, "NOT_FOUND"))
   })
 
   it("applies an enforced model tier over the request, and refuses a forbidden named model with POLICY_VIOLATION", async () => {
@@ -373,7 +393,7 @@ describe("JSON-RPC over HTTP", () => {
     expect(intent.models).toEqual(["offline-economy"])
 
     const named = await rpc(member.session, call("intent.submit", { input: "Summarise our plan.", org_id: org.id, model: "offline-premium" }, 7))
-    expect(named.status).toBe(403)
+    expect(named.status).toBe(200)
     expect(named.body).toEqual({ jsonrpc: "2.0", error: rpcError(-32002, "POLICY_VIOLATION"), id: 7 })
     // A refused submission leaves no intent behind.
     expect((await result(member.session, "intent.list")).data.map((i: { id: string }) => i.id)).toEqual([intent.id])

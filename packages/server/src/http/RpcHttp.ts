@@ -4,20 +4,34 @@
  * answer into an HTTP response. Failing to read the body (too large, connection lost) is left to
  * the edge, which answers it as a plain HTTP error.
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
 import { orgAsked } from "../api/Headers.js"
 import { answerDefect } from "../edge/ErrorTranslation.js"
 import * as JsonRpc from "../rpc/JsonRpc.js"
 import * as Methods from "../rpc/Methods.js"
 import * as RpcErrors from "../rpc/RpcErrors.js"
+import { keepAs } from "./middleware/IdempotencyLive.js"
 import * as RpcAdmission from "./middleware/RpcAdmission.js"
 
 /** A defect inside a method: logged with its cause, answered as -32603 without internals. */
 export const onDefect = (defect: unknown, method: string) =>
   Effect.map(answerDefect(defect, { rpc_method: method }), RpcErrors.internalError)
+
+const rpcPath = "/v1/rpc"
+
+/**
+ * This endpoint's absolute URL as the caller reached it (for `rpc.discover`): the request's
+ * `Host` header, and `https` when `X-Forwarded-Proto` says so (a TLS-terminating proxy), else
+ * `http`, as the server itself speaks. Without a readable host, `localhost`.
+ */
+const endpointUrl = (request: HttpServerRequest.HttpServerRequest): string =>
+  Option.match(HttpServerRequest.toURL(request), {
+    onNone: () => `http://localhost${rpcPath}`,
+    onSome: (url) => `${url.origin}${rpcPath}`
+  })
 
 /** Whether a body is a batch: JSON whose first token is `[`. */
 const isBatch = (text: string) => /^[ \t\n\r]*\[/.test(text)
@@ -30,10 +44,10 @@ export const RpcHttp = HttpApiBuilder.group(Api, "rpc", (handlers) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
         const text = yield* Effect.orDie(request.text)
-        const caller = { principal, headerOrgId: orgAsked(headers) }
+        const caller: Methods.Caller = { principal, headerOrgId: orgAsked(headers), endpointUrl: endpointUrl(request) }
         const answer = yield* admission.answering(caller, isBatch(text), rpc.answer(text, caller))
         return answer.body === undefined
           ? HttpServerResponse.empty({ status: 204 })
-          : HttpServerResponse.unsafeJson(answer.body, { status: answer.status })
+          : keepAs(HttpServerResponse.unsafeJson(answer.body, { status: answer.status }), answer.restStatus)
       }))
   }))

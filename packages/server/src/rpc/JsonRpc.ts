@@ -2,7 +2,9 @@
  * JSON-RPC 2.0 (https://www.jsonrpc.org/specification), independent of HTTP and of the methods:
  * parses a body, validates each request, dispatches it to a method of a table, and gathers the
  * answers of a batch. What HTTP makes of the answer (status, 204) is the caller's business; the
- * `Answer` says which status a single call's outcome asks for.
+ * `Answer` says which status a single call's outcome asks for: 200 for any request that says
+ * `jsonrpc: "2.0"` (its clients read failures from the body, and take any other status for a
+ * transport failure), the status the same failure has over REST for the bare shape.
  *
  * Deviation from the letter of the specification, as the product's spec asks: a request object
  * without `jsonrpc` (the bare `{method, params}` shape) is accepted and always answered, with
@@ -88,6 +90,8 @@ interface Call {
   readonly id: Id
   /** Sent with `jsonrpc: "2.0"` and no `id`: runs, is not answered. */
   readonly notification: boolean
+  /** Sent with `jsonrpc: "2.0"`: a failure is answered 200, as JSON-RPC clients expect. */
+  readonly versioned: boolean
 }
 
 interface Invalid {
@@ -122,7 +126,8 @@ export const validate = (value: unknown): Either.Either<Call, Invalid> => {
     method: value.method,
     params: value.params ?? undefined,
     id,
-    notification: value.jsonrpc === "2.0" && !hasId
+    notification: value.jsonrpc === "2.0" && !hasId,
+    versioned: value.jsonrpc === "2.0"
   })
 }
 
@@ -132,6 +137,11 @@ export const validate = (value: unknown): Either.Either<Call, Invalid> => {
 export interface Answer {
   readonly status: number
   readonly body: Response | ReadonlyArray<Response> | undefined
+  /**
+   * The status the outcome has over REST: `status`, except for a JSON-RPC 2.0 call that failed,
+   * answered 200 whatever its error. What decides, e.g., whether the answer is kept for a retry.
+   */
+  readonly restStatus: number
 }
 
 export interface Options<C> {
@@ -172,19 +182,26 @@ export const make = <C>(methods: ReadonlyArray<Method<C>>, options: Options<C>) 
     )
   }
 
-  /** The response to one member, or none for a notification. */
-  const member = (value: unknown, caller: C): Effect.Effect<Option.Option<{ response: Response; status: number }>> =>
+  /** The answer to one member, or none for a notification. */
+  const member = (
+    value: unknown,
+    caller: C
+  ): Effect.Effect<Option.Option<{ readonly response: Response; readonly status: number; readonly restStatus: number }>> =>
     Either.match(validate(value), {
       onLeft: (invalid) =>
-        Effect.succeed(Option.some({ response: failure(invalid.error, invalid.id), status: invalid.error.status })),
+        Effect.succeed(Option.some({ response: failure(invalid.error, invalid.id), status: invalid.error.status, restStatus: invalid.error.status })),
       onRight: (call) =>
         Effect.map(run(call, caller), (outcome) =>
           call.notification
             ? Option.none()
             : Option.some(
               Either.match(outcome, {
-                onLeft: (error) => ({ response: failure(error, call.id), status: error.status }),
-                onRight: (result) => ({ response: success(result, call.id), status: 200 })
+                onLeft: (error) => ({
+                  response: failure(error, call.id),
+                  status: call.versioned ? 200 : error.status,
+                  restStatus: error.status
+                }),
+                onRight: (result) => ({ response: success(result, call.id), status: 200, restStatus: 200 })
               })
             ))
     })
@@ -195,7 +212,7 @@ export const make = <C>(methods: ReadonlyArray<Method<C>>, options: Options<C>) 
       catch: () => RpcErrors.parseError(text.trim() === "" ? "The request body is empty" : "The request body is not valid JSON")
     })
 
-  const single = (error: RpcErrors.RpcError): Answer => ({ status: error.status, body: failure(error, null) })
+  const single = (error: RpcErrors.RpcError): Answer => ({ status: error.status, body: failure(error, null), restStatus: error.status })
 
   /** Answers a request body. */
   const answer = (text: string, caller: C): Effect.Effect<Answer> =>
@@ -204,8 +221,8 @@ export const make = <C>(methods: ReadonlyArray<Method<C>>, options: Options<C>) 
       onRight: (json) => {
         if (!Array.isArray(json)) {
           return Effect.map(member(json, caller), Option.match({
-            onNone: (): Answer => ({ status: 204, body: undefined }),
-            onSome: ({ response, status }): Answer => ({ status, body: response })
+            onNone: (): Answer => ({ status: 204, body: undefined, restStatus: 204 }),
+            onSome: ({ response, restStatus, status }): Answer => ({ status, body: response, restStatus })
           }))
         }
         if (json.length === 0) return Effect.succeed(single(RpcErrors.invalidRequest("A batch must hold at least one request")))
@@ -215,7 +232,10 @@ export const make = <C>(methods: ReadonlyArray<Method<C>>, options: Options<C>) 
         return Effect.forEach(json, (value) => member(value, caller), { concurrency: batchConcurrency }).pipe(
           Effect.map((answers): Answer => {
             const responses = answers.flatMap((entry) => Option.toArray(Option.map(entry, ({ response }) => response)))
-            return responses.length === 0 ? { status: 204, body: undefined } : { status: 200, body: responses }
+            // A batch is 200 whatever its members say, and is kept for a retry as such.
+            return responses.length === 0
+              ? { status: 204, body: undefined, restStatus: 204 }
+              : { status: 200, body: responses, restStatus: 200 }
           })
         )
       }

@@ -22,6 +22,8 @@ import * as OpenRpc from "./OpenRpc.js"
 export interface Caller {
   readonly principal: Principal
   readonly headerOrgId: string | undefined
+  /** The endpoint's absolute URL as the caller reached it, for `rpc.discover`'s `servers`. */
+  readonly endpointUrl: string
 }
 
 const Id = WireString.Id.pipe(Schema.minLength(1)).annotations({ title: "id" })
@@ -65,8 +67,7 @@ export const info: OpenRpc.Info = {
   title: "Huddle JSON-RPC",
   version: "1.0.0",
   description:
-    "Intents over JSON-RPC 2.0 at POST /v1/rpc: batches and notifications; the bare {method, params} shape is answered too. Domain errors carry data {error, message} as the REST envelope does.",
-  url: "/v1/rpc"
+    "Intents over JSON-RPC 2.0 at POST /v1/rpc: batches and notifications; the bare {method, params} shape is answered too. Domain errors carry data {error, message} as the REST envelope does."
 }
 
 export const make = Effect.gen(function*() {
@@ -151,7 +152,7 @@ export const make = Effect.gen(function*() {
     })
   ]
 
-  let discovered: OpenRpc.OpenRpcDocument | undefined
+  let discovered: ((url: string) => OpenRpc.OpenRpcDocument) | undefined
   const discover: JsonRpc.Method<Caller> = JsonRpc.method({
     name: "rpc.discover",
     summary: "Describe this endpoint",
@@ -161,8 +162,8 @@ export const make = Effect.gen(function*() {
     result: OpenRpc.OpenRpcDocument,
     resultName: "openrpc",
     errors: [],
-    handler: (_params, _caller: Caller) =>
-      Effect.sync(() => (discovered ??= OpenRpc.document([...intentMethods, discover], info)))
+    handler: (_params, caller: Caller) =>
+      Effect.sync(() => (discovered ??= OpenRpc.document([...intentMethods, discover], info))(caller.endpointUrl))
   })
 
   const methods: ReadonlyArray<JsonRpc.Method<Caller>> = [...intentMethods, discover]

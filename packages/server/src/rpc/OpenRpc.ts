@@ -65,18 +65,36 @@ const paramDescriptors = (schema: JSONSchema.JsonSchema7): ReadonlyArray<typeof 
   })
 }
 
+/**
+ * A copy without the `$id`s Effect gives its built-in schemas (`/schemas/object`,
+ * `/schemas/unknown` …): the same id on several different subschemas makes ajv refuse to compile
+ * the document ("resolves to more than one schema"), and nothing refers to them. Only string ids
+ * under `/schemas/` go; a property named `$id` (a schema, not a string) is kept.
+ */
+const withoutBuiltinIds = <A>(value: A): A => {
+  if (Array.isArray(value)) return value.map(withoutBuiltinIds) as A
+  if (!isObject(value)) return value
+  return Object.fromEntries(
+    Object.entries(value).flatMap(([key, entry]) =>
+      key === "$id" && typeof entry === "string" && entry.startsWith("/schemas/") ? [] : [[key, withoutBuiltinIds(entry)]]
+    )
+  ) as A
+}
+
 export interface Info {
   readonly title: string
   readonly version: string
   readonly description: string
-  readonly url: string
 }
 
-/** The document for a method table. */
-export const document = <C>(methods: ReadonlyArray<Method<C>>, info: Info): OpenRpcDocument => {
+/**
+ * The document for a method table, built once; given the endpoint's absolute URL (which OpenRPC
+ * tooling requires: `servers[].url` is a URI), the document served there.
+ */
+export const document = <C>(methods: ReadonlyArray<Method<C>>, info: Info): (url: string) => OpenRpcDocument => {
   const definitions: Record<string, JSONSchema.JsonSchema7> = {}
   const jsonSchema = (schema: Schema.Schema.AnyNoContext) =>
-    JSONSchema.fromAST(schema.ast, { definitions, definitionPath })
+    withoutBuiltinIds(JSONSchema.fromAST(schema.ast, { definitions, definitionPath }))
   const described = methods.map((m) => ({
     name: m.name,
     summary: m.summary,
@@ -90,11 +108,12 @@ export const document = <C>(methods: ReadonlyArray<Method<C>>, info: Info): Open
     ].map((entry) => ({ code: entry.code, message: entry.meaning, data: { error: entry.error } })),
     "x-rate-class": m.rateClass
   }))
-  return {
+  const schemas = withoutBuiltinIds(definitions)
+  return (url) => ({
     openrpc: openRpcVersion,
     info: { title: info.title, version: info.version, description: info.description },
-    servers: [{ name: "huddle", url: info.url }],
+    servers: [{ name: "huddle", url }],
     methods: described,
-    components: { schemas: definitions }
-  }
+    components: { schemas }
+  })
 }

@@ -4,12 +4,14 @@
  * (api/ErrorTable.ts). See docs/decisions/0008-json-rpc.md.
  *
  * Every error object carries `data: { error: CODE, message }`, so that a client reads JSON-RPC
- * errors the way it reads the REST envelope. The HTTP status depends on the code alone:
- * - protocol errors (-32700, -32600, -32601, -32602) are answered 200: the HTTP exchange worked,
- *   the JSON-RPC body reports what was wrong with it;
- * - errors from running a method (the application codes below and -32603) mirror the status the
- *   same failure has over REST (402, 403, 404, 409, 502, 500 …).
- * In a batch the response is 200 whatever its members say.
+ * errors the way it reads the REST envelope. The HTTP status:
+ * - a request that says `jsonrpc: "2.0"` is answered 200 whatever its error, as JSON-RPC clients
+ *   expect (they take any other status for a transport failure); so is a batch;
+ * - protocol errors (-32700, -32600, -32601, -32602) are answered 200 in any shape: the HTTP
+ *   exchange worked, the JSON-RPC body reports what was wrong with it;
+ * - the spec's bare `{method, params}` shape failing while its method runs (the application codes
+ *   below and -32603) answers with the status the same failure has over REST (402, 403, 404, 409,
+ *   502, 500 …): `RpcError.status`.
  */
 import type * as Errors from "@huddle/domain/shared/Errors"
 import { Data, ParseResult } from "effect"
@@ -32,7 +34,10 @@ export interface ErrorData {
   readonly retry_after?: number
 }
 
-/** A JSON-RPC error, with the HTTP status a single (non-batch) call answers with. */
+/**
+ * A JSON-RPC error, with the status the same failure has over REST: what a single call in the
+ * bare `{method, params}` shape answers with (a JSON-RPC 2.0 request is answered 200).
+ */
 export class RpcError extends Data.TaggedError("RpcError")<{
   readonly code: number
   readonly message: string
@@ -152,7 +157,7 @@ export const applicationCodes: { readonly [Tag in DomainErrorTag]: ApplicationCo
   Unauthorized: applicationCode("Unauthorized")
 }
 
-/** A call refused by its method's rate limit (in a batch; a single call gets HTTP 429). */
+/** A call refused by its method's rate limit (in a batch; a single call gets a plain HTTP 429). */
 export const rateLimited = applicationCode("RateLimited")
 
 export const fromDomain = (error: DomainError): RpcError => {

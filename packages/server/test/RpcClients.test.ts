@@ -1,0 +1,153 @@
+/**
+ * `/v1/rpc` with the third-party tools JSON-RPC users have, against the real server: the
+ * `json-rpc-2.0` client over fetch exactly as its README documents it (a non-200 answer is a
+ * transport error, which the client reports as code 0 with the HTTP status text), the OpenRPC validator of `@open-rpc/schema-utils-js`, and ajv for the
+ * schemas of `rpc.discover`.
+ */
+import { Accounts, TestServer } from "@huddle/testkit"
+import { Ajv } from "ajv"
+import { JSONRPCClient, JSONRPCErrorException, type JSONRPCResponse } from "json-rpc-2.0"
+import { createRequire } from "node:module"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+// Loaded untyped: its types reach `@open-rpc/spec-types`, which ships `.ts` sources beside its
+// `.d.ts` that `tsc -b` would then compile under our strict settings (and fail on).
+const { validateOpenRPCDocument } = createRequire(import.meta.url)("@open-rpc/schema-utils-js") as {
+  readonly validateOpenRPCDocument: (document: unknown) => true | Error
+}
+
+/** The README's client, plus the HTTP statuses it saw (for the assertions, not for the client). */
+const clientFor = (server: TestServer.TestServer, token: string) => {
+  const statuses: Array<number> = []
+  const client: JSONRPCClient = new JSONRPCClient((jsonRPCRequest) =>
+    fetch(`${server.url}/v1/rpc`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify(jsonRPCRequest)
+    }).then((response) => {
+      statuses.push(response.status)
+      if (response.status === 200) {
+        return response.json().then((jsonRPCResponse) => client.receive(jsonRPCResponse as JSONRPCResponse))
+      } else if (jsonRPCRequest.id !== undefined) {
+        return Promise.reject(new Error(response.statusText))
+      }
+    })
+  )
+  return { client, statuses }
+}
+
+const rejection = async (promise: PromiseLike<unknown>): Promise<unknown> => {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  throw new Error("expected a rejection")
+}
+
+describe("JSON-RPC clients against /v1/rpc", () => {
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start()
+  })
+  afterAll(() => server.stop())
+
+  it("json-rpc-2.0: a result resolves, an application error rejects with the JSON-RPC error object, not a transport error", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const { client, statuses } = clientFor(server, user.session)
+    const intent = await client.request("intent.submit", { input: "Say hi." })
+    expect(intent).toMatchObject({ id: expect.stringMatching(/^int_/), status: "completed", input: "Say hi." })
+    expect(await client.request("intent.get", { id: intent.id })).toEqual(intent)
+
+    const missing = await rejection(client.request("intent.get", { id: "int_01HZZZZZZZZZZZZZZZZZZZZZZZ" }))
+    expect(missing).toBeInstanceOf(JSONRPCErrorException)
+    const error = missing as JSONRPCErrorException
+    expect(error.code).toBe(-32004)
+    expect(error.message).toBe("Intent not found")
+    expect(error.data).toEqual({ error: "NOT_FOUND", message: "Intent not found" })
+
+    const unknownMethod = await rejection(client.request("intent.delete", { id: intent.id }))
+    expect(unknownMethod).toBeInstanceOf(JSONRPCErrorException)
+    expect((unknownMethod as JSONRPCErrorException).code).toBe(-32601)
+    expect(statuses).toEqual([200, 200, 200, 200])
+  })
+
+  it("json-rpc-2.0: insufficient credits arrive as -32001 INSUFFICIENT_CREDITS", async () => {
+    const broke = await TestServer.start({ starterCredits: 0 })
+    try {
+      const user = await Accounts.signupAndLogin(broke)
+      const { client, statuses } = clientFor(broke, user.session)
+      const refused = await rejection(client.request("intent.submit", { input: "hi" }))
+      expect(refused).toBeInstanceOf(JSONRPCErrorException)
+      expect((refused as JSONRPCErrorException).code).toBe(-32001)
+      expect((refused as JSONRPCErrorException).data).toMatchObject({ error: "INSUFFICIENT_CREDITS" })
+      expect(statuses).toEqual([200])
+      // Refused before anything was written.
+      expect(await client.request("intent.list", {})).toEqual({ data: [], next_cursor: null })
+    } finally {
+      await broke.stop()
+    }
+  })
+
+  it("json-rpc-2.0: a missing or invalid key is still an HTTP 401, which the client reports as a transport error", async () => {
+    for (const token of ["", "hk_not_a_real_key"]) {
+      const { client, statuses } = clientFor(server, token)
+      const refused = await rejection(client.request("intent.list", {}))
+      // The client turns any failed send into code 0 (its DefaultErrorCode) with the status text.
+      expect(refused, token).toBeInstanceOf(JSONRPCErrorException)
+      expect((refused as JSONRPCErrorException).code, token).toBe(0)
+      expect((refused as JSONRPCErrorException).message, token).toBe("Unauthorized")
+      expect((refused as JSONRPCErrorException).data, token).toBeUndefined()
+      expect(statuses).toEqual([401])
+    }
+  })
+
+  it("rpc.discover: the document passes the OpenRPC validator, its schemas compile with ajv, its server URL is absolute", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const { client } = clientFor(server, user.session)
+    const doc = await client.request("rpc.discover", {})
+    const valid = validateOpenRPCDocument(doc)
+    expect(valid === true ? true : valid.message).toBe(true)
+
+    expect(doc.servers).toHaveLength(1)
+    expect(doc.servers[0].url).toBe(`${server.url}/v1/rpc`)
+    expect(new URL(doc.servers[0].url).protocol).toBe("http:")
+    // Behind a TLS-terminating proxy, the scheme it reports.
+    const proxied = await server.request("POST", "/v1/rpc", {
+      token: user.session,
+      body: { jsonrpc: "2.0", method: "rpc.discover", id: 1 },
+      headers: { "x-forwarded-proto": "https" }
+    })
+    expect(proxied.body.result.servers).toEqual([{ name: "huddle", url: `${server.url.replace(/^http:/, "https:")}/v1/rpc` }])
+
+    // One ajv instance holds every schema, as a validator of the whole document would. Not strict:
+    // strict mode refuses the wrapper's `components` keyword and Effect's `allOf` refinements
+    // (`maximum` without `type` beside it), both valid JSON Schema.
+    const ajv = new Ajv({ strict: false })
+    ajv.addSchema({ components: doc.components }, "openrpc")
+    const compiled: Array<string> = []
+    for (const method of doc.methods) {
+      const schemas = [
+        ...method.params.map((p: { name: string; schema: object }) => [`${method.name} ${p.name}`, p.schema] as const),
+        [`${method.name} result`, method.result.schema] as const
+      ]
+      for (const [what, schema] of schemas) {
+        // `#/components/...` refs resolve against the document, registered above.
+        const rebased = JSON.parse(JSON.stringify(schema).replaceAll("\"#/components/", "\"openrpc#/components/"))
+        expect(() => ajv.compile(rebased), what).not.toThrow()
+        compiled.push(what)
+      }
+    }
+    expect(compiled).toContain("intent.submit input")
+    expect(compiled).toContain("rpc.discover result")
+
+    // The compiled result schema accepts a real answer and refuses a broken one.
+    const intentSchema = ajv.getSchema("openrpc#/components/schemas/Intent")
+    expect(intentSchema).toBeDefined()
+    const intent = await client.request("intent.submit", { input: "Validate me." })
+    expect(intentSchema!(intent), JSON.stringify(intentSchema!.errors)).toBe(true)
+    expect(intentSchema!({ ...intent, status: "nope" })).toBe(false)
+    const discoverResult = ajv.getSchema("openrpc#/components/schemas/OpenRpcDocument")
+    expect(discoverResult!(doc), JSON.stringify(discoverResult!.errors)).toBe(true)
+  })
+})
