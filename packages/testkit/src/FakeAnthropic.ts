@@ -7,6 +7,7 @@
  * ```ts
  * const fake = await FakeAnthropic.start()
  * fake.enqueue({ answer: "Hello there", usage: { input_tokens: 12, output_tokens: 3 } })
+ * fake.enqueue({ toolUses: [{ name: "get_weather", input: { city: "Paris" } }] }) // stop_reason "tool_use"
  * // point a client at fake.url (the API base, without /v1)
  * await fake.stop()
  * ```
@@ -35,6 +36,20 @@ export interface Answer extends FakeUpstream.AnswerFaults {
   readonly errorAfterChunks?: { readonly after: number; readonly type: string; readonly message: string }
   /** End the stream after `message_delta` without `message_stop`. */
   readonly omitMessageStop?: boolean
+  /**
+   * `tool_use` blocks after the text (with no text block when `answer` is not given), their
+   * input streamed as `input_json_delta` pieces of about `pieceLength` characters (default 8).
+   * The default stop reason becomes `"tool_use"`.
+   */
+  readonly toolUses?: ReadonlyArray<ToolUse>
+}
+
+export interface ToolUse {
+  /** Default `toolu_fake<n>`. */
+  readonly id?: string
+  readonly name: string
+  readonly input: unknown
+  readonly pieceLength?: number
 }
 
 export type Script = Answer | FakeUpstream.Reply
@@ -73,13 +88,30 @@ interface MessagesBody {
 
 let sequence = 0
 
+const toolUseEvents = (use: ToolUse & { readonly id: string }, index: number): string => {
+  const json = JSON.stringify(use.input)
+  const size = Math.max(1, use.pieceLength ?? 8)
+  const pieces: Array<string> = []
+  for (let at = 0; at < json.length; at += size) pieces.push(json.slice(at, at + size))
+  return event(
+    "content_block_start",
+    JSON.stringify({ type: "content_block_start", index, content_block: { type: "tool_use", id: use.id, name: use.name, input: {} } })
+  ) +
+    pieces.map((piece) =>
+      event("content_block_delta", JSON.stringify({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } }))
+    ).join("") +
+    event("content_block_stop", JSON.stringify({ type: "content_block_stop", index }))
+}
+
 const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exchange: FakeUpstream.Exchange): Promise<void> => {
   const body = (typeof request.body === "object" && request.body !== null ? request.body : {}) as MessagesBody
   const modelName = typeof body.model === "string" ? body.model : "fake-model"
   const model = JSON.stringify(modelName)
-  const pieces = FakeUpstream.splitAnswer(script.answer ?? defaultAnswer, script.chunks)
+  const toolUses = (script.toolUses ?? []).map((use) => ({ ...use, id: use.id ?? `toolu_fake${++sequence}` }))
+  const withText = toolUses.length === 0 || script.answer !== undefined
+  const pieces = withText ? FakeUpstream.splitAnswer(script.answer ?? defaultAnswer, script.chunks) : []
   const usage = script.usage ?? { input_tokens: FakeUpstream.promptTokensOf(request.body), output_tokens: pieces.length }
-  const stopReasonName = script.stopReason ?? "end_turn"
+  const stopReasonName = script.stopReason ?? (toolUses.length > 0 ? "tool_use" : "end_turn")
   const stopReason = JSON.stringify(stopReasonName)
   const id = `msg_fake${++sequence}`
 
@@ -94,7 +126,10 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
           type: "message",
           role: "assistant",
           model: modelName,
-          content: [{ type: "text", text: pieces.join("") }],
+          content: [
+            ...(withText ? [{ type: "text", text: pieces.join("") }] : []),
+            ...toolUses.map((use) => ({ type: "tool_use", id: use.id, name: use.name, input: use.input }))
+          ],
           stop_reason: stopReasonName,
           stop_sequence: null,
           usage
@@ -108,12 +143,13 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
       "message_start",
       `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${usage.input_tokens},"output_tokens":1}}}`
     ) +
-      event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`) +
+      (withText ? event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`) : "") +
       event("ping", `{"type": "ping"}`),
     pieces: pieces.length,
     piece: (i) => event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(pieces[i])}}}`),
     tail: () =>
-      event("content_block_stop", `{"type":"content_block_stop","index":0}`) +
+      (withText ? event("content_block_stop", `{"type":"content_block_stop","index":0}`) : "") +
+      toolUses.map((use, i) => toolUseEvents(use, (withText ? 1 : 0) + i)).join("") +
       event("message_delta", `{"type":"message_delta","delta":{"stop_reason":${stopReason},"stop_sequence":null},"usage":{"output_tokens":${usage.output_tokens}}}`) +
       (script.omitMessageStop ? "" : event("message_stop", `{"type":"message_stop"}`)),
     malformed: `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated\n\n`,

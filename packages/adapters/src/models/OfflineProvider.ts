@@ -9,13 +9,32 @@
  * request always gets the same chunks. It applies `stop` (the text ends before the first stop
  * sequence) and `maxOutputTokens`; sampling options cannot change a deterministic answer.
  *
+ * Tools: with `tool_choice: "required"` it calls the tool the last user message names (else the
+ * first tool), with a named `tool_choice` that tool; with `"auto"` (or none given) it calls a
+ * tool only when the last user message names it and no tool result has come back since, else it
+ * answers in text; `"none"` is text. A call is one `ToolCallDelta` with its id and name, then its
+ * arguments (an example valid against the tool's `parameters`, strings taken from the question,
+ * see `JsonSchemaExample`), then `Finish` with `tool_calls`. Tool results after the last user
+ * message are listed in the text answer, so a round trip shows. Structured output:
+ * `json_object` answers `{"answer": <the text>}`, `json_schema` an example valid against the
+ * schema; `stop` and `maxOutputTokens` cut those too, as they would a real model's.
+ *
  * ```ts
  * const chunks = yield* Stream.runCollect(OfflineProvider.make.stream(request))
  * ```
  */
-import { type CallOptions, type ChatMessage, estimateTokens, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
+import {
+  type CallOptions,
+  type ChatMessage,
+  estimateTokens,
+  type ModelChunk,
+  type ModelRequest,
+  type ToolDefinition,
+  Usage
+} from "@huddle/domain/models/Model"
 import type { Provider } from "@huddle/domain/models/ModelProviders"
 import { Stream } from "effect"
+import { exampleOf } from "./JsonSchemaExample.js"
 
 export const name = "offline"
 
@@ -37,14 +56,39 @@ const contextLines = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<strin
     .filter((line) => line.length > 0)
     .map((line) => shorten(line.replace(/\s+/g, " "), maxLine))
 
+const lastUserIndex = (messages: ReadonlyArray<ChatMessage>): number => {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === "user") return i
+  return -1
+}
+
+const questionOf = (messages: ReadonlyArray<ChatMessage>): string => {
+  const lastUser = messages[lastUserIndex(messages)]
+  return lastUser === undefined ? "" : shorten(lastUser.content.trim().replace(/\s+/g, " "), maxQuestion)
+}
+
+/** The tool results that came back after the last user message, with the name of the tool called. */
+const toolResults = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<{ readonly name: string; readonly content: string }> => {
+  const names = new Map<string, string>()
+  for (const message of messages) for (const call of message.tool_calls ?? []) names.set(call.id, call.function.name)
+  return messages.slice(lastUserIndex(messages) + 1).flatMap((message) =>
+    message.role === "tool"
+      ? [{ name: names.get(message.tool_call_id ?? "") ?? message.name ?? "a tool", content: message.content }]
+      : []
+  )
+}
+
 /** The full answer text for a request (before truncation to `maxOutputTokens`). */
 export const answerFor = (request: ModelRequest): string => {
-  const lastUser = [...request.messages].reverse().find((message) => message.role === "user")
-  const question = lastUser === undefined ? "" : shorten(lastUser.content.trim().replace(/\s+/g, " "), maxQuestion)
+  const question = questionOf(request.messages)
   const lines = [
     `[offline] This answer comes from the offline model (${request.model.id}): no model provider was called.`,
     question.length > 0 ? `You asked: "${question}"` : "There was no question to answer."
   ]
+  const results = toolResults(request.messages)
+  if (results.length > 0) {
+    lines.push("Tool results I was given:")
+    for (const result of results) lines.push(`- ${result.name}: ${shorten(result.content.trim().replace(/\s+/g, " "), maxLine)}`)
+  }
   const context = contextLines(request.messages)
   if (context.length > 0) {
     lines.push("Context I was given:")
@@ -53,6 +97,65 @@ export const answerFor = (request: ModelRequest): string => {
     lines.push("I was given no other context.")
   }
   return lines.join("\n")
+}
+
+/** The answer as `response_format` wants it: the text, or JSON. */
+const formatted = (request: ModelRequest): string => {
+  const format = request.options?.response_format
+  if (format?.type === "json_object") return JSON.stringify({ answer: answerFor(request) })
+  if (format?.type === "json_schema") {
+    return JSON.stringify(exampleOf(format.json_schema.schema ?? { type: "object" }, { text: questionOf(request.messages) }))
+  }
+  return answerFor(request)
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** Whether a text names a tool (as a whole word). */
+const names = (text: string, tool: ToolDefinition) =>
+  new RegExp(`(^|[^\\w-])${escapeRegExp(tool.function.name)}($|[^\\w-])`).test(text)
+
+/** The tool to call, if the request's `tool_choice` and messages make this a tool call. */
+export const toolToCall = (request: ModelRequest): ToolDefinition | undefined => {
+  const tools = request.options?.tools ?? []
+  const choice = request.options?.tool_choice ?? "auto"
+  if (tools.length === 0 || choice === "none") return undefined
+  if (typeof choice === "object") return tools.find((tool) => tool.function.name === choice.function.name)
+  const lastUser = request.messages[lastUserIndex(request.messages)]
+  const named = lastUser === undefined ? undefined : tools.find((tool) => names(lastUser.content, tool))
+  if (choice === "required") return named ?? tools[0]
+  // "auto": only a tool asked for by name, and only once per question.
+  return toolResults(request.messages).length > 0 ? undefined : named
+}
+
+/** A short deterministic hash (FNV-1a), for call ids that differ between conversations. */
+const hash = (text: string): string => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
+  return (h >>> 0).toString(16).padStart(8, "0")
+}
+
+/** Input tokens as the offline model counts them: message contents, tool calls and definitions. */
+const inputTokens = (request: ModelRequest): number =>
+  request.messages.reduce(
+    (sum, message) => sum + estimateTokens(message.content) + (message.tool_calls ? estimateTokens(JSON.stringify(message.tool_calls)) : 0),
+    0
+  ) + (request.options?.tools ? estimateTokens(JSON.stringify(request.options.tools)) : 0)
+
+const toolCallChunks = (request: ModelRequest, tool: ToolDefinition): ReadonlyArray<ModelChunk> => {
+  const args = JSON.stringify(exampleOf(tool.function.parameters ?? { type: "object" }, { text: questionOf(request.messages) }))
+  const budget = Math.max(0, request.maxOutputTokens) * 4
+  const output = tool.function.name + args
+  // Over the output budget a real model stops mid-call; so does this one.
+  const truncated = output.length > budget
+  const kept = truncated ? args.slice(0, Math.max(0, budget - tool.function.name.length)) : args
+  const id = `call_offline_${hash(JSON.stringify(request.messages) + tool.function.name)}`
+  return [
+    { _tag: "ToolCallDelta", index: 0, id, name: tool.function.name, arguments: "" },
+    ...(kept.length > 0 ? [{ _tag: "ToolCallDelta" as const, index: 0, arguments: kept }] : []),
+    { _tag: "Usage", usage: new Usage({ input_tokens: inputTokens(request), output_tokens: estimateTokens(tool.function.name + kept) }) },
+    { _tag: "Finish", reason: truncated ? "length" : "tool_calls" }
+  ]
 }
 
 /** Splits a text into groups of words whose concatenation is the text. */
@@ -71,12 +174,14 @@ const untilStop = (text: string, stop: CallOptions["stop"]): string => {
 }
 
 export const chunksFor = (request: ModelRequest): ReadonlyArray<ModelChunk> => {
-  const full = untilStop(answerFor(request), request.options?.stop)
+  const tool = toolToCall(request)
+  if (tool !== undefined) return toolCallChunks(request, tool)
+  const full = untilStop(formatted(request), request.options?.stop)
   // Honour the output budget as a real model would: cut the text, and say so in `Finish`.
   const budget = Math.max(0, request.maxOutputTokens) * 4
   const truncated = full.length > budget
   const text = truncated ? full.slice(0, budget).trimEnd() : full
-  const input = request.messages.reduce((sum, message) => sum + estimateTokens(message.content), 0)
+  const input = inputTokens(request)
   return [
     ...wordGroups(text).map((group): ModelChunk => ({ _tag: "Delta", text: group })),
     { _tag: "Usage", usage: new Usage({ input_tokens: input, output_tokens: estimateTokens(text) }) },

@@ -83,10 +83,17 @@ describe("the hand-written event checks", () => {
       delta: optionalRecord({
         type: maybe(fc.constantFrom("text_delta", "input_json_delta")),
         text: maybe(fc.string({ maxLength: 3 })),
+        partial_json: maybe(fc.string({ maxLength: 3 })),
         stop_reason: maybe(fc.oneof(fc.constant(null), fc.string({ maxLength: 3 })))
       }),
+      content_block: optionalRecord({
+        type: maybe(fc.constantFrom("text", "tool_use")),
+        id: maybe(fc.string({ maxLength: 3 })),
+        name: maybe(fc.string({ maxLength: 3 })),
+        input: wild
+      }),
       usage: tokenCounts,
-      index: fc.nat(3),
+      index: maybe(fc.nat(3)),
       error: optionalRecord({ type: maybe(fc.string({ maxLength: 3 })), message: maybe(fc.string({ maxLength: 3 })) })
     })
     agree(event, isMessagesEvent, MessagesEvent)

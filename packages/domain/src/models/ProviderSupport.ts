@@ -6,8 +6,13 @@
  * - `anthropic` translates `stop` (to `stop_sequences`), `top_p`, `user`/`safety_identifier`
  *   (to `metadata.user_id`); an option with no Anthropic equivalent is accepted only at its
  *   neutral value (which changes nothing, so nothing is lost by not sending it).
- * - `offline` applies `stop`, and accepts what cannot change a deterministic answer (sampling,
- *   identifiers, hints); penalties and logit biases would change it, so only their neutral values.
+ *   Tools, `tool_choice`, `parallel_tool_calls` and `response_format` are translated too, except
+ *   a `json_schema` response format beside `tools` (it becomes a forced tool of its own).
+ * - `offline` applies `stop`, tools and `response_format`, and accepts what cannot change a
+ *   deterministic answer (sampling, identifiers, hints); penalties and logit biases would change
+ *   it, so only their neutral values.
+ * - For both, a `tool_choice` that needs a tool the request does not define is refused (OpenAI
+ *   refuses it too; an OpenAI-compatible server gives its own answer).
  *
  * ```ts
  * refusalOf("anthropic", { seed: 7 }) // { param: "seed", message: "…" }
@@ -45,7 +50,18 @@ export const refusalOf = (kind: ProviderKind, options: CallOptions | undefined):
     return notFor("frequency_penalty", provider, "only 0 can be honoured")
   }
   if (hasBias(options.logit_bias)) return notFor("logit_bias", provider, "only an empty bias can be honoured")
+  const choice = options.tool_choice
+  const tools = options.tools ?? []
+  if (choice === "required" && tools.length === 0) {
+    return { param: "tool_choice", message: "`tool_choice: \"required\"` needs at least one tool in `tools`" }
+  }
+  if (typeof choice === "object" && !tools.some((tool) => tool.function.name === choice.function.name)) {
+    return { param: "tool_choice", message: `\`tool_choice\` names the tool \`${choice.function.name}\`, which is not in \`tools\`` }
+  }
   if (kind === "offline") return undefined
+  if (options.response_format?.type === "json_schema" && tools.length > 0) {
+    return notFor("response_format", provider, "a `json_schema` format is translated into a forced tool, which cannot be combined with `tools`")
+  }
   if (options.seed !== undefined) return notFor("seed", provider, "the Messages API has no seed")
   if (options.reasoning_effort !== undefined && options.reasoning_effort !== "none") {
     return notFor("reasoning_effort", provider, "extended thinking is not translated; only \"none\" can be honoured")
