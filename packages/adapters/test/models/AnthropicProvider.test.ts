@@ -191,3 +191,125 @@ describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client
       expect(disconnect?.chunksWritten).toBeLessThan(10)
     }))
 })
+
+describe("AnthropicProvider with tools and response formats", () => {
+  const weather = {
+    type: "function" as const,
+    function: {
+      name: "get_weather",
+      description: "The weather in a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
+    }
+  }
+  const clock = { type: "function" as const, function: { name: "get_time" } }
+  const ask = (options: ModelRequest["options"]): ModelRequest => ({ model, messages: [{ role: "user", content: "Weather in Paris?" }], maxOutputTokens: 64, options })
+  const bodyOf = (fake: FakeAnthropic.FakeAnthropic) => fake.requests[0]?.body as Record<string, unknown>
+
+  it("translates tools and each tool_choice, with disable_parallel_tool_use for parallel_tool_calls: false", () => {
+    const tools = [weather, clock]
+    expect(AnthropicProvider.toolsOf({ tools, tool_choice: "auto" }).body).toEqual({
+      tools: [
+        { name: "get_weather", description: "The weather in a city", input_schema: weather.function.parameters },
+        { name: "get_time", input_schema: { type: "object", properties: {} } }
+      ],
+      tool_choice: { type: "auto" }
+    })
+    expect(AnthropicProvider.toolsOf({ tools, tool_choice: "required" }).body.tool_choice).toEqual({ type: "any" })
+    expect(AnthropicProvider.toolsOf({ tools, tool_choice: "none" }).body.tool_choice).toEqual({ type: "none" })
+    expect(AnthropicProvider.toolsOf({ tools, tool_choice: { type: "function", function: { name: "get_time" } }, parallel_tool_calls: false }).body.tool_choice)
+      .toEqual({ type: "tool", name: "get_time", disable_parallel_tool_use: true })
+    expect(AnthropicProvider.toolsOf({ tools, parallel_tool_calls: false }).body.tool_choice).toEqual({ type: "auto", disable_parallel_tool_use: true })
+    expect(AnthropicProvider.toolsOf({ tools }).body).not.toHaveProperty("tool_choice")
+    expect(AnthropicProvider.toolsOf({ tool_choice: "auto" }).body).toEqual({})
+  })
+
+  it("translates a json_schema format into one forced tool named after the schema", () => {
+    const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
+    const translated = AnthropicProvider.toolsOf({ response_format: { type: "json_schema", json_schema: { name: "city answer", strict: true, schema } } })
+    expect(translated.structuredTool).toBe("city_answer")
+    expect(translated.body).toEqual({
+      tools: [{ name: "city_answer", description: expect.any(String), input_schema: schema }],
+      tool_choice: { type: "tool", name: "city_answer" }
+    })
+  })
+
+  it("translates tool calls to tool_use blocks and tool messages to tool_result blocks of one user turn", () => {
+    expect(AnthropicProvider.messagesOf([
+      { role: "system", content: "terse" },
+      { role: "user", content: "Weather in Paris and Rome?" },
+      {
+        role: "assistant",
+        content: "Checking.",
+        tool_calls: [
+          { id: "toolu_1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } },
+          { id: "toolu_2", type: "function", function: { name: "get_weather", arguments: "not json" } }
+        ]
+      },
+      { role: "tool", tool_call_id: "toolu_1", content: "18°C" },
+      { role: "tool", tool_call_id: "toolu_2", content: "21°C" },
+      { role: "user", content: "Which is warmer?" }
+    ])).toEqual([
+      { role: "user", content: "Weather in Paris and Rome?" },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Checking." },
+          { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } },
+          { type: "tool_use", id: "toolu_2", name: "get_weather", input: {} }
+        ]
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_1", content: "18°C" },
+          { type: "tool_result", tool_use_id: "toolu_2", content: "21°C" },
+          { type: "text", text: "Which is warmer?" }
+        ]
+      }
+    ])
+  })
+
+  it.scopedLive("sends the translated tools, and streams tool_use blocks back as tool-call deltas with finish tool_use", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup("undici")
+      fake.enqueue({
+        answer: "Let me check.",
+        toolUses: [{ id: "toolu_a", name: "get_weather", input: { city: "Paris" }, pieceLength: 5 }, { id: "toolu_b", name: "get_time", input: {} }],
+        usage: { input_tokens: 30, output_tokens: 12 }
+      })
+      const chunks = yield* Stream.runCollect(provider.stream(ask({ tools: [weather, clock], tool_choice: "required" }))).pipe(Effect.map(Chunk.toReadonlyArray))
+      expect(bodyOf(fake)).toMatchObject({ tools: [{ name: "get_weather" }, { name: "get_time" }], tool_choice: { type: "any" } })
+      expect(textOf(chunks)).toBe("Let me check.")
+      const calls = chunks.flatMap((chunk) => (chunk._tag === "ToolCallDelta" ? [chunk] : []))
+      expect(calls[0]).toEqual({ _tag: "ToolCallDelta", index: 0, id: "toolu_a", name: "get_weather", arguments: "" })
+      expect(calls.filter((call) => call.index === 0).map((call) => call.arguments).join("")).toBe("{\"city\":\"Paris\"}")
+      expect(calls.filter((call) => call.index === 0)).toHaveLength(1 + 4)
+      expect(calls.filter((call) => call.index === 1)).toEqual([
+        { _tag: "ToolCallDelta", index: 1, id: "toolu_b", name: "get_time", arguments: "" },
+        { _tag: "ToolCallDelta", index: 1, arguments: "{}" }
+      ])
+      expect(chunks.slice(-2)).toEqual([
+        { _tag: "Usage", usage: expect.objectContaining({ input_tokens: 30, output_tokens: 12 }) },
+        { _tag: "Finish", reason: "tool_use" }
+      ])
+    }))
+
+  it.scopedLive("a json_schema answer streams back as text, finishing end_turn; json_object adds a system instruction", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup("fetch")
+      const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
+      fake.enqueue({ toolUses: [{ name: "city", input: { city: "Paris" }, pieceLength: 4 }] })
+      const chunks = yield* Stream.runCollect(provider.stream(ask({ response_format: { type: "json_schema", json_schema: { name: "city", schema } } })))
+        .pipe(Effect.map(Chunk.toReadonlyArray))
+      expect(bodyOf(fake)).toMatchObject({ tools: [{ name: "city", input_schema: schema }], tool_choice: { type: "tool", name: "city" } })
+      expect(chunks.some((chunk) => chunk._tag === "ToolCallDelta")).toBe(false)
+      expect(JSON.parse(textOf(chunks))).toEqual({ city: "Paris" })
+      expect(chunks.at(-1)).toEqual({ _tag: "Finish", reason: "end_turn" })
+
+      fake.reset()
+      fake.enqueue({ answer: "{\"city\":\"Paris\"}" })
+      yield* Stream.runDrain(provider.stream(ask({ response_format: { type: "json_object" } })))
+      expect(bodyOf(fake).system).toBe(AnthropicProvider.jsonObjectInstruction)
+      expect(bodyOf(fake)).not.toHaveProperty("tools")
+    }))
+})

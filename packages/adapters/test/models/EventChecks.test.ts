@@ -21,6 +21,8 @@ const wild: fc.Arbitrary<unknown> = fc.oneof(
 /** Mostly the valid arbitrary, sometimes anything. */
 const maybe = (valid: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> => fc.oneof({ arbitrary: valid, weight: 5 }, { arbitrary: wild, weight: 1 })
 const optionalRecord = (fields: Record<string, fc.Arbitrary<unknown>>) => maybe(fc.record(fields, { requiredKeys: [] }))
+/** Nearly always the valid arbitrary: for the later fields, so that valid events stay common. */
+const rarely = (valid: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> => fc.oneof({ arbitrary: valid, weight: 20 }, { arbitrary: wild, weight: 1 })
 /** As JSON.parse would give it. */
 const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value) ?? "null")
 
@@ -83,17 +85,17 @@ describe("the hand-written event checks", () => {
       delta: optionalRecord({
         type: maybe(fc.constantFrom("text_delta", "input_json_delta")),
         text: maybe(fc.string({ maxLength: 3 })),
-        partial_json: maybe(fc.string({ maxLength: 3 })),
+        partial_json: rarely(fc.string({ maxLength: 3 })),
         stop_reason: maybe(fc.oneof(fc.constant(null), fc.string({ maxLength: 3 })))
       }),
-      content_block: optionalRecord({
-        type: maybe(fc.constantFrom("text", "tool_use")),
-        id: maybe(fc.string({ maxLength: 3 })),
-        name: maybe(fc.string({ maxLength: 3 })),
-        input: wild
-      }),
+      content_block: rarely(fc.record({
+        type: rarely(fc.constantFrom("text", "tool_use")),
+        id: rarely(fc.string({ maxLength: 3 })),
+        name: rarely(fc.string({ maxLength: 3 })),
+        input: fc.constant({})
+      }, { requiredKeys: [] })),
       usage: tokenCounts,
-      index: maybe(fc.nat(3)),
+      index: rarely(fc.nat(3)),
       error: optionalRecord({ type: maybe(fc.string({ maxLength: 3 })), message: maybe(fc.string({ maxLength: 3 })) })
     })
     agree(event, isMessagesEvent, MessagesEvent)

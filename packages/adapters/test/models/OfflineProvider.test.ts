@@ -108,3 +108,99 @@ describe("OfflineProvider", () => {
     { fastCheck: { numRuns: 100 } }
   )
 })
+
+describe("OfflineProvider with tools and response formats", () => {
+  const weather = {
+    type: "function" as const,
+    function: {
+      name: "get_weather",
+      parameters: {
+        type: "object",
+        properties: { city: { type: "string" }, unit: { type: "string", enum: ["celsius", "fahrenheit"] } },
+        required: ["city", "unit"]
+      }
+    }
+  }
+  const clock = { type: "function" as const, function: { name: "get_time" } }
+  const ask = (content: string, options: ModelRequest["options"], extra: ReadonlyArray<ChatMessage> = []): ModelRequest => ({
+    model,
+    messages: [{ role: "user", content }, ...extra],
+    maxOutputTokens: 1024,
+    options
+  })
+  const callOf = (chunks: ReadonlyArray<ModelChunk>) => {
+    const pieces = chunks.flatMap((chunk) => (chunk._tag === "ToolCallDelta" ? [chunk] : []))
+    return { first: pieces[0], arguments: pieces.map((piece) => piece.arguments ?? "").join(""), indexes: pieces.map((piece) => piece.index) }
+  }
+
+  it.effect("required: one call of the first tool, id and name first, arguments valid for its schema, then tool_calls", () =>
+    Effect.gen(function*() {
+      const request = ask("Paris?", { tools: [weather, clock], tool_choice: "required" })
+      const chunks = yield* collect(request)
+      expect(chunks.map((chunk) => chunk._tag)).toEqual(["ToolCallDelta", "ToolCallDelta", "Usage", "Finish"])
+      const call = callOf(chunks)
+      expect(call.first).toMatchObject({ index: 0, name: "get_weather" })
+      expect(call.first?.id).toMatch(/^call_offline_[0-9a-f]{8}$/)
+      expect(call.indexes).toEqual([0, 0])
+      expect(JSON.parse(call.arguments)).toEqual({ city: "Paris?", unit: "celsius" })
+      expect(chunks[3]).toEqual({ _tag: "Finish", reason: "tool_calls" })
+      // The tool definitions are input, the call is output.
+      expect(chunks[2]).toMatchObject({
+        usage: { input_tokens: estimateTokens("Paris?") + estimateTokens(JSON.stringify([weather, clock])), output_tokens: estimateTokens(`get_weather${call.arguments}`) }
+      })
+      expect(yield* collect(request)).toEqual(chunks)
+    }))
+
+  it.effect("a named tool_choice calls that tool; required calls the tool the question names; a tool without parameters gets {}", () =>
+    Effect.gen(function*() {
+      const named = callOf(yield* collect(ask("Paris?", { tools: [weather, clock], tool_choice: { type: "function", function: { name: "get_time" } } })))
+      expect(named.first?.name).toBe("get_time")
+      expect(named.arguments).toBe("{}")
+      const byName = callOf(yield* collect(ask("Use get_time please", { tools: [weather, clock], tool_choice: "required" })))
+      expect(byName.first?.name).toBe("get_time")
+    }))
+
+  it.effect("auto answers in text unless the question names a tool; none is always text", () =>
+    Effect.gen(function*() {
+      const plain = yield* collect(ask("Paris?", { tools: [weather] }))
+      expect(plain.some((chunk) => chunk._tag === "ToolCallDelta")).toBe(false)
+      expect(plain.at(-1)).toEqual({ _tag: "Finish", reason: "stop" })
+      const asked = yield* collect(ask("Call get_weather for Paris", { tools: [weather], tool_choice: "auto" }))
+      expect(callOf(asked).first?.name).toBe("get_weather")
+      const none = yield* collect(ask("Call get_weather for Paris", { tools: [weather], tool_choice: "none" }))
+      expect(none.some((chunk) => chunk._tag === "ToolCallDelta")).toBe(false)
+    }))
+
+  it.effect("after a tool result, auto answers in text that quotes the result under the tool's name", () =>
+    Effect.gen(function*() {
+      const chunks = yield* collect(ask("Call get_weather for Paris", { tools: [weather] }, [
+        { role: "assistant", content: "", tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } }] },
+        { role: "tool", tool_call_id: "call_1", content: "18°C, sunny" }
+      ]))
+      expect(chunks.some((chunk) => chunk._tag === "ToolCallDelta")).toBe(false)
+      expect(textOf(chunks)).toContain("Tool results I was given:\n- get_weather: 18°C, sunny")
+    }))
+
+  it.effect("json_object answers {answer: <the text>}; json_schema answers JSON built from the schema", () =>
+    Effect.gen(function*() {
+      const object = JSON.parse(textOf(yield* collect(ask("Paris?", { response_format: { type: "json_object" } }))))
+      expect(Object.keys(object)).toEqual(["answer"])
+      expect(object.answer).toBe(OfflineProvider.answerFor(ask("Paris?", undefined)))
+      const schema = {
+        type: "object",
+        properties: { capital: { type: "string" }, population: { type: "integer", minimum: 1 }, sources: { type: "array", items: { type: "string" }, minItems: 1 } },
+        required: ["capital", "population", "sources"],
+        additionalProperties: false
+      }
+      const chunks = yield* collect(ask("Paris?", { response_format: { type: "json_schema", json_schema: { name: "city", strict: true, schema } } }))
+      expect(JSON.parse(textOf(chunks))).toEqual({ capital: "Paris?", population: 1, sources: ["Paris?"] })
+      expect(chunks.at(-1)).toEqual({ _tag: "Finish", reason: "stop" })
+    }))
+
+  it.effect("a call longer than the output budget is cut, with finish_reason length", () =>
+    Effect.gen(function*() {
+      const chunks = yield* collect({ ...ask("Paris?", { tools: [weather], tool_choice: "required" }), maxOutputTokens: 5 })
+      expect(`get_weather${callOf(chunks).arguments}`).toHaveLength(20)
+      expect(chunks.at(-1)).toEqual({ _tag: "Finish", reason: "length" })
+    }))
+})
