@@ -12,6 +12,7 @@ import { HuddleApi } from "./api/HuddleApi.js"
 import { MeApi } from "./api/MeApi.js"
 import { MemoriesApi } from "./api/MemoriesApi.js"
 import { OpenAiApi } from "./api/OpenAiApi.js"
+import * as OpenApiDocument from "./api/OpenApiDocument.js"
 import { OperatorApi } from "./api/OperatorApi.js"
 import { OrgAdminApi } from "./api/OrgAdminApi.js"
 import { OrgsApi } from "./api/OrgsApi.js"
@@ -57,7 +58,7 @@ const description = `Team AI workspace: organizations, credits, memories, huddle
 
 A \`500 INTERNAL\` message gives the request id to quote (also in \`X-Request-Id\`); a \`503 SERVICE_UNAVAILABLE\` comes with \`Retry-After\`.`
 
-export class Api extends HttpApi.make("huddle")
+const contract = HttpApi.make("huddle")
   .add(HealthApi)
   .add(refuseUnknownFields(AuthApi).prefix("/v1"))
   .add(refuseUnknownFields(MeApi).prefix("/v1"))
@@ -83,4 +84,10 @@ export class Api extends HttpApi.make("huddle")
   .annotate(OpenApi.Title, "Huddle API")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(OpenApi.Description, description)
-{}
+  .annotate(OpenApi.Servers, OpenApiDocument.servers)
+  // The project grants no license (none is declared); the document says so rather than invent one.
+  .annotate(OpenApi.License, { name: "Proprietary: no license is granted" })
+  .annotate(HttpApi.AdditionalSchemas, OpenApiDocument.additionalSchemas)
+
+/** The contract, with the fixes of its OpenAPI document that annotations cannot express. */
+export class Api extends contract.annotate(OpenApi.Transform, OpenApiDocument.transform(contract)) {}

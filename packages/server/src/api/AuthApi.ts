@@ -13,6 +13,7 @@ export class SignupResponse extends Schema.Class<SignupResponse>("SignupResponse
 export class AuthApi extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("signup", "/auth/signup")
+      .annotate(OpenApi.Summary, "Sign up")
       .setPayload(SignupRequest)
       .addSuccess(SignupResponse, { status: 201 })
       .addError(Envelope.Conflict)
@@ -20,12 +21,14 @@ export class AuthApi extends HttpApiGroup.make("auth")
   )
   .add(
     HttpApiEndpoint.post("login", "/auth/login")
+      .annotate(OpenApi.Summary, "Log in")
       .setPayload(LoginRequest)
       .addSuccess(LoginResult)
       .annotate(OpenApi.Description, "Start a web session. The token is shown once; send it as `Authorization: Bearer`.")
   )
   .add(
     HttpApiEndpoint.post("logout", "/auth/logout")
+      .annotate(OpenApi.Summary, "Log out")
       // Ending the session is naturally repeatable; a retry after it is refused with 401 anyway.
       .annotate(Idempotency.Keyed, false)
       .addSuccess(HttpApiSchema.NoContent)
@@ -34,4 +37,5 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .annotate(OpenApi.Description, "End the web session that authenticates this request.")
   )
   .annotate(OpenApi.Title, "Authentication")
+  .annotate(OpenApi.Description, "Accounts and web sessions.")
 {}

@@ -33,9 +33,15 @@ const ErrorObjectSchema = Schema.Struct({
   })
 }).annotations({ identifier: "JsonRpcError" })
 
+/** A failed call's answer; also the body of a bare-shape call failing with a REST status. */
+export const ErrorResponse = Schema.Struct({ jsonrpc: Schema.Literal("2.0"), error: ErrorObjectSchema, id: IdSchema })
+  .annotations({ identifier: "JsonRpcErrorResponse" })
+
 export const ResponseObject = Schema.Union(
   Schema.Struct({ jsonrpc: Schema.Literal("2.0"), result: Schema.Unknown, id: IdSchema }),
-  Schema.Struct({ jsonrpc: Schema.Literal("2.0"), error: ErrorObjectSchema, id: IdSchema })
+  ErrorResponse
 ).annotations({ identifier: "JsonRpcResponse" })
 
-export const ResponseBody = Schema.Union(ResponseObject, Schema.Array(ResponseObject))
+export const ResponseBody = Schema.Union(ResponseObject, Schema.Array(ResponseObject)).annotations({
+  description: "A JSON-RPC 2.0 response (a result or an error object), or a batch of them"
+})

@@ -9,17 +9,20 @@ import { ListParams, page } from "./Lists.js"
 export class MeApi extends HttpApiGroup.make("me")
   .add(
     HttpApiEndpoint.get("me", "/me")
+      .annotate(OpenApi.Summary, "Get the caller")
       .addSuccess(Profile)
       .annotate(OpenApi.Description, "The caller: user, personal credit balance, preferences and organizations.")
   )
   .add(
     HttpApiEndpoint.put("setPreferences", "/me/preferences")
+      .annotate(OpenApi.Summary, "Replace personal preferences")
       .setPayload(Preferences)
       .addSuccess(Preferences)
       .annotate(OpenApi.Description, "Replace the caller's personal preferences; an omitted field is unset (inherited).")
   )
   .add(
     HttpApiEndpoint.get("auditLog", "/me/audit-log")
+      .annotate(OpenApi.Summary, "List the caller's security events")
       .setUrlParams(ListParams)
       .addSuccess(page(AuditEvent))
       .annotate(OpenApi.Description, "Account-level security events the caller took part in: API keys created and revoked, organizations deleted.")
@@ -27,4 +30,5 @@ export class MeApi extends HttpApiGroup.make("me")
   .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Me")
+  .annotate(OpenApi.Description, "The caller's own account: profile, balance, preferences and security events.")
 {}

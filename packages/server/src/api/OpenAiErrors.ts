@@ -6,7 +6,7 @@
  * is the request field the error concerns when it says so (its `field`), else `null`.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Predicate } from "effect"
+import { Predicate, Schema } from "effect"
 import * as ErrorTable from "./ErrorTable.js"
 
 export interface OpenAiError {
@@ -15,6 +15,19 @@ export interface OpenAiError {
     readonly error: { readonly message: string; readonly type: string; readonly param: string | null; readonly code: string }
   }
 }
+
+/** The envelope's shape, for the OpenAPI document (api/OpenApiDocument.ts). */
+export const ErrorBody = Schema.Struct({
+  error: Schema.Struct({
+    message: Schema.String,
+    type: Schema.String,
+    param: Schema.NullOr(Schema.String),
+    code: Schema.String
+  })
+}).annotations({
+  identifier: "OpenAiError",
+  description: "OpenAI's error envelope: `code` holds the Huddle error code, `type` OpenAI's word for the status, `param` the request field concerned (or null)"
+})
 
 /** OpenAI's `type` for a status. */
 export const typeFor = (status: number): string => {

@@ -54,24 +54,28 @@ const UserRef = Schema.Struct({ user: Line.pipe(Schema.minLength(1), Schema.maxL
 export class OperatorApi extends HttpApiGroup.make("operator")
   .add(
     HttpApiEndpoint.post("grant", "/operator/credits/grants")
+      .annotate(OpenApi.Summary, "Grant credits")
       .setPayload(GrantRequest)
       .addSuccess(GrantResult, { status: 201 })
       .annotate(OpenApi.Description, "Mint credits into a user's personal balance or an org's subscription or add-on balance, with a reason (a ledger row and an audit event).")
   )
   .add(
     HttpApiEndpoint.get("ledger", "/operator/credits/ledger")
+      .annotate(OpenApi.Summary, "Read an account's ledger")
       .setUrlParams(LedgerParams)
       .addSuccess(LedgerPage)
       .annotate(OpenApi.Description, "An account's ledger, newest first, each row with the balance after it, and the balance now.")
   )
   .add(
     HttpApiEndpoint.get("user", "/operator/users/:user")
+      .annotate(OpenApi.Summary, "Look up a user")
       .setPath(UserRef)
       .addSuccess(User)
       .annotate(OpenApi.Description, "A user by id or email.")
   )
   .add(
     HttpApiEndpoint.post("revokeKeys", "/operator/users/:user/revoke-keys")
+      .annotate(OpenApi.Summary, "Revoke a user's API keys")
       .setPath(UserRef)
       .addSuccess(Schema.Struct({ revoked: Schema.Int }))
       .annotate(OpenApi.Description, "Revoke every API key of a user (by id or email); they stop working at once, on every instance.")
@@ -81,4 +85,5 @@ export class OperatorApi extends HttpApiGroup.make("operator")
   // Rate limits count per user credential; the operator is none, and is trusted.
   .annotate(RateLimit.Class, "none")
   .annotate(OpenApi.Title, "Operator")
+  .annotate(OpenApi.Description, "Operator-only administration, authenticated by the operator token.")
 {}

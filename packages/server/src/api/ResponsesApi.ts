@@ -155,6 +155,7 @@ export type ResponseObject = typeof ResponseObject.Encoded
 export class ResponsesApi extends HttpApiGroup.make("responses")
   .add(
     HttpApiEndpoint.post("createResponse", "/responses")
+      .annotate(OpenApi.Summary, "Create a response")
       .annotateContext(Idempotency.keyed)
       .annotate(RateLimit.Class, "chat")
       .setPayload(CreateResponse)
@@ -173,5 +174,6 @@ export class ResponsesApi extends HttpApiGroup.make("responses")
   .middleware(RateLimit.RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "OpenAI Responses")
+  .annotate(OpenApi.Description, "OpenAI's Responses API, in OpenAI's wire format and error envelope.")
   .annotate(Dialect, "openai")
 {}

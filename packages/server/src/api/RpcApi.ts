@@ -15,6 +15,7 @@ import { Authenticated } from "./Security.js"
 export class RpcApi extends HttpApiGroup.make("rpc")
   .add(
     HttpApiEndpoint.post("call", "/rpc")
+      .annotate(OpenApi.Summary, "Call JSON-RPC methods")
       .annotateContext(Idempotency.keyed)
       .setPayload(JsonRpcWire.RequestBody)
       .setHeaders(OrgHeaders)
@@ -42,5 +43,6 @@ export class RpcApi extends HttpApiGroup.make("rpc")
   .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "JSON-RPC")
+  .annotate(OpenApi.Description, "JSON-RPC 2.0 entry point for intents; errors are JSON-RPC error objects.")
   .annotate(Dialect, "json-rpc")
 {}
