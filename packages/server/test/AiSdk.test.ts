@@ -2,14 +2,16 @@
  * The Vercel AI SDK (`ai` + `@ai-sdk/openai`), unmodified, against the in-process server: the
  * chat model (`openai.chat`, `/v1/chat/completions`) and the default model (`openai(id)`,
  * `/v1/responses`), in front of a fake OpenAI-compatible upstream that records what it receives,
- * and in front of the offline model. Text, streams, usage, exact credits, structured output,
+ * and in front of the offline model; then tools and structured output against the offline model
+ * and against a fake Anthropic upstream. Text, streams, usage, exact credits, structured output,
  * tool calls and errors as the SDK's own classes.
  */
 import { createOpenAI } from "@ai-sdk/openai"
-import { Accounts, type FakeOpenAi, TestServer, WithFakeUpstream } from "@huddle/testkit"
+import { Accounts, type FakeAnthropic, type FakeOpenAi, TestServer, WithFakeUpstream } from "@huddle/testkit"
 import { APICallError, generateObject, generateText, type LanguageModel, streamText, tool } from "ai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { z } from "zod"
+import { anthropicSuite, claudeCharge, offlineEconomyCharge } from "./anthropicSuite.js"
 import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
 // Priced as WithFakeUpstream.price: one credit per input token, two per output token.
@@ -217,5 +219,148 @@ describe.each(apis)("the AI SDK with $name, against the offline model", ({ model
     expect(result.text).toContain("[offline]")
     expect(result.text).toContain("offline model")
     expect(result.usage.outputTokens).toBeGreaterThan(0)
+  })
+})
+
+// The zod schemas of the tool and object cases below; what comes back is checked against them.
+const weatherInput = z.object({ city: z.string().min(1), unit: z.enum(["celsius", "fahrenheit"]), days: z.number().int().min(1).max(7) })
+const cityObject = z.object({
+  name: z.string(),
+  population: z.number().int().min(1),
+  districts: z.array(z.object({ name: z.string() })).min(2)
+})
+// One step (the default): the SDK runs `execute` on the call and stops there.
+const forecastTools = {
+  get_weather: tool({ description: "The forecast for a city", inputSchema: weatherInput, execute: async ({ city }) => `Sunny in ${city}` })
+}
+
+describe.each(apis)("the AI SDK with $name, tools and structured output", ({ model: modelOf }) => {
+  let anthropic: FakeAnthropic.FakeAnthropic
+  let server: TestServer.TestServer
+  let user: Accounts.TestUser
+  let openai: ReturnType<typeof createOpenAI>
+
+  const balance = async () => (await server.request("GET", "/v1/me", { token: user.session })).body.credits.balance as number
+  const charged = (result: { response: { headers?: Record<string, string> } }) => Number(result.response.headers?.["huddle-credits-charged"])
+
+  anthropicSuite((started) => ({ anthropic, server } = started))
+  beforeEach(async () => {
+    anthropic.reset()
+    user = await Accounts.signupAndLogin(server)
+    openai = createOpenAI({ baseURL: `${server.url}/v1`, apiKey: (await Accounts.createApiKey(server, user)).key })
+  })
+
+  describe("against the offline model", () => {
+    it("generateText with toolChoice required: one typed call whose input validates against the zod schema, charged its usage", async () => {
+      const before = await balance()
+      const result = await generateText({
+        model: modelOf(openai, "offline-economy"),
+        prompt: "What will the weather be in Paris?",
+        tools: forecastTools,
+        toolChoice: "required",
+        maxRetries: 0
+      })
+
+      expect(result.finishReason).toBe("tool-calls")
+      expect(result.toolCalls).toHaveLength(1)
+      const call = result.toolCalls[0]!
+      expect(call.toolName).toBe("get_weather")
+      expect(call.toolCallId).toMatch(/^call_offline_/)
+      expect(weatherInput.safeParse(call.input).success).toBe(true)
+      expect(result.toolResults.map((r) => r.output)).toEqual([`Sunny in ${(call.input as { city: string }).city}`])
+      expect(result.text).toBe("")
+      const usage = { input: result.usage.inputTokens!, output: result.usage.outputTokens! }
+      expect(usage.output).toBeGreaterThan(0)
+      expect(charged(result)).toBe(offlineEconomyCharge(usage))
+      expect(await balance()).toBe(before - charged(result))
+      expect(anthropic.requests).toHaveLength(0)
+    })
+
+    it("generateObject: a parsed object that validates, the same on a second identical call, each charged exactly", async () => {
+      const before = await balance()
+      const ask = () => generateObject({ model: modelOf(openai, "offline-economy"), schema: cityObject, prompt: "Describe Paris", maxRetries: 0 })
+      const first = await ask()
+      const second = await ask()
+
+      expect(cityObject.safeParse(first.object).success).toBe(true)
+      expect(first.object.districts.length).toBeGreaterThanOrEqual(2)
+      expect(second.object).toEqual(first.object)
+      expect(charged(first)).toBe(offlineEconomyCharge({ input: first.usage.inputTokens!, output: first.usage.outputTokens! }))
+      expect(charged(second)).toBe(charged(first))
+      expect(await balance()).toBe(before - charged(first) - charged(second))
+    })
+  })
+
+  describe("against a fake Anthropic upstream", () => {
+    it("generateText: the fake receives a Messages request with the system and the user content; the text comes back, charged exactly", async () => {
+      const before = await balance()
+      const usage = { input_tokens: 321, output_tokens: 17 }
+      anthropic.enqueue({ answer: "The build is green on main.", chunks: 4, usage })
+      const result = await generateText({ model: modelOf(openai, "claude-fake"), system: "Be brief.", prompt: "Is the build green?", maxRetries: 0 })
+
+      expect(result.text).toBe("The build is green on main.")
+      expect(result.finishReason).toBe("stop")
+      expect(result.usage).toMatchObject({ inputTokens: 321, outputTokens: 17, totalTokens: 338 })
+      expect(anthropic.requests).toHaveLength(1)
+      expect(anthropic.requests[0]!.path).toBe("/v1/messages")
+      const sent = anthropic.requests[0]!.body as Record<string, unknown>
+      expect(sent).toMatchObject({ model: "claude-fake", stream: true, system: "Be brief." })
+      expect(sent.messages).toEqual([{ role: "user", content: "Is the build green?" }])
+      expect(charged(result)).toBe(claudeCharge(usage))
+      expect(await balance()).toBe(before - claudeCharge(usage))
+    })
+
+    it("tools with toolChoice required: the fake receives tools with input_schema and tool_choice any; the call comes back typed", async () => {
+      const before = await balance()
+      const usage = { input_tokens: 400, output_tokens: 30 }
+      const input = { city: "Paris", unit: "celsius", days: 2 }
+      anthropic.enqueue({ toolUses: [{ id: "toolu_1", name: "get_weather", input }], usage })
+      const result = await generateText({
+        model: modelOf(openai, "claude-fake"),
+        prompt: "What will the weather be in Paris?",
+        tools: forecastTools,
+        toolChoice: "required",
+        maxRetries: 0
+      })
+
+      const sent = anthropic.requests[0]!.body as { tools: Array<Record<string, unknown>>; tool_choice: unknown }
+      expect(sent.tool_choice).toEqual({ type: "any" })
+      expect(sent.tools).toHaveLength(1)
+      expect(sent.tools[0]).toMatchObject({
+        name: "get_weather",
+        description: "The forecast for a city",
+        input_schema: {
+          type: "object",
+          properties: { city: { type: "string", minLength: 1 }, unit: { type: "string", enum: ["celsius", "fahrenheit"] }, days: { type: "integer" } },
+          required: ["city", "unit", "days"]
+        }
+      })
+      expect(result.finishReason).toBe("tool-calls")
+      expect(result.toolCalls).toHaveLength(1)
+      expect(result.toolCalls[0]).toMatchObject({ toolName: "get_weather", toolCallId: "toolu_1", input })
+      expect(result.toolResults.map((r) => r.output)).toEqual(["Sunny in Paris"])
+      expect(result.usage).toMatchObject({ inputTokens: 400, outputTokens: 30 })
+      expect(await balance()).toBe(before - claudeCharge(usage))
+    })
+
+    it("generateObject: the fake receives the schema as a forced tool, and the object comes back parsed", async () => {
+      const before = await balance()
+      const usage = { input_tokens: 250, output_tokens: 40 }
+      const answer = { name: "Paris", population: 2_100_000, districts: [{ name: "Marais" }, { name: "Montmartre" }] }
+      anthropic.enqueue({ toolUses: [{ name: "response", input: answer }], usage })
+      const result = await generateObject({ model: modelOf(openai, "claude-fake"), schema: cityObject, prompt: "Describe Paris", maxRetries: 0 })
+
+      const sent = anthropic.requests[0]!.body as { tools: Array<Record<string, unknown>>; tool_choice: unknown }
+      // The SDK names its json_schema format "response"; the forced tool carries that name.
+      expect(sent.tool_choice).toEqual({ type: "tool", name: "response" })
+      expect(sent.tools).toHaveLength(1)
+      expect(sent.tools[0]).toMatchObject({
+        name: "response",
+        input_schema: { type: "object", properties: { name: { type: "string" }, population: { type: "integer" } }, required: ["name", "population", "districts"] }
+      })
+      expect(result.object).toEqual(answer)
+      expect(result.usage).toMatchObject({ inputTokens: 250, outputTokens: 40 })
+      expect(await balance()).toBe(before - claudeCharge(usage))
+    })
   })
 })

@@ -1,0 +1,61 @@
+/**
+ * For the enclosing `describe`: the in-process server with the offline models and one model,
+ * `claude-fake`, served by a fake Anthropic upstream that records what it receives, started
+ * once before its tests and stopped after them (the setup of ToolsAndFormats.test.ts).
+ * `onStart` receives both parts (tests keep them in variables of their own).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { FakeAnthropic, TestServer } from "@huddle/testkit"
+import { Redacted } from "effect"
+import { afterAll, beforeAll } from "vitest"
+
+const entry = (id: string, tier: string, provider: string, input: number, output: number) => ({
+  id,
+  tier,
+  provider,
+  price: { input_per_1k: input, output_per_1k: output },
+  context_window: 32_768,
+  max_output_tokens: 1024
+})
+
+// claude-fake costs one credit per input token and two per output token, so charges are exact.
+const catalog = {
+  models: [
+    entry("offline-economy", "economy", "offline", 1, 2),
+    entry("claude-fake", "standard", "anthropic", 1000, 2000),
+    entry("offline-premium", "premium", "offline", 4, 8)
+  ]
+}
+
+/** What a call with this Anthropic usage costs on `claude-fake`. */
+export const claudeCharge = (usage: FakeAnthropic.Usage) => usage.input_tokens + 2 * usage.output_tokens
+
+/** What a call with this usage costs on `offline-economy`: 1 and 2 credits per 1,000 tokens, rounded up. */
+export const offlineEconomyCharge = (usage: { readonly input: number; readonly output: number }) =>
+  Math.ceil((usage.input + 2 * usage.output) / 1000)
+
+export const anthropicSuite = (
+  onStart: (started: { readonly anthropic: FakeAnthropic.FakeAnthropic; readonly server: TestServer.TestServer }) => void
+) => {
+  let anthropic: FakeAnthropic.FakeAnthropic | undefined
+  let server: TestServer.TestServer | undefined
+  let dir: string | undefined
+  beforeAll(async () => {
+    anthropic = await FakeAnthropic.start()
+    dir = mkdtempSync(join(tmpdir(), "huddle-clients-"))
+    writeFileSync(join(dir, "catalog.json"), JSON.stringify(catalog))
+    server = await TestServer.start({
+      starterCredits: 100_000,
+      providers: { anthropic: { apiKey: Redacted.make("sk-ant-fake"), baseUrl: anthropic.url } },
+      catalog: { path: join(dir, "catalog.json") }
+    })
+    onStart({ anthropic, server })
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+    await anthropic?.stop()
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+  })
+}
