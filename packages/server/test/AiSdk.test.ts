@@ -7,7 +7,7 @@
  * tool calls and errors as the SDK's own classes.
  */
 import { createOpenAI } from "@ai-sdk/openai"
-import { Accounts, type FakeAnthropic, type FakeOpenAi, TestServer, WithFakeUpstream } from "@huddle/testkit"
+import { Accounts, type FakeAnthropic, FakeOpenAi, TestServer, WithFakeUpstream } from "@huddle/testkit"
 import { APICallError, generateObject, generateText, type LanguageModel, streamText, tool } from "ai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { z } from "zod"
@@ -18,28 +18,9 @@ import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 const catalog = [WithFakeUpstream.model("fake-economy", "economy", { upstream_model: "economy-v1", max_output_tokens: 500 })]
 const charge = (usage: { prompt_tokens: number; completion_tokens: number }) => usage.prompt_tokens + 2 * usage.completion_tokens
 
-const sse = (chunks: ReadonlyArray<unknown>) => ({
-  status: 200,
-  headers: { "content-type": "text/event-stream" },
-  body: chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
-})
-const chunk = (delta: unknown, finish_reason: string | null = null) => ({
-  id: "up",
-  object: "chat.completion.chunk",
-  created: 1,
-  model: "x",
-  choices: [{ index: 0, delta, finish_reason }]
-})
 /** The upstream calls `get_weather` for Paris, in pieces (Huddle always streams from upstream). */
 const toolCallUsage = { prompt_tokens: 40, completion_tokens: 9 }
-const toolCallAnswer = sse([
-  chunk({ role: "assistant", content: null }),
-  chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } }] }),
-  chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"city\":" } }] }),
-  chunk({ tool_calls: [{ index: 0, function: { arguments: "\"Paris\"}" } }] }),
-  chunk({}, "tool_calls"),
-  { id: "up", object: "chat.completion.chunk", created: 1, model: "x", choices: [], usage: { ...toolCallUsage, total_tokens: 49 } }
-])
+const toolCallAnswer = FakeOpenAi.toolCallReply("get_weather", "{\"city\":\"Paris\"}", toolCallUsage)
 
 // With one step (the default), the SDK runs `execute` and returns the call and its result.
 const weatherTools = {

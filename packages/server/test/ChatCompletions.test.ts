@@ -21,31 +21,8 @@ const catalog = {
   ]
 }
 
-const sse = (chunks: ReadonlyArray<unknown>) => ({
-  status: 200,
-  headers: { "content-type": "text/event-stream" },
-  body: chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
-})
-
 /** An upstream answer that calls a tool, streamed in pieces as OpenAI does. */
-const toolCallAnswer = sse([
-  { id: "up", object: "chat.completion.chunk", created: 1, model: "x", choices: [{ index: 0, delta: { role: "assistant", content: null }, finish_reason: null }] },
-  {
-    id: "up",
-    object: "chat.completion.chunk",
-    created: 1,
-    model: "x",
-    choices: [{
-      index: 0,
-      delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } }] },
-      finish_reason: null
-    }]
-  },
-  { id: "up", object: "chat.completion.chunk", created: 1, model: "x", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: "{\"city\":" } }] }, finish_reason: null }] },
-  { id: "up", object: "chat.completion.chunk", created: 1, model: "x", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: "\"Paris\"}" } }] }, finish_reason: null }] },
-  { id: "up", object: "chat.completion.chunk", created: 1, model: "x", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
-  { id: "up", object: "chat.completion.chunk", created: 1, model: "x", choices: [], usage: { prompt_tokens: 40, completion_tokens: 9, total_tokens: 49 } }
-])
+const toolCallAnswer = FakeOpenAi.toolCallReply("get_weather", "{\"city\":\"Paris\"}")
 
 const weatherTool = {
   type: "function" as const,

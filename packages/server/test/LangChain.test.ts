@@ -8,7 +8,7 @@
 import type { AIMessageChunk } from "@langchain/core/messages"
 import { tool } from "@langchain/core/tools"
 import { ChatOpenAI } from "@langchain/openai"
-import { Accounts, type FakeAnthropic, type FakeOpenAi, TestServer, WithFakeUpstream } from "@huddle/testkit"
+import { Accounts, type FakeAnthropic, FakeOpenAi, TestServer, WithFakeUpstream } from "@huddle/testkit"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { anthropicSuite, claudeCharge, offlineEconomyCharge } from "./anthropicSuite.js"
@@ -18,29 +18,9 @@ import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 const catalog = [WithFakeUpstream.model("fake-economy", "economy", { upstream_model: "economy-v1", max_output_tokens: 500 })]
 const charge = (usage: { prompt_tokens: number; completion_tokens: number }) => usage.prompt_tokens + 2 * usage.completion_tokens
 
-const sse = (chunks: ReadonlyArray<unknown>) => ({
-  status: 200,
-  headers: { "content-type": "text/event-stream" },
-  body: chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
-})
-const chunk = (delta: unknown, finish_reason: string | null = null) => ({
-  id: "up",
-  object: "chat.completion.chunk",
-  created: 1,
-  model: "x",
-  choices: [{ index: 0, delta, finish_reason }]
-})
 /** The upstream calls the function `name` with `args`, in two pieces (Huddle always streams from upstream). */
 const toolCallUsage = { prompt_tokens: 40, completion_tokens: 9 }
-const toolCallAnswer = (name: string, args: string) =>
-  sse([
-    chunk({ role: "assistant", content: null }),
-    chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name, arguments: "" } }] }),
-    chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, 5) } }] }),
-    chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(5) } }] }),
-    chunk({}, "tool_calls"),
-    { id: "up", object: "chat.completion.chunk", created: 1, model: "x", choices: [], usage: { ...toolCallUsage, total_tokens: 49 } }
-  ])
+const toolCallAnswer = (name: string, args: string) => FakeOpenAi.toolCallReply(name, args, toolCallUsage)
 
 const forecast = z.object({ city: z.string(), celsius: z.number() })
 

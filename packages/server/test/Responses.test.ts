@@ -4,7 +4,7 @@
  * semantic stream the SDK accumulates, function tools both ways, structured output, exact credits,
  * and what is refused rather than ignored.
  */
-import { Accounts, type FakeOpenAi, type TestServer, WithFakeUpstream } from "@huddle/testkit"
+import { Accounts, FakeOpenAi, type TestServer, WithFakeUpstream } from "@huddle/testkit"
 import OpenAI from "openai"
 import { beforeEach, describe, expect, it } from "vitest"
 import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
@@ -12,27 +12,8 @@ import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 // Priced as WithFakeUpstream.price: one credit per input token, two per output token.
 const catalog = [WithFakeUpstream.model("fake-economy", "economy", { upstream_model: "economy-v1", max_output_tokens: 500 })]
 
-const sse = (chunks: ReadonlyArray<unknown>) => ({
-  status: 200,
-  headers: { "content-type": "text/event-stream" },
-  body: chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
-})
-const chunk = (delta: unknown, finish_reason: string | null = null) => ({
-  id: "up",
-  object: "chat.completion.chunk",
-  created: 1,
-  model: "x",
-  choices: [{ index: 0, delta, finish_reason }]
-})
 /** The upstream calls `get_weather` for Paris, in pieces. */
-const toolCallAnswer = sse([
-  chunk({ role: "assistant", content: null }),
-  chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } }] }),
-  chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"city\":" } }] }),
-  chunk({ tool_calls: [{ index: 0, function: { arguments: "\"Paris\"}" } }] }),
-  chunk({}, "tool_calls"),
-  { id: "up", object: "chat.completion.chunk", created: 1, model: "x", choices: [], usage: { prompt_tokens: 40, completion_tokens: 9, total_tokens: 49 } }
-])
+const toolCallAnswer = FakeOpenAi.toolCallReply("get_weather", "{\"city\":\"Paris\"}")
 
 const weather = {
   type: "function" as const,

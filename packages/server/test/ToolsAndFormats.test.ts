@@ -5,14 +5,11 @@
  * upstream (the fake) receives the translated tools and tool choice, and its streamed
  * `tool_use` blocks and forced structured answer come back as OpenAI's tool calls and text.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { Accounts, FakeAnthropic, TestServer } from "@huddle/testkit"
+import { Accounts, type FakeAnthropic, type TestServer } from "@huddle/testkit"
 import { Ajv } from "ajv"
-import { Redacted } from "effect"
 import OpenAI from "openai"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { beforeEach, describe, expect, it } from "vitest"
+import { anthropicSuite } from "./anthropicSuite.js"
 
 const weatherParameters = {
   type: "object",
@@ -38,24 +35,6 @@ const citySchema = {
   additionalProperties: false
 }
 
-const entry = (id: string, tier: string, provider: string, input: number, output: number) => ({
-  id,
-  tier,
-  provider,
-  price: { input_per_1k: input, output_per_1k: output },
-  context_window: 32_768,
-  max_output_tokens: 1024
-})
-
-// The default catalog's offline models, and one Anthropic model priced so that charges are exact.
-const catalog = {
-  models: [
-    entry("offline-economy", "economy", "offline", 1, 2),
-    entry("claude-fake", "standard", "anthropic", 1000, 2000),
-    entry("offline-premium", "premium", "offline", 4, 8)
-  ]
-}
-
 const question = [{ role: "user" as const, content: "What will the weather be in Paris?" }]
 
 const validate = (schema: object, value: unknown) => {
@@ -68,25 +47,10 @@ describe("tools and structured output", () => {
   let server: TestServer.TestServer
   let user: Accounts.TestUser
   let client: OpenAI
-  let dir: string
 
   const balance = async () => (await server.request("GET", "/v1/me", { token: user.session })).body.credits.balance as number
 
-  beforeAll(async () => {
-    anthropic = await FakeAnthropic.start()
-    dir = mkdtempSync(join(tmpdir(), "huddle-tools-"))
-    writeFileSync(join(dir, "catalog.json"), JSON.stringify(catalog))
-    server = await TestServer.start({
-      starterCredits: 100_000,
-      providers: { anthropic: { apiKey: Redacted.make("sk-ant-fake"), baseUrl: anthropic.url } },
-      catalog: { path: join(dir, "catalog.json") }
-    })
-  }, 60_000)
-  afterAll(async () => {
-    await server?.stop()
-    await anthropic?.stop()
-    rmSync(dir, { recursive: true, force: true })
-  })
+  anthropicSuite((started) => ({ anthropic, server } = started))
   beforeEach(async () => {
     anthropic.reset()
     user = await Accounts.signupAndLogin(server)

@@ -1,7 +1,7 @@
 /**
  * For the enclosing `describe`: the in-process server with the offline models and one model,
  * `claude-fake`, served by a fake Anthropic upstream that records what it receives, started
- * once before its tests and stopped after them (the setup of ToolsAndFormats.test.ts).
+ * once before its tests and stopped after them.
  * `onStart` receives both parts (tests keep them in variables of their own).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -20,7 +20,8 @@ const entry = (id: string, tier: string, provider: string, input: number, output
   max_output_tokens: 1024
 })
 
-// claude-fake costs one credit per input token and two per output token, so charges are exact.
+// The default catalog's offline models, and claude-fake at one credit per input token and two per
+// output token, so that charges are exact.
 const catalog = {
   models: [
     entry("offline-economy", "economy", "offline", 1, 2),

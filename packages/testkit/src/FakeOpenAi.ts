@@ -72,6 +72,42 @@ export const serverError = (status = 500): FakeUpstream.Reply => error(status, "
 
 export const badRequest = (message = "Invalid request"): FakeUpstream.Reply => error(400, "invalid_request_error", message)
 
+/** A streamed reply of exactly these `chat.completion.chunk` objects, then `data: [DONE]`. */
+export const sseReply = (chunks: ReadonlyArray<unknown>): FakeUpstream.Reply => ({
+  status: 200,
+  headers: { "content-type": "text/event-stream" },
+  body: chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
+})
+
+/** One `chat.completion.chunk` with one choice. */
+export const chunk = (delta: unknown, finish_reason: string | null = null) => ({
+  id: "up",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "x",
+  choices: [{ index: 0, delta, finish_reason }]
+})
+
+/**
+ * An answer that calls the function `name` (call id `call_1`) with `args`, the arguments in two
+ * pieces as OpenAI streams them, then `finish_reason: "tool_calls"` and `usage`.
+ */
+export const toolCallReply = (
+  name: string,
+  args: string,
+  usage: Usage = { prompt_tokens: 40, completion_tokens: 9 }
+): FakeUpstream.Reply => {
+  const cut = Math.ceil(args.length / 2)
+  return sseReply([
+    chunk({ role: "assistant", content: null }),
+    chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name, arguments: "" } }] }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, cut) } }] }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(cut) } }] }),
+    chunk({}, "tool_calls"),
+    { id: "up", object: "chat.completion.chunk", created: 1, model: "x", choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }
+  ])
+}
+
 interface Prepared {
   readonly pieces: ReadonlyArray<string>
   /** Each piece as a JSON string literal. */
