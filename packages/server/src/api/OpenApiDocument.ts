@@ -61,9 +61,9 @@ const dropBuiltinIds = (node: unknown): void => {
 }
 
 /** Each operation of the contract, with its group, as `fromApi` places it in the document. */
-const operationsOf = (api: HttpApi.HttpApi.Any) => {
+const operationsOf = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(api: HttpApi.HttpApi<Id, Groups, E, R>) => {
   const found: Array<{ readonly group: HttpApiGroup.HttpApiGroup.AnyWithProps; readonly endpoint: string; readonly path: string; readonly method: string }> = []
-  HttpApi.reflect(api as any, {
+  HttpApi.reflect(api, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group }) => {
       // The same path template as the platform's (OpenApi.ts).
@@ -74,7 +74,10 @@ const operationsOf = (api: HttpApi.HttpApi.Any) => {
 }
 
 /** The transform for `api`: `.annotate(OpenApi.Transform, OpenApiDocument.transform(api))`. */
-export const transform = (api: HttpApi.HttpApi.Any) => (document: Document): Document => {
+export const transform = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+) =>
+(document: Document): Document => {
   const operation = (path: string, method: string): Operation => {
     const found = document["paths"]?.[path]?.[method]
     if (found === undefined) throw new Error(`OpenApiDocument: no operation ${method.toUpperCase()} ${path}`)
