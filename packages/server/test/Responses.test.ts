@@ -84,6 +84,30 @@ describe("the Responses API through the openai SDK", () => {
     expect(types.filter((type) => type === "response.output_item.added")).toHaveLength(1)
   })
 
+  it("says a length cut-off is incomplete, with the reason", async () => {
+    fake.enqueue({ answer: "Cut short", usage: { prompt_tokens: 8, completion_tokens: 2 }, finishReason: "length" })
+    const response = await client.responses.create({ model: "fake-economy", input: "Tell me everything", max_output_tokens: 2 })
+    expect(response).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, max_output_tokens: 2 })
+    expect(response.output_text).toBe("Cut short")
+  })
+
+  it("ends a stream that fails after output with an error event the SDK raises, and charges only what was produced", async () => {
+    const before = await balance()
+    fake.enqueue({ answer: "one two three four five six", chunks: 6, dropAfterChunks: 2 })
+    const stream = client.responses.stream({ model: "fake-economy", input: "Count" })
+    const deltas: Array<string> = []
+    const failure = await (async () => {
+      for await (const event of stream) if (event.type === "response.output_text.delta") deltas.push(event.delta)
+    })().then(() => undefined, (error: unknown) => error)
+    expect(deltas.join("")).toBe("one two ")
+    expect(failure).toBeInstanceOf(OpenAI.APIError)
+    expect((failure as Error).message).toContain("fake-economy failed mid-answer")
+    // Settled for the output it produced: something was charged, far less than the reserved worst case.
+    const charged = before - await balance()
+    expect(charged).toBeGreaterThan(0)
+    expect(charged).toBeLessThan(100)
+  })
+
   it("passes function tools and tool_choice upstream and answers with a function_call item", async () => {
     fake.enqueue(toolCallAnswer)
     const response = await client.responses.create({

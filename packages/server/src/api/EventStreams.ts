@@ -68,7 +68,13 @@ export const ResponseStreamEvent = Schema.Union(
   responseEvent("response.function_call_arguments.done", { ...ItemRef, arguments: Schema.String }),
   responseEvent("response.output_item.done", { output_index: Schema.Int, item: OutputItem }),
   responseEvent("response.completed", { response: ResponseObject }),
-  responseEvent("error", { code: Schema.String, message: Schema.String, param: Schema.NullOr(Schema.String) })
+  responseEvent("error", {
+    code: Schema.String,
+    message: Schema.String,
+    param: Schema.NullOr(Schema.String),
+    // OpenAI's envelope as well, so that the official SDK raises it.
+    error: OpenAiErrors.ErrorBody.fields.error
+  })
 ).annotations({
   identifier: "ResponseStreamEvent",
   description:

@@ -15,8 +15,7 @@ import type { CreateResponse, ResponseObject } from "../../api/ResponsesApi.js"
 import type { Dialect } from "./EventStream.js"
 
 type Item = ResponseObject["output"][number]
-type MessageItem = Extract<Item, { type: "message" }>
-type CallItem = Extract<Item, { type: "function_call" }>
+type Status = "in_progress" | "completed"
 
 const hex = () => randomUUID().replace(/-/g, "")
 
@@ -37,12 +36,24 @@ const usageOf = ({ usage }: Settled) => ({
   total_tokens: usage.input_tokens + usage.output_tokens
 })
 
+/** One output item as it grows: the items of the answer are derived from these. */
+type Entry =
+  | { readonly kind: "message"; readonly id: string; text: string }
+  | { readonly kind: "call"; readonly id: string; readonly callId: string; name: string; arguments: string }
+
+const itemOf = (entry: Entry, status: Status): Item =>
+  entry.kind === "message"
+    ? { type: "message", id: entry.id, status, role: "assistant", content: status === "in_progress" && entry.text === "" ? [] : [part(entry.text)] }
+    : { type: "function_call", id: entry.id, status, call_id: entry.callId, name: entry.name, arguments: entry.arguments }
+
+const part = (text: string) => ({ type: "output_text" as const, text, annotations: [] })
+
 /** The response as the events so far make it, and the semantic events each new one adds. */
 class Builder {
   model: string
-  readonly output: Array<Item> = []
-  message: { readonly index: number; readonly item: MessageItem; text: string } | undefined
-  readonly calls = new Map<number, { readonly index: number; readonly item: CallItem }>()
+  readonly entries: Array<Entry> = []
+  message: (Entry & { readonly kind: "message" }) | undefined
+  readonly calls = new Map<number, Entry & { readonly kind: "call" }>()
   finish = "stop"
   settled: Settled | undefined
 
@@ -58,7 +69,7 @@ class Builder {
       created_at: this.meta.createdAt,
       status,
       model: this.model,
-      output: this.output.map((item) => structuredClone(item)),
+      output: this.entries.map((entry) => itemOf(entry, status === "in_progress" ? "in_progress" : "completed")),
       usage: this.settled === undefined ? null : usageOf(this.settled),
       error: null,
       incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null,
@@ -76,6 +87,10 @@ class Builder {
     }
   }
 
+  status(): "completed" | "incomplete" {
+    return this.finish === "length" || this.finish === "max_tokens" ? "incomplete" : "completed"
+  }
+
   /** The semantic events of one of the call's events (without `sequence_number`). */
   apply(event: Event): Array<Record<string, unknown>> {
     switch (event._tag) {
@@ -85,50 +100,42 @@ class Builder {
       case "AttemptFailed":
         return []
       case "Delta": {
-        const opened: Array<Record<string, unknown>> = []
-        if (this.message === undefined) {
-          const item: MessageItem = { type: "message", id: `msg_${hex()}`, status: "in_progress", role: "assistant", content: [] }
-          this.message = { index: this.output.length, item, text: "" }
-          this.output.push(item)
-          opened.push({ type: "response.output_item.added", output_index: this.message.index, item: structuredClone(item) })
-          const part = { type: "output_text" as const, text: "", annotations: [] }
-          ;(item.content as Array<typeof part>).push(part)
-          opened.push({ type: "response.content_part.added", item_id: item.id, output_index: this.message.index, content_index: 0, part })
+        const out: Array<Record<string, unknown>> = []
+        let message = this.message
+        if (message === undefined) {
+          message = this.message = { kind: "message", id: `msg_${hex()}`, text: "" }
+          this.entries.push(message)
+          const output_index = this.entries.length - 1
+          out.push(
+            { type: "response.output_item.added", output_index, item: itemOf(message, "in_progress") },
+            { type: "response.content_part.added", item_id: message.id, output_index, content_index: 0, part: part("") }
+          )
         }
-        const message = this.message
         message.text += event.text
-        ;(message.item.content[0] as { text: string }).text = message.text
-        return [...opened, {
+        out.push({
           type: "response.output_text.delta",
-          item_id: message.item.id,
-          output_index: message.index,
+          item_id: message.id,
+          output_index: this.entries.indexOf(message),
           content_index: 0,
           delta: event.text,
           logprobs: []
-        }]
+        })
+        return out
       }
       case "ToolCallDelta": {
         const out: Array<Record<string, unknown>> = []
         let call = this.calls.get(event.index)
         if (call === undefined) {
-          const item: CallItem = {
-            type: "function_call",
-            id: `fc_${hex()}`,
-            status: "in_progress",
-            call_id: event.id ?? `call_${hex()}`,
-            name: event.name ?? "",
-            arguments: ""
-          }
-          call = { index: this.output.length, item }
+          call = { kind: "call", id: `fc_${hex()}`, callId: event.id ?? `call_${hex()}`, name: event.name ?? "", arguments: "" }
           this.calls.set(event.index, call)
-          this.output.push(item)
-          out.push({ type: "response.output_item.added", output_index: call.index, item: structuredClone(item) })
-        } else if (event.name !== undefined && call.item.name === "") {
-          ;(call.item as { name: string }).name = event.name
+          this.entries.push(call)
+          out.push({ type: "response.output_item.added", output_index: this.entries.length - 1, item: itemOf(call, "in_progress") })
+        } else if (event.name !== undefined && call.name === "") {
+          call.name = event.name
         }
         if (event.arguments !== undefined && event.arguments.length > 0) {
-          ;(call.item as { arguments: string }).arguments += event.arguments
-          out.push({ type: "response.function_call_arguments.delta", item_id: call.item.id, output_index: call.index, delta: event.arguments })
+          call.arguments += event.arguments
+          out.push({ type: "response.function_call_arguments.delta", item_id: call.id, output_index: this.entries.indexOf(call), delta: event.arguments })
         }
         return out
       }
@@ -139,31 +146,21 @@ class Builder {
         this.settled = event
         this.model = event.model.id
         const out: Array<Record<string, unknown>> = []
-        const message = this.message
-        if (message !== undefined) {
-          ;(message.item as { status: string }).status = "completed"
-          const part = { type: "output_text", text: message.text, annotations: [] }
-          out.push(
-            { type: "response.output_text.done", item_id: message.item.id, output_index: message.index, content_index: 0, text: message.text, logprobs: [] },
-            { type: "response.content_part.done", item_id: message.item.id, output_index: message.index, content_index: 0, part },
-            { type: "response.output_item.done", output_index: message.index, item: structuredClone(message.item) }
-          )
-        }
-        for (const call of this.calls.values()) {
-          ;(call.item as { status: string }).status = "completed"
-          out.push(
-            { type: "response.function_call_arguments.done", item_id: call.item.id, output_index: call.index, arguments: call.item.arguments },
-            { type: "response.output_item.done", output_index: call.index, item: structuredClone(call.item) }
-          )
-        }
+        this.entries.forEach((entry, output_index) => {
+          if (entry.kind === "message") {
+            out.push(
+              { type: "response.output_text.done", item_id: entry.id, output_index, content_index: 0, text: entry.text, logprobs: [] },
+              { type: "response.content_part.done", item_id: entry.id, output_index, content_index: 0, part: part(entry.text) }
+            )
+          } else {
+            out.push({ type: "response.function_call_arguments.done", item_id: entry.id, output_index, arguments: entry.arguments })
+          }
+          out.push({ type: "response.output_item.done", output_index, item: itemOf(entry, "completed") })
+        })
         out.push({ type: "response.completed", response: this.snapshot(this.status()) })
         return out
       }
     }
-  }
-
-  status(): "completed" | "incomplete" {
-    return this.finish === "length" || this.finish === "max_tokens" ? "incomplete" : "completed"
   }
 }
 
@@ -204,9 +201,12 @@ export const dialect = (meta: Meta): Dialect<Event> => {
       for (const event of events) for (const semantic of builder.apply(event)) text += frame(semantic)
       return text.length === 0 ? Chunk.empty() : Chunk.of(encoder.encode(text))
     },
+    // The Responses `error` event, carrying OpenAI's envelope too: the official SDK raises an
+    // APIError for an event whose data has `error` (and would hand a bare `error` event over as
+    // one more event, leaving the caller to notice).
     failure: (error) => {
       const { error: body } = OpenAiErrors.fromError(error).body
-      return encoder.encode(opening() + frame({ type: "error", code: body.code, message: body.message, param: body.param }))
+      return encoder.encode(opening() + frame({ type: "error", code: body.code, message: body.message, param: body.param, error: body }))
     }
   }
 }
