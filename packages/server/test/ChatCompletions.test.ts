@@ -361,6 +361,8 @@ describe("chat completions through the openai SDK", () => {
         .chat.completions.create({ model: "economy", messages: [{ role: "user", content: "x" }] })
         .withResponse()
       expect(inOrg.response.headers.get("huddle-organization")).toBe(org.id)
+      const listed = await clientFor((await Accounts.createApiKey(server, member)).key, { organization: org.id }).models.list().withResponse()
+      expect(listed.response.headers.get("huddle-organization")).toBe(org.id)
       // Huddle's own header always asks: an id that is not an org of the caller's is not found.
       const asked = await server.request("POST", "/v1/chat/completions", {
         token: apiKey,

@@ -236,8 +236,15 @@ describe("huddle on the offline provider", () => {
       headers: { "openai-organization": org.id }
     })
     expect(viaHeader.body.models).toEqual(["offline-economy"])
-    // Outside the org, the member's own preference applies.
-    const personal = await server.request("POST", "/v1/huddle", { token: member.session, body: { input: "hello" } })
+    expect(viaHeader.headers.get("huddle-organization")).toBe(org.id)
+    // Outside the org, the member's own preference applies; an OpenAI org id in that header is not read.
+    const personal = await server.request("POST", "/v1/huddle", {
+      token: member.session,
+      body: { input: "hello" },
+      headers: { "openai-organization": "org-AbCdEf0123456789abcdEFGH" }
+    })
+    expect(personal.status).toBe(200)
+    expect(personal.headers.get("huddle-organization")).toBe("personal")
     expect(personal.body.models).toEqual(["offline-premium"])
     expect(personal.body.policy.model_tier.decided_by).toBe("personal")
     const outsider = await Accounts.signupAndLogin(server)

@@ -12,6 +12,7 @@ import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
 import type { Preferences } from "../accounts/Preferences.js"
 import type { Principal } from "../accounts/Principal.js"
 import { HuddleRepository } from "./HuddleRepository.js"
+import { lastOf } from "../shared/Streams.js"
 import { IntentPipeline, type Outcome, type PipelineError, type PipelineEvent } from "./IntentPipeline.js"
 import { type RequestScope, RequestScopes } from "../request/RequestScope.js"
 
@@ -28,9 +29,7 @@ export type HuddleEvent =
 
 /** The reply a turn ended with (every turn that does not fail ends with one). */
 export const replyOf = <E, R>(events: Stream.Stream<HuddleEvent, E, R>): Effect.Effect<HuddleReply, E, R> =>
-  Stream.runFold(events, undefined as HuddleReply | undefined, (last, event) => event._tag === "Reply" ? event.reply : last).pipe(
-    Effect.flatMap((reply) => reply === undefined ? Effect.dieMessage("A huddle turn ended without its reply") : Effect.succeed(reply))
-  )
+  lastOf(events, (event) => event._tag === "Reply" ? event.reply : undefined, "A huddle turn")
 
 export interface Service {
   /** Starts a session, in the request's scope, with its first message and answers it. */

@@ -15,6 +15,7 @@ import { type CatalogModel, type ChatMessage, estimateTokens } from "../models/M
 import type { DecidedBy, EffectiveSettings } from "../orgs/Policy.js"
 import type { HuddleMode, Preferences } from "../accounts/Preferences.js"
 import { riskFlags } from "./RiskFlags.js"
+import { lastOf } from "../shared/Streams.js"
 import { IntentRepository } from "./IntentRepository.js"
 import { ContextAssembly, leadingInstructions, memoryShare } from "../memories/ContextAssembly.js"
 import { authorityOf } from "../credits/Credits.js"
@@ -83,9 +84,7 @@ export class IntentPipeline extends Context.Tag("@huddle/domain/IntentPipeline")
 
 /** The outcome of a run: its `Done` event (every run that does not fail ends with one). */
 export const outcomeOf = <E, R>(events: Stream.Stream<PipelineEvent, E, R>): Effect.Effect<Outcome, E, R> =>
-  Stream.runFold(events, undefined as Outcome | undefined, (last, event) => event._tag === "Done" ? event.outcome : last).pipe(
-    Effect.flatMap((outcome) => outcome === undefined ? Effect.dieMessage("A pipeline run ended without its outcome") : Effect.succeed(outcome))
-  )
+  lastOf(events, (event) => event._tag === "Done" ? event.outcome : undefined, "A pipeline run")
 
 const historyLimit = 40
 
