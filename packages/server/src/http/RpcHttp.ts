@@ -13,8 +13,8 @@ import { answerDefect } from "../edge/ErrorTranslation.js"
 import * as JsonRpc from "../rpc/JsonRpc.js"
 import * as Methods from "../rpc/Methods.js"
 import * as RpcErrors from "../rpc/RpcErrors.js"
-import { keepAs } from "./middleware/IdempotencyLive.js"
 import * as RpcAdmission from "./middleware/RpcAdmission.js"
+import * as Retention from "./Retention.js"
 
 /** A defect inside a method: logged with its cause, answered as -32603 without internals. */
 export const onDefect = (defect: unknown, method: string) =>
@@ -48,6 +48,6 @@ export const RpcHttp = HttpApiBuilder.group(Api, "rpc", (handlers) =>
         const answer = yield* admission.answering(caller, isBatch(text), rpc.answer(text, caller))
         return answer.body === undefined
           ? HttpServerResponse.empty({ status: 204 })
-          : keepAs(HttpServerResponse.unsafeJson(answer.body, { status: answer.status }), answer.restStatus)
+          : Retention.keepAs(HttpServerResponse.unsafeJson(answer.body, { status: answer.status }), () => answer.restStatus)
       }))
   }))

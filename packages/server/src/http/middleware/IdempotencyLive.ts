@@ -31,7 +31,7 @@ import { IdempotencyInProgress, IdempotencyKeyReused } from "../../api/EdgeError
 import * as Idempotency from "../../api/Idempotency.js"
 import { credentialOf } from "../../api/Security.js"
 import { describeDefect } from "../../edge/ErrorTranslation.js"
-import * as EventStream from "../streaming/EventStream.js"
+import * as Retention from "../Retention.js"
 
 export interface Options {
   /** How long a key's answer is kept and replayed. */
@@ -125,18 +125,6 @@ const bearerSecret = (request: HttpServerRequest.HttpServerRequest): string | un
  */
 export const isKeptStatus = (status: number) => status < 500 && status !== 429 && status !== 499
 
-/** The status an answer is kept or released by, when it is not the one it is sent with (by body). */
-const keptByStatus = new WeakMap<object, number>()
-
-/**
- * Keeps or releases `response` as if its status were `status`: a JSON-RPC 2.0 call is answered
- * 200 whatever its error, yet one failing as a 5xx would over REST must still run on a retry.
- */
-export const keepAs = (response: HttpServerResponse.HttpServerResponse, status: number) => {
-  keptByStatus.set(response.body, status)
-  return response
-}
-
 /** The largest streamed answer kept for replay; a longer one is not kept, and its retry runs. */
 export const maxRecordedBytes = 4 * 1024 * 1024
 
@@ -221,7 +209,7 @@ export const IdempotentLive = (options: Options = defaults) =>
             Effect.forkScoped
           )
           yield* HttpApp.appendPreResponseHandler((_request, response) => {
-            if (!isKeptStatus(keptByStatus.get(response.body) ?? response.status)) return Effect.as(release, response)
+            if (!isKeptStatus(Retention.statusOf(response))) return Effect.as(release, response)
             const headers = keptHeaders(response)
             const body = response.body
             switch (body._tag) {
@@ -245,7 +233,7 @@ export const IdempotentLive = (options: Options = defaults) =>
                   }),
                   // A stream that ended by reporting a failure is, like a 5xx, not kept.
                   Stream.execute(Effect.suspend(() =>
-                    size <= maxRecordedBytes && !EventStream.endedInFailure(body.stream)
+                    size <= maxRecordedBytes && isKeptStatus(Retention.statusOf(response))
                       ? complete({ status: response.status, headers, body: Buffer.concat(chunks) })
                       : release
                   ))

@@ -3,14 +3,15 @@
  * until the first output (or the end of the run), so that a request failing early — no credits,
  * a refusal, every model failing — still gets its plain HTTP error, which SDKs raise as such.
  * From then on events are framed by the dialect as they come; a failure after that point is
- * framed as the dialect's error, and the response is known to have ended in failure (see
- * `endedInFailure`), from the events rather than from the bytes.
+ * framed as the dialect's error, and the response stands for a failure (`Retention`), known from
+ * the events rather than from the bytes, so that it is not kept for replay.
  *
  * The run lives in a scope of its own that closes when the body ends, or with the request's
  * scope at the latest: a client that goes away interrupts it, and the run settles its credits.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Chunk, Duration, Effect, Either, ExecutionStrategy, Exit, Option, Scope, Stream } from "effect"
+import { Chunk, type Duration, Effect, Either, ExecutionStrategy, Exit, Option, Scope, Stream } from "effect"
+import * as Retention from "../Retention.js"
 
 /** How one wire dialect writes a run's events. */
 export interface Dialect<A> {
@@ -23,12 +24,6 @@ export interface Dialect<A> {
   /** A frame sent while nothing else is said, to keep proxies from closing the connection. */
   readonly heartbeat?: { readonly frame: Uint8Array; readonly every: Duration.Duration } | undefined
 }
-
-/** The state of each streamed body this module made: whether it ended by framing a failure. */
-const outcomes = new WeakMap<object, { failed: boolean }>()
-
-/** Whether a response body streamed by `respond` ended by reporting a failure (its retry must run). */
-export const endedInFailure = (body: Stream.Stream<unknown, unknown, unknown>): boolean => outcomes.get(body)?.failed === true
 
 const headers = { "cache-control": "no-cache", "x-accel-buffering": "no" }
 
@@ -73,6 +68,9 @@ export const respond = <A, E>(
       : Stream.merge(framed, Stream.tick(heartbeat.every).pipe(Stream.drop(1), Stream.as(heartbeat.frame)), { haltStrategy: "left" })).pipe(
         Stream.ensuring(Scope.close(scope, Exit.void))
       )
-    outcomes.set(body, outcome)
-    return HttpServerResponse.stream(body, { contentType: "text/event-stream", headers })
+    // Sent 200 before it can fail; one that ended by framing a failure stands for a 5xx.
+    return Retention.keepAs(
+      HttpServerResponse.stream(body, { contentType: "text/event-stream", headers }),
+      () => (outcome.failed ? 500 : 200)
+    )
   })
