@@ -14,7 +14,7 @@ import * as InstanceLiveness from "@huddle/domain/credits/InstanceLiveness"
 import * as ReservationExpiry from "@huddle/domain/credits/ReservationExpiry"
 import { Database } from "@huddle/adapters"
 import { CreditsHarness, TestDatabase } from "@huddle/testkit"
-import { Duration, Effect, Either, FastCheck as fc, Layer, ManagedRuntime, Redacted } from "effect"
+import { DateTime, Duration, Effect, Either, FastCheck as fc, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
@@ -415,6 +415,207 @@ for (const engine of TestDatabase.availableEngines()) {
       expect(outcome.charged).toBe(12)
       expect(outcome.balance).toBe(88)
       expect(outcome.ledger).toBe(88)
+    }, 60_000)
+
+    /** What a reservation still holds, as the store has it. */
+    const holds = (id: string) =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ amount: string; status: string }>`SELECT amount, status FROM credit_reservations WHERE id = ${id}`.pipe(
+          Effect.map(([row]) => ({ amount: Number(row!.amount), status: row!.status })),
+          Effect.orDie
+        ))
+
+    it("carves parts of a held reservation that settle and release on their own, conserving credits", async () => {
+      const { authority, userId } = await makePayer(null)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+        yield* grant(personal, 1000)
+        const run = yield* credits.reserve({ userId, orgId: null, amount: 100, creditFallback: false, purpose: "council", authority })
+        const carve = (amount: number) => Effect.map(credits.carve(run, amount), Option.getOrThrow)
+        const a = yield* carve(30)
+        const b = yield* carve(20)
+        const c = yield* carve(24.2) // rounded up
+        const d = yield* carve(10)
+        const whileHeld = yield* store.balance(personal)
+        const parentAfterCarves = yield* holds(run.id)
+        // More than the parent still holds (15): nothing carved, nothing moved.
+        const tooMuch = yield* credits.carve(run, 16)
+        const parentAfterTooMuch = yield* holds(run.id)
+        const charges = {
+          a: yield* credits.settle(a, 12),
+          b: yield* credits.settle(b, 50), // at most its part
+          c: yield* credits.release(c).pipe(Effect.as(0)),
+          // The parent's object says 100; it holds 15 and charges at most that.
+          run: yield* credits.settle(run, 100)
+        }
+        const ofClosedParent = yield* credits.carve(run, 1)
+        const ofClosedPart = yield* credits.carve(a, 1)
+        const beforeLast = yield* store.balance(personal)
+        yield* credits.release(d)
+        const ids = new Set([run.id, a.id, b.id, c.id, d.id])
+        const ledger = (yield* store.ledger(personal, { limit: 100 })).filter((entry) => ids.has(entry.reservation_id ?? ""))
+        return {
+          parts: [a, b, c, d].map((part) => [part.source, part.amount]),
+          whileHeld,
+          parentAfterCarves,
+          tooMuch: Option.isSome(tooMuch),
+          parentAfterTooMuch,
+          charges,
+          closed: [Option.isSome(ofClosedParent), Option.isSome(ofClosedPart)],
+          beforeLast,
+          ledgerKinds: ledger.map((entry) => entry.kind).sort(),
+          ledgerSum: ledger.reduce((sum, entry) => sum + entry.delta, 0),
+          balance: yield* store.balance(personal),
+          ledgerTotal: yield* store.ledgerTotal(personal)
+        }
+      }))
+      expect(outcome.parts).toEqual([["personal", 30], ["personal", 20], ["personal", 25], ["personal", 10]])
+      // Carving moves nothing out of the account: the 100 stay held.
+      expect(outcome.whileHeld).toBe(900)
+      expect(outcome.parentAfterCarves).toEqual({ amount: 15, status: "held" })
+      expect(outcome.tooMuch).toBe(false)
+      expect(outcome.parentAfterTooMuch).toEqual({ amount: 15, status: "held" })
+      expect(outcome.charges).toEqual({ a: 12, b: 20, c: 0, run: 15 })
+      expect(outcome.closed).toEqual([false, false])
+      // 1000 − 12 − 20 − 15 charged − 10 still held by the last part.
+      expect(outcome.beforeLast).toBe(943)
+      // One reserve row for the run, one closing row for each of the five reservations, none for a carve.
+      expect(outcome.ledgerKinds).toEqual(["release", "release", "reserve", "settle", "settle", "settle"])
+      expect(outcome.ledgerSum).toBe(-(12 + 20 + 15))
+      expect(outcome.balance).toBe(953)
+      expect(outcome.ledgerTotal).toBe(953)
+    }, 60_000)
+
+    it("never carves more than a reservation holds, under concurrent carves", async () => {
+      const { authority, userId } = await makePayer(null)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+        yield* grant(personal, 500)
+        const run = yield* credits.reserve({ userId, orgId: null, amount: 100, creditFallback: false, purpose: "council", authority })
+        const parts = yield* Effect.forEach(Array.from({ length: 20 }), () => credits.carve(run, 7), { concurrency: "unbounded" })
+        const carved = parts.flatMap((part) => Option.isSome(part) ? [part.value] : [])
+        const amounts = yield* Effect.forEach(carved, (part) => holds(part.id))
+        // Every part settles for 1; the parent is released.
+        const charged = yield* Effect.forEach(carved, (part) => credits.settle(part, 1), { concurrency: "unbounded" })
+        yield* credits.release(run)
+        return {
+          carved: carved.length,
+          distinct: new Set(carved.map((part) => part.id)).size,
+          held: amounts.reduce((sum, part) => sum + part.amount, 0),
+          parent: yield* holds(run.id),
+          charged: charged.reduce((sum, n) => sum + n, 0),
+          balance: yield* store.balance(personal),
+          ledgerTotal: yield* store.ledgerTotal(personal)
+        }
+      }))
+      // 14 parts of 7 fit in 100; 2 stay with the parent.
+      expect(outcome.carved).toBe(14)
+      expect(outcome.distinct).toBe(14)
+      expect(outcome.held).toBe(98)
+      expect(outcome.parent).toEqual({ amount: 2, status: "released" })
+      expect(outcome.charged).toBe(14)
+      expect(outcome.balance).toBe(500 - 14)
+      expect(outcome.ledgerTotal).toBe(500 - 14)
+    }, 60_000)
+
+    it("gives back what the parts and the parent still hold when their instance is lost or they expire", async () => {
+      const { authority, userId } = await makePayer(null)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const sql = yield* SqlClient.SqlClient
+        const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+        yield* grant(personal, 200)
+        const reserve = () => credits.reserve({ userId, orgId: null, amount: 60, creditFallback: false, purpose: "council", authority })
+        const carve = (parent: Credits.Reservation, amount: number) => Effect.map(credits.carve(parent, amount), Option.getOrThrow)
+
+        // A run on an instance that died: one part settled, one still held, the parent holding the rest.
+        const lostRun = yield* reserve()
+        const settledPart = yield* carve(lostRun, 10)
+        const heldPart = yield* carve(lostRun, 20)
+        yield* credits.settle(settledPart, 4)
+        const lost = `ins_lost_${userId}`
+        yield* sql`UPDATE credit_reservations SET instance_id = ${lost} WHERE id IN (${lostRun.id}, ${settledPart.id}, ${heldPart.id})`
+        const releasedLost = yield* store.releaseHeldBy([lost])
+        const afterLost = yield* store.balance(personal)
+
+        // A run whose parent expired while one of its calls, carved since, is still running.
+        const oldRun = yield* reserve()
+        const running = yield* carve(oldRun, 25)
+        yield* sql`UPDATE credit_reservations SET created_at = now() - interval '1 hour' WHERE id = ${oldRun.id}`
+        const releasedExpired = yield* store.releaseExpired(DateTime.unsafeMake(Date.now() - 30 * 60_000))
+        const runningAfterSweep = yield* holds(running.id)
+        const chargedAfterSweep = yield* credits.settle(running, 9)
+        return {
+          releasedLost,
+          afterLost,
+          statuses: [yield* holds(lostRun.id), yield* holds(settledPart.id), yield* holds(heldPart.id)],
+          releasedExpired,
+          runningAfterSweep,
+          chargedAfterSweep,
+          balance: yield* store.balance(personal),
+          ledgerTotal: yield* store.ledgerTotal(personal)
+        }
+      }))
+      // The parent's 30 and the held part's 20 came back; the settled part's 4 stays charged.
+      expect(outcome.releasedLost).toBe(2)
+      expect(outcome.afterLost).toBe(196)
+      expect(outcome.statuses).toEqual([
+        { amount: 30, status: "released" },
+        { amount: 10, status: "settled" },
+        { amount: 20, status: "released" }
+      ])
+      // Each reservation expires by its own age: the parent's 35 came back, the part made since is still held.
+      expect(outcome.releasedExpired).toBe(1)
+      expect(outcome.runningAfterSweep).toEqual({ amount: 25, status: "held" })
+      expect(outcome.chargedAfterSweep).toBe(9)
+      expect(outcome.balance).toBe(200 - 4 - 9)
+      expect(outcome.ledgerTotal).toBe(200 - 4 - 9)
+    }, 60_000)
+
+    it("counts against a member's cap on the org pool only what the parts of a reservation charged", async () => {
+      const orgId = await runtime.runPromise(makeOrg())
+      const { authority, userId } = await makePayer(orgId)
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const subscription = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
+        const spent = Effect.map(store.spending(orgId, [userId]), (all) => all.get(userId))
+        yield* grant(subscription, 1000)
+        yield* store.setCap(orgId, userId, { amount: 100, period: "month" })
+        const run = yield* credits.reserve({ userId, orgId, amount: 60, creditFallback: true, purpose: "council", authority })
+        const a = Option.getOrThrow(yield* credits.carve(run, 20))
+        const b = Option.getOrThrow(yield* credits.carve(run, 25))
+        const afterCarves = yield* spent
+        const charged = (yield* credits.settle(a, 5)) + (yield* credits.settle(b, 25)) + (yield* credits.settle(run, 3))
+        const afterSettle = yield* spent
+        // What is left under the cap (100 − 33) is the member's again.
+        const next = yield* Effect.either(
+          credits.reserve({ userId, orgId, amount: 67, creditFallback: true, purpose: "next", authority })
+        )
+        return {
+          source: a.source,
+          afterCarves,
+          charged,
+          afterSettle,
+          next: next._tag,
+          afterNext: yield* spent,
+          balance: yield* store.balance(subscription),
+          ledgerTotal: yield* store.ledgerTotal(subscription)
+        }
+      }))
+      expect(outcome.source).toBe("subscription")
+      expect(outcome.afterCarves).toEqual({ cap: { amount: 100, period: "month" }, month: 60, total: 60 })
+      expect(outcome.charged).toBe(5 + 25 + 3)
+      expect(outcome.afterSettle).toEqual({ cap: { amount: 100, period: "month" }, month: 33, total: 33 })
+      expect(outcome.next).toBe("Right")
+      expect(outcome.afterNext).toEqual({ cap: { amount: 100, period: "month" }, month: 100, total: 100 })
+      expect(outcome.balance).toBe(1000 - 33 - 67)
+      expect(outcome.ledgerTotal).toBe(1000 - 33 - 67)
     }, 60_000)
 
     if (engine === "postgres") {

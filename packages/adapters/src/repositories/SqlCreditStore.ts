@@ -274,6 +274,44 @@ export const make = Effect.gen(function*() {
       return rows.length > 0
     }).pipe(closing("release", reservationId))
 
+  /**
+   * One statement: takes `amount` off the parent, if it is held and holds that much (under its row
+   * lock, so concurrent splits, settles and releases of it see each other), and writes the child
+   * with the parent's account, member, org, purpose and spending month. The child's id is chosen
+   * here, so the statement can be run again after a failure that may have committed (a connection
+   * broken before the answer came back): a child of that id that exists already is the answer, and
+   * nothing more is carved. If it still fails, the child, if it was written, is released in the
+   * background (as a failed reservation is): the caller will not use it, the parent keeps the rest.
+   */
+  const split = (reservationId: string, amount: number) =>
+    Effect.gen(function*() {
+      if (!Number.isSafeInteger(amount) || amount < 1) return Option.none()
+      const childId = yield* ids.next("res")
+      const statement = sql<{ id: string }>`
+        WITH existing AS (
+          SELECT id FROM credit_reservations WHERE id = ${childId} AND parent_id = ${reservationId}
+        ), parent AS (
+          UPDATE credit_reservations SET amount = amount - ${amount}::bigint
+          WHERE id = ${reservationId} AND status = 'held' AND amount >= ${amount}::bigint
+            AND NOT EXISTS (SELECT 1 FROM existing)
+          RETURNING id, account_id, user_id, org_id, purpose, spend_month
+        ), child AS (
+          INSERT INTO credit_reservations
+            (id, account_id, user_id, org_id, amount, status, purpose, created_at, instance_id, spend_month, parent_id)
+          SELECT ${childId}::text, account_id, user_id, org_id, ${amount}::bigint, 'held', purpose, now(),
+                 ${instance}::text, spend_month, id
+          FROM parent
+          RETURNING id
+        )
+        SELECT id FROM child UNION ALL SELECT id FROM existing`
+      const rows = yield* statement.pipe(
+        Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(6)))),
+        Effect.tapError(() => Effect.forkDaemon(release(childId).pipe(Effect.catchAllDefect(() => Effect.void)))),
+        Effect.orDie
+      )
+      return Option.map(Option.fromNullable(rows[0]), (row) => ({ id: row.id }))
+    })
+
   const releaseAll = (heldIds: ReadonlyArray<{ readonly id: string }>) =>
     Effect.reduce(heldIds, 0, (released, { id }) => Effect.map(release(id), (done) => done ? released + 1 : released))
 
@@ -372,6 +410,7 @@ export const make = Effect.gen(function*() {
         return Option.map(Option.fromNullable(rows[0]), (row) => ({ charged: Number(row.charged) }))
       }).pipe(closing("settle", reservationId)),
     release: (reservationId) => release(reservationId),
+    split,
     releaseExpired: (heldBefore) =>
       sql<{ id: string }>`
         SELECT id FROM credit_reservations

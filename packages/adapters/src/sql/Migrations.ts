@@ -12,6 +12,7 @@ import huddles from "../migrations/0004_huddles.js"
 import idempotency from "../migrations/0005_idempotency.js"
 import changeNotifications from "../migrations/0006_change_notifications.js"
 import operatorCapsInstances from "../migrations/0007_operator_caps_instances.js"
+import reservationParts from "../migrations/0008_reservation_parts.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -20,7 +21,8 @@ export const loader = Migrator.fromRecord({
   "0004_huddles": huddles,
   "0005_idempotency": idempotency,
   "0006_change_notifications": changeNotifications,
-  "0007_operator_caps_instances": operatorCapsInstances
+  "0007_operator_caps_instances": operatorCapsInstances,
+  "0008_reservation_parts": reservationParts
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */

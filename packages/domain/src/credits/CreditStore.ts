@@ -102,6 +102,13 @@ export interface Service {
   /** Returns everything held; false if the reservation was not held. */
   readonly release: (reservationId: string) => Effect.Effect<boolean>
   /**
+   * Moves `amount` of a held reservation into a new held reservation of the same account, member,
+   * org and purpose (its child), which is then settled or released on its own; the parent keeps the
+   * rest and is closed as usual. No balance, ledger or spending changes: the credits stay held.
+   * None when the parent is not held or holds less than `amount`.
+   */
+  readonly split: (reservationId: string, amount: number) => Effect.Effect<Option.Option<{ readonly id: string }>>
+  /**
    * Releases every reservation still held that was made before `heldBefore` (its request can no
    * longer be running: its process died, or could not reach the database to close it); returns
    * how many. Safe to run from several instances at once.

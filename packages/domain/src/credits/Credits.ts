@@ -64,6 +64,8 @@ export interface Service {
   /** Charges the real cost (never more than was reserved); returns what was charged. */
   readonly settle: (reservation: Reservation, actual: number) => Effect.Effect<number>
   readonly release: (reservation: Reservation) => Effect.Effect<void>
+  /** A part of a held reservation as a reservation of its own (see `CreditStore.split`); none when it holds less. */
+  readonly carve: (parent: Reservation, amount: number) => Effect.Effect<Option.Option<Reservation>>
 }
 
 export class Credits extends Context.Tag("@huddle/domain/Credits")<Credits, Service>() {}
@@ -105,6 +107,8 @@ export const make = Effect.gen(function*() {
       }
     })
 
+  // `reservation.amount` is what was held when it was made; after a carve the store holds less,
+  // and its own bound (what the row still holds) is the one that counts.
   const settle: Service["settle"] = (reservation, actual) =>
     store.settle(reservation.id, Math.min(Math.max(0, Math.ceil(actual)), reservation.amount)).pipe(
       Effect.map(Option.match({ onNone: () => 0, onSome: (_) => _.charged }))
@@ -112,7 +116,14 @@ export const make = Effect.gen(function*() {
 
   const release: Service["release"] = (reservation) => Effect.asVoid(store.release(reservation.id))
 
-  return Credits.of({ reserve, settle, release })
+  const carve: Service["carve"] = (parent, amount) => {
+    const part = Math.max(1, Math.ceil(amount))
+    return store.split(parent.id, part).pipe(
+      Effect.map(Option.map(({ id }) => new Reservation({ id, source: parent.source, amount: part })))
+    )
+  }
+
+  return Credits.of({ reserve, settle, release, carve })
 })
 
 export const layer = Layer.effect(Credits, make)

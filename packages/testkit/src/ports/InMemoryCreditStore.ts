@@ -2,8 +2,9 @@
  * The `CreditStore` port in memory, with the SQL store's contract: a reservation is taken whole
  * from the first account that covers it (an org account only within the payer's cap), or not at
  * all (`Insufficient`); settling charges at most the amount held and gives back the rest;
- * releasing gives back everything; a reservation is closed once. Each operation runs without
- * yielding, so operations are atomic with respect to each other.
+ * releasing gives back everything; a reservation is closed once; splitting moves part of what a
+ * held reservation holds into a new one, leaving balances, ledger and spending as they are. Each
+ * operation runs without yielding, so operations are atomic with respect to each other.
  *
  * `CreditStoreState` shows what the port does not: the reservations and what they still hold.
  */
@@ -25,6 +26,7 @@ export interface ReservationState {
   readonly account: CreditAccountRef
   readonly userId: string
   readonly orgId: string | null
+  /** What it holds (or held, once closed): less than it was made with once parts were split off. */
   readonly amount: number
   readonly status: "held" | "settled" | "released"
   /** What was charged; 0 until settled. */
@@ -32,6 +34,8 @@ export interface ReservationState {
   readonly purpose: string
   readonly createdAt: DateTime.Utc
   readonly closedAt: DateTime.Utc | null
+  /** The reservation it was split off from, if any. */
+  readonly parentId: string | null
 }
 
 export interface State {
@@ -150,6 +154,7 @@ export const make = (options: Options = {}) =>
         purpose: request.purpose,
         createdAt: at,
         closedAt: null,
+        parentId: null,
         spendMonth: fromOrg ? month : null
       })
       log(keyOf(account), -request.amount, "reserve", id, request.purpose, request.userId, at)
@@ -164,6 +169,17 @@ export const make = (options: Options = {}) =>
         })
       }
       return { _tag: "Held", id, account }
+    }
+
+    const split = (parentId: string, amount: number, at: DateTime.Utc): Option.Option<{ readonly id: string }> => {
+      const parent = reservations.get(parentId)
+      if (parent === undefined || parent.status !== "held" || !Number.isSafeInteger(amount) || amount < 1 || parent.amount < amount) {
+        return Option.none()
+      }
+      const id = nextId("res")
+      reservations.set(parentId, { ...parent, amount: parent.amount - amount })
+      reservations.set(id, { ...parent, id, amount, createdAt: at, parentId })
+      return Option.some({ id })
     }
 
     const releaseWhere = (which: (reservation: Reservation) => boolean) =>
@@ -196,6 +212,7 @@ export const make = (options: Options = {}) =>
       settle: (reservationId, actual) =>
         Effect.map(DateTime.now, (at) => Option.map(close(reservationId, actual, "settled", at), (charged) => ({ charged }))),
       release: (reservationId) => Effect.map(DateTime.now, (at) => Option.isSome(close(reservationId, 0, "released", at))),
+      split: (reservationId, amount) => Effect.map(DateTime.now, (at) => split(reservationId, amount, at)),
       releaseExpired: (heldBefore) => releaseWhere((reservation) => DateTime.lessThan(reservation.createdAt, heldBefore)),
       releaseHeldBy: (instanceIds) => releaseWhere(() => instanceIds.includes(instanceId)),
       orgUsageSince: (orgId, since) =>
