@@ -27,6 +27,7 @@ import * as InstanceLiveness from "@huddle/domain/credits/InstanceLiveness"
 import * as Intents from "@huddle/domain/huddle/Intents"
 import * as Memories from "@huddle/domain/memories/Memories"
 import * as MeteredCall from "@huddle/domain/models/MeteredCall"
+import * as Council from "@huddle/domain/council/Council"
 import * as Operator from "@huddle/domain/operator/Operator"
 import * as OrgAccess from "@huddle/domain/orgs/OrgAccess"
 import * as Organizations from "@huddle/domain/orgs/Organizations"
@@ -75,7 +76,8 @@ export const layer = (options: Options) => {
     Layer.provideMerge(OrgAccess.layer)
   )
   const memories = Layer.mergeAll(Memories.layer, ContextAssembly.layer)
-  const models = MeteredCall.layer.pipe(
+  const models = Council.layer.pipe(
+    Layer.provideMerge(MeteredCall.layer),
     Layer.provideMerge(Router.layer),
     Layer.provideMerge(Providers.layer(options.providers ?? {}).pipe(Layer.provide(NodeHttpClient.layerUndici))),
     Layer.provideMerge(Catalog.layer(options.catalog ?? {}))

@@ -23,6 +23,7 @@ interface MessageRow {
   readonly usage: unknown
   readonly credits_charged: number
   readonly refs: unknown
+  readonly consensus: unknown
   readonly created_at: Date
 }
 
@@ -68,15 +69,16 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const e = yield* encodeMessage(message)
         yield* sql`INSERT INTO huddle_messages (id, session_id, intent_id, role, content, mode, models, usage,
-                                                credits_charged, refs, created_at)
+                                                credits_charged, refs, consensus, created_at)
                    VALUES (${e.id}, ${sessionId}, ${e.intent_id}, ${e.role}, ${e.content}, ${e.mode},
                            ${JSON.stringify(e.models)}::jsonb, ${e.usage === null ? null : JSON.stringify(e.usage)}::jsonb,
-                           ${e.credits_charged}, ${JSON.stringify(e.references)}::jsonb, ${toDate(message.created_at)})`
+                           ${e.credits_charged}, ${JSON.stringify(e.references)}::jsonb,
+                           ${e.consensus === undefined ? null : JSON.stringify(e.consensus)}::jsonb, ${toDate(message.created_at)})`
         yield* sql`UPDATE huddle_sessions SET updated_at = ${toDate(message.created_at)} WHERE id = ${sessionId}`
       }).pipe(Effect.orDie),
     messages: (sessionId, limit) =>
       sql<MessageRow>`SELECT * FROM (
-                        SELECT id, role, content, mode, intent_id, models, usage, credits_charged, refs, created_at
+                        SELECT id, role, content, mode, intent_id, models, usage, credits_charged, refs, consensus, created_at
                         FROM huddle_messages WHERE session_id = ${sessionId} ORDER BY id DESC LIMIT ${limit}
                       ) recent ORDER BY id`.pipe(
         Effect.flatMap((rows) =>
@@ -91,6 +93,7 @@ export const make = Effect.gen(function*() {
               usage: row.usage,
               credits_charged: row.credits_charged,
               references: row.refs,
+              ...(row.consensus === null || row.consensus === undefined ? {} : { consensus: row.consensus }),
               created_at: row.created_at.toISOString()
             }))
         ),

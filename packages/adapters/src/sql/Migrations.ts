@@ -13,6 +13,7 @@ import idempotency from "../migrations/0005_idempotency.js"
 import changeNotifications from "../migrations/0006_change_notifications.js"
 import operatorCapsInstances from "../migrations/0007_operator_caps_instances.js"
 import reservationParts from "../migrations/0008_reservation_parts.js"
+import consensus from "../migrations/0009_consensus.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -22,7 +23,8 @@ export const loader = Migrator.fromRecord({
   "0005_idempotency": idempotency,
   "0006_change_notifications": changeNotifications,
   "0007_operator_caps_instances": operatorCapsInstances,
-  "0008_reservation_parts": reservationParts
+  "0008_reservation_parts": reservationParts,
+  "0009_consensus": consensus
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */

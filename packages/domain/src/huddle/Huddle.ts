@@ -3,6 +3,7 @@ import { Usage } from "../models/Model.js"
 import { EffectiveSettings } from "../orgs/Policy.js"
 import { HuddleMode } from "../accounts/Preferences.js"
 import { Line } from "../shared/WireString.js"
+import { ConsensusReport } from "../council/ConsensusReport.js"
 
 export const SessionTitle = Line.pipe(Schema.compose(Schema.Trim), Schema.minLength(1), Schema.maxLength(200))
 
@@ -23,6 +24,8 @@ export class HuddleMessage extends Schema.Class<HuddleMessage>("HuddleMessage")(
   usage: Schema.NullOr(Usage),
   credits_charged: Schema.Int,
   references: Schema.Array(Reference),
+  /** The council's report, for an answer a council gave. */
+  consensus: Schema.optional(ConsensusReport),
   created_at: Schema.DateTimeUtc
 }) {}
 
@@ -46,8 +49,11 @@ export class HuddleReply extends Schema.Class<HuddleReply>("HuddleReply")({
   message_id: Schema.NullOr(Schema.String),
   intent_id: Schema.String,
   status: Schema.Literal("completed", "awaiting_review"),
+  /** The mode that answered (`auto` only while awaiting review: it decides when it runs). */
   mode: HuddleMode,
   requested_mode: HuddleMode,
+  /** Why auto mode answered in the mode it did. */
+  mode_reason: Schema.optional(Schema.String),
   output: Schema.NullOr(Schema.String),
   references: Schema.Array(Reference),
   usage: Usage,
@@ -56,5 +62,7 @@ export class HuddleReply extends Schema.Class<HuddleReply>("HuddleReply")({
   /** The effective settings and the rule that decided each. */
   policy: EffectiveSettings,
   /** Set when the answer comes from the offline provider, not a language model. */
-  offline: Schema.Boolean
+  offline: Schema.Boolean,
+  /** Multi mode: the council's consensus report (DESIGN §6). */
+  consensus: Schema.optional(ConsensusReport)
 }) {}

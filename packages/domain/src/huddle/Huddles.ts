@@ -75,6 +75,7 @@ export const make = Effect.gen(function*() {
         usage: intent.usage,
         credits_charged: intent.credits_charged,
         references: [],
+        ...(intent.consensus === undefined ? {} : { consensus: intent.consensus }),
         created_at: yield* DateTime.now
       })
     })
@@ -95,13 +96,15 @@ export const make = Effect.gen(function*() {
         status: intent.status === "completed" ? "completed" : "awaiting_review",
         mode: intent.mode,
         requested_mode: outcome.requestedMode,
+        ...(intent.plan?.mode_reason === undefined ? {} : { mode_reason: intent.plan.mode_reason }),
         output: intent.output,
         references: [],
         usage: intent.usage ?? new Usage({ input_tokens: 0, output_tokens: 0 }),
         credits_charged: intent.credits_charged,
         models: intent.models,
         policy: intent.settings,
-        offline: outcome.offline
+        offline: outcome.offline,
+        ...(intent.consensus === undefined ? {} : { consensus: intent.consensus })
       })
     })
 

@@ -3,6 +3,7 @@ import { EffectiveSettings } from "../orgs/Policy.js"
 import { HuddleMode } from "../accounts/Preferences.js"
 import { RiskFlag } from "./RiskFlags.js"
 import { ChatRole, Usage } from "../models/Model.js"
+import { ConsensusReport } from "../council/ConsensusReport.js"
 
 export const IntentStatus = Schema.Literal(
   "received",
@@ -34,7 +35,11 @@ export class Plan extends Schema.Class<Plan>("Plan")({
   /** The catalog model the request named, if it named one (a plan for a tier is re-planned when a policy lowers it). */
   requested_model: Schema.optional(Schema.String),
   /** What the review stage flags for a human under a low risk tolerance: each category with what matched. */
-  flags: Schema.Array(RiskFlag)
+  flags: Schema.Array(RiskFlag),
+  /** A council's seats (model ids by seat) and the worst case of its whole run (multi and auto mode). */
+  council: Schema.optional(Schema.Struct({ seats: Schema.Array(Schema.String), worst_case_credits: Schema.Int })),
+  /** Why auto mode chose the mode it did, once it chose. */
+  mode_reason: Schema.optional(Schema.String)
 }) {}
 
 export class IntentError extends Schema.Class<IntentError>("IntentError")({
@@ -55,6 +60,8 @@ export class Intent extends Schema.Class<Intent>("Intent")({
   models: Schema.Array(Schema.String),
   usage: Schema.NullOr(Usage),
   credits_charged: Schema.Int,
+  /** The council's report (multi mode, or auto mode that convened one). */
+  consensus: Schema.optional(ConsensusReport),
   error: Schema.NullOr(IntentError),
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc

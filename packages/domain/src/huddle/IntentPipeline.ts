@@ -1,13 +1,19 @@
 /**
- * The single-mode pipeline every intent runs through, from the huddle, JSON-RPC or an embedding
- * service: context assembly → planning → review gate → execution → completion. A run is a
- * `Stream` of events: each stage as it starts and ends, the answer's tokens as the model
- * produces them, and, last, `Done` with the outcome.
+ * The pipeline every intent runs through, from the huddle, JSON-RPC or an embedding service:
+ * context assembly → planning → review gate → execution → completion. A run is a `Stream` of
+ * events: each stage as it starts and ends, the answer's tokens, and, last, `Done` with the
+ * outcome. Execution is one model (single mode) or a council (multi mode; `council/Council`),
+ * whose rounds are stages of their own; auto mode decides between them (`council/AutoMode`).
  *
- * Money: execution is one `MeteredCall`: the plan's worst case is reserved before any model is
- * called (402 otherwise) and settled to the real usage on success, failure or cancellation alike.
+ * Money: single mode's execution is one `MeteredCall`: the plan's worst case is reserved before
+ * any model is called (402 otherwise) and settled to the real usage on success, failure or
+ * cancellation alike. A council reserves its whole run's worst case the same way, before its
+ * first call, and settles each call as it ends.
  */
 import { Cause, Chunk, Context, DateTime, Effect, Exit, Layer, Option, Predicate, Stream } from "effect"
+import { Council, type CouncilEvent, type Spent } from "../council/Council.js"
+import type { CouncilRound } from "../council/ConsensusReport.js"
+import * as AutoMode from "../council/AutoMode.js"
 import { codeOf, type InsufficientCredits, InvalidRequest, type NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
 import { Ids } from "../shared/Ids.js"
 import { Intent, IntentError, Plan } from "./Intent.js"
@@ -23,13 +29,17 @@ import { type Metered, MeteredCall, type Payer, type Settled, worstCaseOf } from
 import { OrgSettings } from "../orgs/OrgSettings.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
 
-export type StageName = "context" | "planning" | "review" | "execution" | "completion"
+/** The stages of a run; a council's rounds are stages of its execution. */
+export type StageName = "context" | "planning" | "review" | "execution" | CouncilRound | "completion"
+
+/** `progress`: something happened within a stage (a council participant finished its round). */
+export type StageStatus = "started" | "progress" | "completed" | "skipped"
 
 export type PipelineEvent =
   | {
     readonly _tag: "Stage"
     readonly stage: StageName
-    readonly status: "started" | "completed" | "skipped"
+    readonly status: StageStatus
     readonly detail: Readonly<Record<string, unknown>>
   }
   | { readonly _tag: "Token"; readonly text: string }
@@ -56,12 +66,17 @@ export interface Submission {
 }
 
 export interface Outcome {
+  /** Its `mode` is the mode that answered (`auto` only while it awaits review). */
   readonly intent: Intent
-  /** The mode the settings chose (requested, preferred or default); `auto` runs as `single` for now. */
+  /** The mode the settings chose (requested, preferred or default). */
   readonly requestedMode: HuddleMode
   /** Whether the answer came from the offline provider. */
   readonly offline: boolean
 }
+
+/** Whether a run has started spending: from here on a streamed failure is framed, not an HTTP error. */
+export const isCommitted = (event: PipelineEvent): boolean =>
+  event._tag === "Token" || (event._tag === "Stage" && event.stage === "proposals")
 
 export type PipelineError = InvalidRequest | NotFound | PolicyViolation | InsufficientCredits | UpstreamUnavailable | Unauthorized
 
@@ -90,7 +105,7 @@ const historyLimit = 40
 
 const stage = (
   name: StageName,
-  status: "started" | "completed" | "skipped",
+  status: StageStatus,
   detail: Readonly<Record<string, unknown>> = {}
 ): PipelineEvent => ({ _tag: "Stage", stage: name, status, detail })
 
@@ -135,16 +150,51 @@ const requestOf = (settings: EffectiveSettings): Preferences => {
   return request
 }
 
+/** A text as tokens: groups of a few words whose concatenation is the text. */
+const tokensOf = (text: string): ReadonlyArray<PipelineEvent> => {
+  const words = text.match(/\s*\S+/g) ?? []
+  const out: Array<PipelineEvent> = []
+  for (let i = 0; i < words.length; i += 4) out.push({ _tag: "Token", text: words.slice(i, i + 4).join("") })
+  return out
+}
+
+/** A council's event as a stage of the run. */
+const councilStage = (event: Exclude<CouncilEvent, { readonly _tag: "Concluded" }>): PipelineEvent => {
+  switch (event._tag) {
+    case "RoundStarted":
+      return stage(event.round, "started", { seats: event.seats })
+    case "SeatFinished":
+      return stage(event.round, "progress", {
+        seat: event.seat,
+        model: event.model,
+        outcome: event.outcome,
+        ...(event.reason === undefined ? {} : { reason: event.reason })
+      })
+    case "RoundEnded":
+      return stage(event.round, "completed", event.cut ? { cut_by_deadline: true } : {})
+    case "Escalated":
+      return stage("execution", "progress", { mode: "multi", decided_by: "auto", reason: event.reason })
+  }
+}
+
 const failure = (error: { readonly _tag: string; readonly message: string }) =>
   new IntentError({
     error: codeOf(error),
     message: error.message
   })
 
+interface Steps {
+  /** Records the intent as executing once its credits are held; the events that announce it. */
+  readonly begin: Effect.Effect<readonly [Intent, ReadonlyArray<PipelineEvent>]>
+  /** What a refused reservation leaves behind (before `begin`). */
+  readonly refused: (error: InsufficientCredits | Unauthorized | NotFound) => Effect.Effect<unknown>
+}
+
 export const make = Effect.gen(function*() {
   const ids = yield* Ids
   const intents = yield* IntentRepository
   const metered = yield* MeteredCall
+  const council = yield* Council
   const orgSettings = yield* OrgSettings
   const context = yield* ContextAssembly
 
@@ -173,14 +223,11 @@ export const make = Effect.gen(function*() {
    * cost. A refused reservation fails before `begin` (after `refused`), so whatever `begin`
    * writes is written only for a request that will run.
    */
-  const executeIntent = (
+  const executeSingle = (
     intent: Intent,
     payer: Payer,
     requestedMode: HuddleMode,
-    steps: {
-      readonly begin: Effect.Effect<readonly [Intent, ReadonlyArray<PipelineEvent>]>
-      readonly refused: (error: InsufficientCredits | Unauthorized | NotFound) => Effect.Effect<unknown>
-    }
+    steps: Steps
   ): Stream.Stream<PipelineEvent, PipelineError> =>
     Stream.unwrapScoped(Effect.gen(function*() {
       const plan = intent.plan!
@@ -208,7 +255,8 @@ export const make = Effect.gen(function*() {
             output: progress.text.length > 0 ? progress.text : null,
             usage: settled.consumed ? settled.usage : null,
             credits_charged: settled.charged,
-            models: progress.answered ? [settled.model.id] : []
+            models: progress.answered ? [settled.model.id] : [],
+            mode: "single"
           }),
           (closed) => (progress.closed = closed)
         )
@@ -253,6 +301,113 @@ export const make = Effect.gen(function*() {
       return Stream.concat(Stream.fromIterable([...announced, stage("execution", "started", { models: plan.models })]), answer)
     }))
 
+  /**
+   * Execution by a council (multi mode, and auto mode until it decides): the whole run's worst
+   * case is reserved, then the council's rounds stream as stages and its consensus as tokens.
+   * Auto mode answers alone when the member's credits cannot cover the council.
+   */
+  const executeCouncil = (
+    intent: Intent,
+    payer: Payer,
+    requestedMode: HuddleMode,
+    steps: Steps
+  ): Stream.Stream<PipelineEvent, PipelineError> =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const plan = intent.plan!
+      const auto = intent.mode === "auto"
+      const seats = yield* metered.candidates({ _tag: "Candidates", ids: plan.council!.seats }, undefined)
+      const priced = yield* council.priced(seats, plan.messages ?? [])
+      const budget = yield* metered.budget(payer, `intent ${intent.id}`, priced.worstCase).pipe(
+        Effect.map(Option.some),
+        Effect.catchTag("InsufficientCredits", (error) => auto ? Effect.succeed(Option.none()) : Effect.fail(error)),
+        Effect.tapError(steps.refused)
+      )
+      if (Option.isNone(budget)) {
+        const { council: _, ...single } = plan
+        return executeSingle(
+          new Intent({ ...intent, mode: "single", plan: new Plan({ ...single, mode_reason: AutoMode.reasons.credits }) }, {
+            disableValidation: true
+          }),
+          payer,
+          requestedMode,
+          steps
+        )
+      }
+      const [executing, announced] = yield* steps.begin
+      const offline = seats.every((model) => model.provider === "offline")
+
+      const progress = { closed: undefined as Intent | undefined, spent: undefined as Spent | undefined }
+      const close = (spent: Spent | undefined, fields: Partial<Intent>) =>
+        Effect.map(
+          save(executing, {
+            usage: spent === undefined || spent.charged === 0 && spent.usage.output_tokens === 0 ? null : spent.usage,
+            credits_charged: spent?.charged ?? 0,
+            models: spent?.models ?? [],
+            ...fields
+          }),
+          (closed) => (progress.closed = closed)
+        )
+
+      const concluded = (result: Extract<CouncilEvent, { readonly _tag: "Concluded" }>["result"]) =>
+        Effect.map(
+          result._tag === "Council"
+            ? close(result, {
+              status: "completed",
+              error: null,
+              mode: "multi",
+              output: result.report.text,
+              consensus: result.report,
+              ...(auto ? { plan: new Plan({ ...plan, mode_reason: AutoMode.reasons.disagreed }) } : {})
+            })
+            : close(result, {
+              status: "completed",
+              error: null,
+              mode: "single",
+              output: result.text,
+              plan: new Plan({ ...plan, mode_reason: result.reason })
+            }),
+          (final): ReadonlyArray<PipelineEvent> => [
+            ...tokensOf(final.output ?? ""),
+            stage("execution", "completed", {
+              mode: final.mode,
+              models: final.models,
+              ...(final.consensus === undefined ? {} : { agreement_ratio: final.consensus.agreement_ratio, degraded: final.consensus.degraded })
+            }),
+            stage("completion", "completed", { credits_charged: final.credits_charged }),
+            { _tag: "Done", outcome: { intent: final, requestedMode, offline } }
+          ]
+        )
+
+      const run = council.run({
+        plan: priced,
+        payer,
+        purpose: `intent ${intent.id}`,
+        budget: budget.value,
+        messages: plan.messages ?? [],
+        temperature: plan.temperature,
+        mode: auto ? "auto" : "multi",
+        tally: (spent) => Effect.sync(() => (progress.spent = spent))
+      }).pipe(
+        Stream.mapEffect((event) =>
+          event._tag === "Concluded" ? concluded(event.result) : Effect.succeed<ReadonlyArray<PipelineEvent>>([councilStage(event)])
+        ),
+        Stream.flattenIterables,
+        // A failed or cancelled run: recorded with what its settled calls cost.
+        Stream.ensuringWith((exit) =>
+          progress.closed === undefined ? close(progress.spent, { status: "failed", error: closeWith(exit), output: null }) : Effect.void
+        )
+      )
+      return Stream.concat(
+        Stream.fromIterable([...announced, stage("execution", "started", { mode: intent.mode, models: plan.council!.seats })]),
+        run
+      )
+    }))
+
+  const executeIntent = (intent: Intent, payer: Payer, requestedMode: HuddleMode, steps: Steps) =>
+    intent.plan?.council === undefined || intent.mode === "single"
+      ? executeSingle(intent, payer, requestedMode, steps)
+      : executeCouncil(intent, payer, requestedMode, steps)
+
   const submit: Service["submit"] = (submission) =>
     Stream.unwrapScoped(Effect.gen(function*() {
       const { scope } = submission
@@ -262,8 +417,11 @@ export const make = Effect.gen(function*() {
       // Context: effective settings, memories, conversation.
       const settings = settingsOf(scope, submission.request)
       const requestedMode = settings.mode.value
-      if (requestedMode === "multi") {
-        return yield* new InvalidRequest({ message: "mode \"multi\" is not available yet; use \"single\" or \"auto\"" })
+      if (requestedMode !== "single" && submission.model !== undefined) {
+        return yield* new InvalidRequest({
+          message: `model names one model, and mode "${requestedMode}" a council of the tier's models: send one or the other`,
+          field: "model"
+        })
       }
       const candidates = yield* metered.candidates(
         submission.model === undefined ? { _tag: "Tier", tier: settings.model_tier.value } : { _tag: "Model", id: submission.model },
@@ -291,26 +449,41 @@ export const make = Effect.gen(function*() {
         { role: "user", content: submission.input }
       ]
 
-      // Planning: which models, what it may cost at most.
+      // Planning: which models, what it may cost at most; for a council, its seats and whole run.
       const quote = yield* metered.quote(candidates, messages, { maxOutputTokens: maxOutput })
+      const nature = requestedMode === "auto" ? AutoMode.natureOf(submission.input) : undefined
+      const councilPlan = requestedMode === "single" || nature?._tag === "Light"
+        ? undefined
+        : yield* council.plan({ models: candidates, messages }).pipe(
+          requestedMode === "auto" ? Effect.option : Effect.map(Option.some)
+        )
+      const mode: HuddleMode = councilPlan === undefined || Option.isNone(councilPlan) ? "single" : requestedMode
+      const modeReason = nature?._tag === "Light"
+        ? nature.reason
+        : requestedMode === "auto" && mode === "single"
+        ? AutoMode.reasons.noCouncil
+        : undefined
+      const seats = councilPlan === undefined ? undefined : Option.getOrUndefined(councilPlan)
       const flags = settings.risk_tolerance.value === "low" ? riskFlags(submission.input) : []
       const plan = new Plan({
         models: candidates.map((model) => model.id),
         max_output_tokens: quote.maxOutputTokens,
         estimated_input_tokens: quote.estimatedInput,
-        worst_case_credits: quote.worstCase,
+        worst_case_credits: seats?.worstCase ?? quote.worstCase,
         temperature: temperatureFor(settings),
         memories_used: memories.memories.length,
         history_messages: history.length,
         messages,
         ...(submission.model === undefined ? {} : { requested_model: submission.model }),
-        flags
+        flags,
+        ...(seats === undefined ? {} : { council: { seats: seats.seats.map((model) => model.id), worst_case_credits: seats.worstCase } }),
+        ...(modeReason === undefined ? {} : { mode_reason: modeReason })
       })
       const planned = new Intent({
         id: yield* ids.next("int"),
         status: "planning",
         input: submission.input,
-        mode: "single",
+        mode,
         org_id: scope.orgId,
         session_id: submission.sessionId,
         settings,
@@ -343,7 +516,13 @@ export const make = Effect.gen(function*() {
           return intent
         })
       const plannedEvent = (intent: Intent) =>
-        stage("planning", "completed", { intent_id: intent.id, models: plan.models, worst_case_credits: plan.worst_case_credits })
+        stage("planning", "completed", {
+          intent_id: intent.id,
+          mode,
+          ...(modeReason === undefined ? {} : { mode_reason: modeReason }),
+          models: plan.council?.seats ?? plan.models,
+          worst_case_credits: plan.worst_case_credits
+        })
 
       // Review gate: with auto_execute off, a person approves before anything runs or is charged.
       if (!settings.auto_execute.value) {

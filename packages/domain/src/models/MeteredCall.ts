@@ -18,7 +18,7 @@
  * releases the reservation when nothing was. A reservation is settled exactly once.
  */
 import { Chunk, Context, Effect, Layer, Option, type Scope, Stream } from "effect"
-import { type InsufficientCredits, InvalidRequest, NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
+import { InsufficientCredits, InvalidRequest, NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
 import { type CallOptions, type CatalogModel, type ChatMessage, costOf, estimateTokens, type ToolCallDelta, Usage } from "./Model.js"
 import { tierRank } from "../orgs/Policy.js"
 import { ModelTier } from "../accounts/Preferences.js"
@@ -68,6 +68,15 @@ export interface Payer {
   readonly authority: Authority
 }
 
+/**
+ * A run's reservation: the worst case of several calls (a council's rounds), held whole before
+ * the first of them; each call then takes its own worst case out of it and is settled on its own
+ * as it ends. What no call used is given back when the run's scope closes.
+ */
+export interface Budget {
+  readonly reservation: Reservation
+}
+
 export interface Call {
   readonly payer: Payer
   /** Recorded with the reservation (the ledger's reason). */
@@ -77,6 +86,8 @@ export interface Call {
   readonly messages: ReadonlyArray<ChatMessage>
   readonly temperature?: number | undefined
   readonly options?: CallOptions | undefined
+  /** The run this call belongs to: its worst case is carved from the run's reservation, not reserved anew. */
+  readonly budget?: Budget | undefined
 }
 
 /** How a call ended, once its credits are settled. */
@@ -146,6 +157,11 @@ export interface Service {
   ) => Effect.Effect<Quote, InvalidRequest>
   /** Reserves the quote's worst case for the payer and starts the call (see the module's comment). */
   readonly run: (call: Call) => Effect.Effect<Metered, RunError, Scope.Scope>
+  /**
+   * Reserves `worstCase` for a run of several calls, in the caller's scope (402 before any call
+   * when it cannot be covered); what is left when the scope closes is released.
+   */
+  readonly budget: (payer: Payer, purpose: string, worstCase: number) => Effect.Effect<Budget, RunError, Scope.Scope>
 }
 
 export class MeteredCall extends Context.Tag("@huddle/domain/MeteredCall")<MeteredCall, Service>() {}
@@ -256,6 +272,32 @@ export const make = Effect.gen(function*() {
     return Effect.succeed({ estimatedInput, maxOutputTokens, worstCase: worstCaseOf(models, estimatedInput, maxOutputTokens) })
   }
 
+  const reserveFor = (payer: Payer, purpose: string, amount: number) =>
+    credits.reserve({
+      userId: payer.userId,
+      orgId: payer.orgId,
+      amount,
+      creditFallback: payer.creditFallback,
+      purpose,
+      authority: payer.authority
+    })
+
+  // A run's budget covers each of its calls by construction; one that does not is refused, not overdrawn.
+  const carve = (budget: Budget, amount: number) =>
+    Effect.flatMap(
+      credits.carve(budget.reservation, amount),
+      Option.match({
+        onNone: () => Effect.fail(new InsufficientCredits({ message: `The run's reservation cannot cover this call (${amount} credits)` })),
+        onSome: Effect.succeed
+      })
+    )
+
+  const budget: Service["budget"] = (payer, purpose, worstCase) =>
+    Effect.map(
+      Effect.acquireRelease(reserveFor(payer, purpose, worstCase), (reservation) => credits.release(reservation)),
+      (reservation): Budget => ({ reservation })
+    )
+
   const run: Service["run"] = (call) =>
     Effect.gen(function*() {
       const primary = call.candidates[0]!
@@ -293,14 +335,7 @@ export const make = Effect.gen(function*() {
         }))
 
       const reservation = yield* Effect.acquireRelease(
-        credits.reserve({
-          userId: call.payer.userId,
-          orgId: call.payer.orgId,
-          amount: call.quote.worstCase,
-          creditFallback: call.payer.creditFallback,
-          purpose: call.purpose,
-          authority: call.payer.authority
-        }),
+        call.budget === undefined ? reserveFor(call.payer, call.purpose, call.quote.worstCase) : carve(call.budget, call.quote.worstCase),
         settleWith
       )
       const settle = settleWith(reservation)
@@ -348,7 +383,7 @@ export const make = Effect.gen(function*() {
       return { model: primary, events, settle } satisfies Metered
     })
 
-  return MeteredCall.of({ candidates, fitting, quote, run })
+  return MeteredCall.of({ candidates, fitting, quote, run, budget })
 })
 
 export const layer = Layer.effect(MeteredCall, make)

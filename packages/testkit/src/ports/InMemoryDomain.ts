@@ -22,6 +22,7 @@ import * as IntentPipeline from "@huddle/domain/huddle/IntentPipeline"
 import * as ContextAssembly from "@huddle/domain/memories/ContextAssembly"
 import * as Completions from "@huddle/domain/models/Completions"
 import * as MeteredCall from "@huddle/domain/models/MeteredCall"
+import * as Council from "@huddle/domain/council/Council"
 import * as Router from "@huddle/domain/models/Router"
 import * as OrgAccess from "@huddle/domain/orgs/OrgAccess"
 import * as OrgSettings from "@huddle/domain/orgs/OrgSettings"
@@ -60,6 +61,7 @@ export const ports = (options: Options = {}) =>
 
 export const layer = (options: Options = {}) =>
   Layer.mergeAll(RequestScope.layer, Completions.layer, IntentPipeline.layer).pipe(
+    Layer.provideMerge(Council.layer),
     Layer.provideMerge(MeteredCall.layer),
     Layer.provideMerge(Layer.mergeAll(Router.layer, Credits.layer, ContextAssembly.layer, OrgSettings.layer)),
     Layer.provideMerge(OrgAccess.layer),

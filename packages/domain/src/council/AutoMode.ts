@@ -1,0 +1,37 @@
+/**
+ * Auto mode: when a council is worth its cost (decision 0018). Three cheap signals, in order:
+ *
+ * 1. The question's nature: a light message (a greeting, a thanks, a few words without a
+ *    question) gets a single answer; nothing is gained by deliberating it.
+ * 2. The member's credits and policy: when the council's worst case cannot be reserved (the
+ *    balance, the org's fallback policy or the member's cap), a single answer.
+ * 3. The answer's uncertainty: two participants answer independently (the council's first two
+ *    proposals, so nothing is wasted); when their positions agree (`Protocol.samePosition`) the
+ *    first is the answer, otherwise the council goes on with them.
+ *
+ * Research on debate finds most of its gain where independent answers disagree, and little where
+ * they agree; deciding when to deliberate saves most of the cost (see the decision record).
+ */
+export type Nature =
+  | { readonly _tag: "Light"; readonly reason: string }
+  | { readonly _tag: "Open" }
+
+const greeting = /^(hi|hello|hey|thanks|thank you|thx|ok|okay|good (morning|afternoon|evening)|bye|cheers)\b[\s!.,]*$/i
+
+/** Whether a message is light enough that a single answer is the only sensible one. */
+export const natureOf = (input: string): Nature => {
+  const text = input.trim()
+  if (greeting.test(text)) return { _tag: "Light", reason: "a greeting or acknowledgement needs no council" }
+  const words = text.split(/\s+/).filter((word) => word.length > 0)
+  if (words.length <= 3 && !text.includes("?")) return { _tag: "Light", reason: "a message of a few words without a question" }
+  return { _tag: "Open" }
+}
+
+export const reasons = {
+  light: (nature: Extract<Nature, { _tag: "Light" }>) => nature.reason,
+  credits: "the credits available cover a single answer, not a council's worst case",
+  noCouncil: "no council can be formed from this tier's models",
+  agreed: "two independent answers agreed",
+  disagreed: "two independent answers disagreed",
+  failed: "one of two independent answers failed"
+} as const
