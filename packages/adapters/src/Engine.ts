@@ -60,6 +60,8 @@ export interface Options {
   readonly reservationExpiry?: Partial<ReservationExpiry.Settings> | undefined
   /** How often instances heartbeat, and when a silent one is taken for lost; default 10 s and 30 s. */
   readonly liveness?: Partial<InstanceLiveness.Settings> | undefined
+  /** Council seats and deadline (default 3 seats, 120 s). */
+  readonly council?: Partial<Council.Settings> | undefined
 }
 
 /** Every service of `@huddle/domain`, ready to use; the database is migrated when it starts. */
@@ -76,7 +78,7 @@ export const layer = (options: Options) => {
     Layer.provideMerge(OrgAccess.layer)
   )
   const memories = Layer.mergeAll(Memories.layer, ContextAssembly.layer)
-  const models = Council.layer.pipe(
+  const models = Council.layerWith(options.council ?? {}).pipe(
     Layer.provideMerge(MeteredCall.layer),
     Layer.provideMerge(Router.layer),
     Layer.provideMerge(Providers.layer(options.providers ?? {}).pipe(Layer.provide(NodeHttpClient.layerUndici))),

@@ -38,7 +38,8 @@ export const domainLayer = (config: ServerConfig) =>
     sessionTtl: config.sessionTtl,
     providers: config.providers,
     catalog: config.catalog,
-    liveness: config.liveness
+    liveness: config.liveness,
+    council: config.council
   })
 
 const apiLayer = (config: ServerConfig) =>

@@ -25,6 +25,8 @@ export interface ServerConfig {
   readonly operatorToken: Option.Option<Redacted.Redacted>
   /** Heartbeats of instances sharing the database (`HUDDLE_HEARTBEAT_INTERVAL`, `HUDDLE_INSTANCE_STALE_AFTER`). */
   readonly liveness?: { readonly every?: Duration.Duration; readonly staleAfter?: Duration.Duration } | undefined
+  /** Multi mode (`HUDDLE_COUNCIL_PARTICIPANTS`, `HUDDLE_COUNCIL_DEADLINE`). */
+  readonly council?: { readonly participants?: number; readonly deadline?: Duration.Duration } | undefined
 }
 
 /** Long enough that guessing it is hopeless (e.g. `openssl rand -hex 32`). */
@@ -129,15 +131,24 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
     )
   ),
   heartbeat: Config.duration("HUDDLE_HEARTBEAT_INTERVAL").pipe(Config.withDefault(Duration.seconds(10))),
-  staleAfter: Config.duration("HUDDLE_INSTANCE_STALE_AFTER").pipe(Config.withDefault(Duration.seconds(30)))
+  staleAfter: Config.duration("HUDDLE_INSTANCE_STALE_AFTER").pipe(Config.withDefault(Duration.seconds(30))),
+  councilParticipants: Config.integer("HUDDLE_COUNCIL_PARTICIPANTS").pipe(
+    Config.validate({ message: "must be 2, 3 or 4", validation: (n) => n >= 2 && n <= 4 }),
+    Config.withDefault(3)
+  ),
+  councilDeadline: Config.duration("HUDDLE_COUNCIL_DEADLINE").pipe(
+    Config.validate({ message: "must be positive", validation: (d) => Duration.toMillis(d) > 0 }),
+    Config.withDefault(Duration.seconds(120))
+  )
 }).pipe(
   Config.validate({
     message: "HUDDLE_INSTANCE_STALE_AFTER must be at least three times HUDDLE_HEARTBEAT_INTERVAL",
     validation: ({ heartbeat, staleAfter }) => Duration.toMillis(staleAfter) >= 3 * Duration.toMillis(heartbeat) && Duration.toMillis(heartbeat) > 0
   }),
-  Config.map(({ dataDir, databaseUrl, heartbeat, staleAfter, ...rest }): ServerConfig => ({
+  Config.map(({ councilDeadline, councilParticipants, dataDir, databaseUrl, heartbeat, staleAfter, ...rest }): ServerConfig => ({
     ...rest,
     liveness: { every: heartbeat, staleAfter },
+    council: { participants: councilParticipants, deadline: councilDeadline },
     engine: Option.match(databaseUrl, {
       onNone: (): Database.Engine => ({ _tag: "Pglite", dataDir }),
       onSome: (url): Database.Engine => ({ _tag: "Postgres", url })

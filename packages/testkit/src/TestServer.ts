@@ -32,6 +32,7 @@ export interface Options {
   readonly operatorToken?: string | null
   /** Instance heartbeats (default: the service's). */
   readonly liveness?: ServerConfig["liveness"]
+  readonly council?: ServerConfig["council"]
   /** SQL run on the fresh database before the server starts (see `TestDatabase.fresh`). */
   readonly setupSql?: string
 }
@@ -134,7 +135,8 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
   operatorToken: options.operatorToken === null
     ? Option.none()
     : Option.some(Redacted.make(options.operatorToken ?? `op-${randomBytes(24).toString("hex")}`)),
-  liveness: options.liveness
+  liveness: options.liveness,
+  council: options.council
 })
 
 export const start = async (options: Options = {}): Promise<TestServer> => {

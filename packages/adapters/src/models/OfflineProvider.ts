@@ -17,7 +17,8 @@
  * see `JsonSchemaExample`), then `Finish` with `tool_calls`. Tool results after the last user
  * message are listed in the text answer, so a round trip shows. Structured output:
  * `json_object` answers `{"answer": <the text>}`, `json_schema` an example valid against the
- * schema; `stop` and `maxOutputTokens` cut those too, as they would a real model's.
+ * schema; `stop` and `maxOutputTokens` cut those too, as they would a real model's. A council's
+ * prompts are answered in the council's forms (`OfflineCouncil`).
  *
  * ```ts
  * const chunks = yield* Stream.runCollect(OfflineProvider.make.stream(request))
@@ -35,6 +36,7 @@ import {
 import type { Provider } from "@huddle/domain/models/ModelProviders"
 import { Stream } from "effect"
 import { exampleOf } from "./JsonSchemaExample.js"
+import * as OfflineCouncil from "./OfflineCouncil.js"
 
 export const name = "offline"
 
@@ -99,8 +101,10 @@ export const answerFor = (request: ModelRequest): string => {
   return lines.join("\n")
 }
 
-/** The answer as `response_format` wants it: the text, or JSON. */
+/** The answer as `response_format` wants it: the text, or JSON; a council's prompt as the council asks. */
 const formatted = (request: ModelRequest): string => {
+  const council = OfflineCouncil.answerFor(request.messages, request.model.id)
+  if (council !== undefined) return council
   const format = request.options?.response_format
   if (format?.type === "json_object") return JSON.stringify({ answer: answerFor(request) })
   if (format?.type === "json_schema") {

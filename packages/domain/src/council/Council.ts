@@ -173,17 +173,17 @@ const worstCall = (model: CatalogModel, input: number, output: number) =>
 export const make = Effect.gen(function*() {
   const metered = yield* MeteredCall
   const providers = yield* ModelProviders
+  // Read once, as the service is built: a deployment sets it in its composition root.
+  const settings = yield* CouncilSettings
 
   const plan: Service["plan"] = (input) =>
     Effect.gen(function*() {
-      const settings = yield* CouncilSettings
       const usable = input.models.filter((model) => Option.isSome(providers.get(model.provider)))
       return yield* priced(seatsFrom(usable, input.participants ?? settings.participants), input.messages)
     })
 
   const priced: Service["priced"] = (seats, messages) =>
     Effect.gen(function*() {
-      const settings = yield* CouncilSettings
       if (seats.length < minSeats) {
         return yield* new InvalidRequest({ message: "No model of this tier can take part in a council", field: "mode" })
       }
@@ -241,7 +241,6 @@ export const make = Effect.gen(function*() {
     tally: { current: (() => Spent) | undefined }
   ): Effect.Effect<void, CouncilError> =>
     Effect.gen(function*() {
-      const settings = yield* CouncilSettings
       const started = yield* Clock.currentTimeMillis
       const deadlineMs = Duration.toMillis(settings.deadline)
       const { plan } = input
@@ -566,6 +565,10 @@ export const make = Effect.gen(function*() {
 })
 
 export const layer = Layer.effect(Council, make)
+
+/** The council with these settings (the rest default). */
+export const layerWith = (settings: Partial<Settings>) =>
+  layer.pipe(Layer.provide(Layer.succeed(CouncilSettings, { ...CouncilSettings.defaultValue(), ...settings })))
 
 /** Seat counts a deployment may configure. */
 export const seatRange = { min: minSeats, max: maxSeats } as const

@@ -5,6 +5,7 @@
  */
 import { HuddleReply } from "@huddle/domain/huddle/Huddle"
 import type { HuddleEvent } from "@huddle/domain/huddle/Huddles"
+import { isCommitted } from "@huddle/domain/huddle/IntentPipeline"
 import { Chunk, type Duration, Schema } from "effect"
 import * as ErrorTable from "../../api/ErrorTable.js"
 import type { Dialect } from "./EventStream.js"
@@ -28,7 +29,8 @@ const frameOf = (event: HuddleEvent): string => {
 
 /** The huddle dialect, with a heartbeat every `heartbeat`. */
 export const dialect = (heartbeat: Duration.Duration): Dialect<HuddleEvent> => ({
-  isOutput: (event) => event._tag === "Token",
+  // A council's run is long: the response starts with its first round, once its credits are held.
+  isOutput: (event) => event._tag !== "Reply" && isCommitted(event),
   frames: (events) => {
     let text = ""
     for (const event of events) text += frameOf(event)
