@@ -151,11 +151,8 @@ describe("huddle on the offline provider", () => {
     expect(await balance(user.session)).toBe(1000 - metadata.credits_charged)
   })
 
-  it("refuses multi mode for now, and bad input, without charging", async () => {
+  it("refuses bad input without charging", async () => {
     const user = await Accounts.signupAndLogin(server)
-    const multi = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "hi", mode: "multi" } })
-    expect(multi.status).toBe(400)
-    expect(multi.body.message).toContain("multi")
     for (const body of [{}, { input: "" }, { input: "   " }, { input: "x".repeat(32_001) }, { input: "hi", mode: "solo" }, { input: "hi", model_tier: "gold" }]) {
       const res = await server.request("POST", "/v1/huddle", { token: user.session, body })
       expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400)
@@ -169,7 +166,7 @@ describe("huddle on the offline provider", () => {
     const user = await Accounts.signupAndLogin(server)
     const org = await Orgs.createOrg(server)
     const refusals: ReadonlyArray<readonly [number, Record<string, unknown>, Record<string, string>?]> = [
-      [400, { input: "hi", mode: "multi" }],
+      [400, { input: "hi", mode: "council" }],
       [404, { input: "hi", workspace_id: "wsp_01HZZZZZZZZZZZZZZZZZZZZZZZ" }],
       [404, { input: "hi", org_id: org.id }],
       [404, { input: "hi" }, { "openai-organization": org.id }]
@@ -197,11 +194,11 @@ describe("huddle on the offline provider", () => {
     const before = await messagesOf()
     expect(before).toEqual([["user", "Plan the offsite"], ["assistant", first.body.output]])
 
-    const multi = await server.request("POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, {
+    const invalid = await server.request("POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, {
       token: member.session,
-      body: { content: "Now with the council", mode: "multi" }
+      body: { content: "Now with the council", mode: "council" }
     })
-    expect(multi.status, multi.text).toBe(400)
+    expect(invalid.status, invalid.text).toBe(400)
     // Removed from the session's org, the member may no longer run in it.
     const removed = await server.request("DELETE", `/v1/orgs/${org.id}/admin/members/${member.id}`, { token: org.admin.session })
     expect(removed.status, removed.text).toBe(204)
@@ -281,11 +278,6 @@ describe("huddle on the offline provider", () => {
             body: { input: "Plan the week", org_id: org.id, ...run.request }
           })
           const expected = expectedSettings(run)
-          if (expected.mode.value === "multi") {
-            // Refused until the council lands, whoever chose it.
-            expect(res.status, res.text).toBe(400)
-            return
-          }
           expect(res.status, res.text).toBe(200)
           expect(res.body.policy).toEqual(expected)
           expect(res.body.requested_mode).toBe(expected.mode.value)

@@ -65,8 +65,16 @@ const positionFor = (question: string, seat: number): { readonly position: strin
 
 const label = (modelId: string) => `[offline] The offline model (${modelId}) wrote this; no model provider was called.`
 
-/** The offline model's answer to a council prompt; undefined when the messages are not one. */
-export const answerFor = (messages: ReadonlyArray<ChatMessage>, modelId: string): string | undefined => {
+/**
+ * The offline model's answer to a council prompt; undefined when the messages are not one. A
+ * proposal carries the offline model's plain answer to the conversation (`plain`), so that auto
+ * mode's single answer reads like single mode's.
+ */
+export const answerFor = (
+  messages: ReadonlyArray<ChatMessage>,
+  modelId: string,
+  plain: (messages: ReadonlyArray<ChatMessage>) => string
+): string | undefined => {
   const round = Protocol.roundOf(messages)
   if (round === undefined) return undefined
   const seat = seatOf(messages)
@@ -75,7 +83,11 @@ export const answerFor = (messages: ReadonlyArray<ChatMessage>, modelId: string)
   const last = messages.at(-1)?.content ?? ""
   switch (round) {
     case "proposals":
-      return [`POSITION: ${own.position}`, `${label(modelId)} It took ${own.rule}, by a fixed rule of its seat's perspective.`].join("\n")
+      return [
+        `POSITION: ${own.position}`,
+        plain(messages.filter((message) => !message.content.startsWith(Protocol.marker))),
+        `As a council member it took ${own.rule}, by a fixed rule of its seat's perspective.`
+      ].join("\n")
     case "critique": {
       const peers = [...last.matchAll(/--- Participant (\w+) ---\nPOSITION: (.*)/g)].map((m) => `Participant ${m[1]} holds "${m[2]}"`)
       return [

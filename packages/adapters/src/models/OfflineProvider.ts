@@ -103,7 +103,7 @@ export const answerFor = (request: ModelRequest): string => {
 
 /** The answer as `response_format` wants it: the text, or JSON; a council's prompt as the council asks. */
 const formatted = (request: ModelRequest): string => {
-  const council = OfflineCouncil.answerFor(request.messages, request.model.id)
+  const council = OfflineCouncil.answerFor(request.messages, request.model.id, (messages) => answerFor({ ...request, messages }))
   if (council !== undefined) return council
   const format = request.options?.response_format
   if (format?.type === "json_object") return JSON.stringify({ answer: answerFor(request) })

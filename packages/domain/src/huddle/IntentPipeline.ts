@@ -256,7 +256,9 @@ export const make = Effect.gen(function*() {
             usage: settled.consumed ? settled.usage : null,
             credits_charged: settled.charged,
             models: progress.answered ? [settled.model.id] : [],
-            mode: "single"
+            // The plan that ran (auto mode's single answer, when a council was not affordable).
+            mode: "single",
+            plan: intent.plan
           }),
           (closed) => (progress.closed = closed)
         )
@@ -323,11 +325,16 @@ export const make = Effect.gen(function*() {
         Effect.tapError(steps.refused)
       )
       if (Option.isNone(budget)) {
+        // Auto mode that cannot afford a council: the plan's single answer, at its own worst case.
         const { council: _, ...single } = plan
+        const models = yield* metered.candidates({ _tag: "Candidates", ids: plan.models }, undefined)
+        const worst = worstCaseOf(models, plan.estimated_input_tokens, plan.max_output_tokens)
         return executeSingle(
-          new Intent({ ...intent, mode: "single", plan: new Plan({ ...single, mode_reason: AutoMode.reasons.credits }) }, {
-            disableValidation: true
-          }),
+          new Intent({
+            ...intent,
+            mode: "single",
+            plan: new Plan({ ...single, worst_case_credits: worst, mode_reason: AutoMode.reasons.credits })
+          }, { disableValidation: true }),
           payer,
           requestedMode,
           steps

@@ -4,6 +4,7 @@
  * absent when the dialect sends none; `data` the JSON of the `data:` line). The frames themselves
  * are written by http/streaming/*Dialect.ts; these schemas only describe them.
  */
+import { CouncilRound } from "@huddle/domain/council/ConsensusReport"
 import { HuddleReply } from "@huddle/domain/huddle/Huddle"
 import { Schema } from "effect"
 import { CompletionUsage, FinishReason } from "./OpenAiApi.js"
@@ -86,8 +87,12 @@ export const HuddleStreamEvent = Schema.Union(
     "stage",
     Schema.Struct(
       {
-        stage: Schema.Literal("context", "planning", "review", "execution", "completion"),
-        status: Schema.Literal("started", "completed", "skipped")
+        stage: Schema.Literal("context", "planning", "review", "execution", ...CouncilRound.literals, "completion").annotations({
+          description: "A council's rounds (`proposals`, `critique`, `synthesis`, `ratification`) are stages of its execution (multi mode)"
+        }),
+        status: Schema.Literal("started", "progress", "completed", "skipped").annotations({
+          description: "`progress`: a council participant finished a round (`seat`, `model`, `outcome`: answered, abstained or dropped, with a `reason`)"
+        })
       },
       // The stage's details, which differ from stage to stage.
       Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -100,7 +105,7 @@ export const HuddleStreamEvent = Schema.Union(
 ).annotations({
   identifier: "HuddleStreamEvent",
   description:
-    "With `?stream=true`: `stage` events as the pipeline advances, `token` events with the text, then `metadata` (the JSON answer's body) and `done`; a failure after the stream began is an `error` event, then `done` with status `failed`. Comment lines (`: keepalive`) keep the connection open."
+    "With `?stream=true`: `stage` events as the pipeline advances (in multi mode, each council round as it starts and ends and each participant as it finishes a round; no model output before the consensus), `token` events with the text, then `metadata` (the JSON answer's body, with the consensus report in multi mode) and `done`; a failure after the stream began is an `error` event, then `done` with status `failed`. Comment lines (`: keepalive`) keep the connection open."
 })
 
 /** The streams, for the document's components. */
