@@ -4,7 +4,7 @@
  * the ledger.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Accounts, SseClient, TestServer } from "@huddle/testkit"
+import { Accounts, Orgs, SseClient, TestServer } from "@huddle/testkit"
 
 const choice = "Should we use PostgreSQL or MySQL for our analytics workload?"
 
@@ -138,5 +138,30 @@ describe("multi mode (the council) on the offline provider", () => {
     } finally {
       await poor.stop()
     }
+  })
+
+  it("holds a council for review when the org requires it, and runs it as planned once approved", async () => {
+    const org = await Orgs.createOrg(server)
+    await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: { auto_execute: false } })
+    const member = await Orgs.addMember(server, org)
+    const before = await balance(member.session)
+    const held = await server.request("POST", "/v1/huddle", { token: member.session, body: { input: choice, mode: "multi", org_id: org.id } })
+    expect(held.status, held.text).toBe(200)
+    expect(held.body).toMatchObject({ status: "awaiting_review", mode: "multi", credits_charged: 0 })
+    const rpc = (token: string, method: string, params: unknown) =>
+      server.request("POST", "/v1/rpc", { token, body: { jsonrpc: "2.0", id: 1, method, params } })
+    const pending = (await rpc(member.session, "intent.get", { id: held.body.intent_id })).body.result
+    expect(pending.plan.council.seats).toHaveLength(3)
+    expect(pending.plan.worst_case_credits).toBe(pending.plan.council.worst_case_credits)
+    expect(await balance(member.session)).toBe(before)
+
+    const approved = await rpc(org.admin.session, "intent.approve", { id: held.body.intent_id })
+    expect(approved.body.error, approved.text).toBeUndefined()
+    const intent = approved.body.result
+    expect(intent).toMatchObject({ status: "completed", mode: "multi" })
+    expect(intent.consensus.participants).toHaveLength(3)
+    expect(intent.credits_charged).toBe(intent.consensus.participants.reduce((sum: number, p: { credits: number }) => sum + p.credits, 0))
+    const session = (await server.request("GET", `/v1/huddle/sessions/${held.body.session_id}`, { token: member.session })).body
+    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", mode: "multi", consensus: intent.consensus })
   })
 })

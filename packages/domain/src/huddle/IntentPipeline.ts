@@ -580,12 +580,20 @@ export const make = Effect.gen(function*() {
             ))
       )
       const maxOutput = Math.min(plan.max_output_tokens, maxOutputOf(models))
+      const single = worstCaseOf(models, plan.estimated_input_tokens, maxOutput)
+      // A council's seats under the new ceiling: kept when still allowed, else chosen again from the new tier.
+      const seated = plan.council === undefined ? undefined : yield* metered.candidates({ _tag: "Candidates", ids: plan.council.seats }, ceiling).pipe(
+        Effect.flatMap((seats) => council.priced(seats, plan.messages ?? [])),
+        Effect.catchTag("PolicyViolation", () => council.plan({ models, messages: plan.messages ?? [] })),
+        Effect.orElseSucceed(() => undefined)
+      )
       const next = new Plan({
         ...plan,
         models: models.map((model) => model.id),
         max_output_tokens: maxOutput,
-        worst_case_credits: worstCaseOf(models, plan.estimated_input_tokens, maxOutput),
-        temperature: temperatureFor(settings)
+        worst_case_credits: seated?.worstCase ?? single,
+        temperature: temperatureFor(settings),
+        council: seated === undefined ? undefined : { seats: seated.seats.map((model) => model.id), worst_case_credits: seated.worstCase }
       }, { disableValidation: true })
       return new Intent({ ...intent, settings, plan: next }, { disableValidation: true })
     })
