@@ -15,9 +15,15 @@ export const StreamParams = Schema.Struct({
   stream: Schema.optionalWith(Schema.BooleanFromString, { default: () => false })
 })
 
+/** What `mode` means, for the reference. */
+const Mode = HuddleMode.annotations({
+  description:
+    "`single`: one model answers. `multi`: a council of 2–4 models proposes, critiques, agrees and ratifies; the reply's `consensus` reports agreement and dissent. `auto`: Huddle decides (two independent answers, and a council only when they disagree); `mode_reason` says why."
+})
+
 export const StartRequest = Schema.Struct({
   input: Input,
-  mode: Schema.optional(HuddleMode),
+  mode: Schema.optional(Mode),
   model_tier: Schema.optional(ModelTier),
   org_id: Schema.optional(Id),
   workspace_id: Schema.optional(Id)
@@ -25,7 +31,7 @@ export const StartRequest = Schema.Struct({
 
 export const MessageRequest = Schema.Struct({
   content: Input,
-  mode: Schema.optional(HuddleMode),
+  mode: Schema.optional(Mode),
   model_tier: Schema.optional(ModelTier)
 })
 
