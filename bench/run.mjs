@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 /**
  * `npm run bench`: OpenAI chat completions through Huddle against a bare pass-through proxy and
- * the fake upstream itself, on loopback, bounded in time. See docs/performance.md.
+ * the fake upstream itself, on loopback, bounded in time; before them, the council's overhead
+ * (bench/council.mjs, its own process, about 20 s). See docs/performance.md.
+ *
+ * Sections: `council` (a council of scripted participants: wall time against the critical path,
+ * CPU per council) and `gateway` (the chat completions below). --only NAME[,NAME] runs only
+ * those, --skip NAME[,NAME] leaves those out.
  *
  * Processes: this one (the load generator: autocannon, and the unloaded prober), the fake
  * upstream (bench/upstream.mjs), the bare proxy (bench/proxy.mjs), and Huddle as its operators
@@ -17,13 +22,14 @@
  * --engines postgres,pglite (default both) --redis (rate-limit counters in the local Redis at
  * 127.0.0.1:6379 instead of in memory) --server-node-args="..." (node flags for Huddle, e.g.
  * "--max-old-space-size=128") --json FILE (write the results) --keep (keep logs)
+ * --council-runs N (councils one after another, default 5) --council-concurrent N (at once, 3)
  * --time-limit S (the watchdog, default 300). BENCH_DATABASE_URL (else TEST_DATABASE_URL, else
  * postgres://postgres@127.0.0.1:5432/postgres) names the PostgreSQL server; loopback only.
  *
  * Exit status: 0 when the measurement ran (targets met or not); 1 when the run itself failed
  * (a process died, a target answered wrongly, errors under load, the time limit was reached).
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -33,9 +39,12 @@ import * as Load from "./lib/load.mjs"
 import * as Postgres from "./lib/postgres.mjs"
 import * as Proc from "./lib/processes.mjs"
 import { answer, usage } from "./lib/answer.mjs"
+import * as CouncilReport from "./lib/councilReport.mjs"
+import { fmt, printTable } from "./lib/table.mjs"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const serverMain = join(root, "packages/server/dist/main.js")
+const councilBuilt = join(root, "packages/domain/dist/council/Council.js")
 
 const { values: args } = parseArgs({
   options: {
@@ -51,7 +60,11 @@ const { values: args } = parseArgs({
     keep: { type: "boolean", default: false },
     redis: { type: "boolean", default: false },
     "server-node-args": { type: "string", default: "" },
-    "time-limit": { type: "string", default: "300" }
+    "time-limit": { type: "string", default: "300" },
+    only: { type: "string" },
+    skip: { type: "string", default: "" },
+    "council-runs": { type: "string", default: "5" },
+    "council-concurrent": { type: "string", default: "3" }
   }
 })
 const duration = Number(args.duration)
@@ -63,6 +76,12 @@ const keys = Number(args.keys)
 const engines = args.engines.split(",").map((e) => e.trim()).filter(Boolean)
 if (!["personal", "org"].includes(args.payer)) throw new Error("--payer is personal or org")
 if (engines.some((e) => e !== "postgres" && e !== "pglite")) throw new Error("--engines takes postgres and/or pglite")
+const allSections = ["council", "gateway"]
+const listOf = (value) => value.split(",").map((e) => e.trim()).filter(Boolean)
+const sections = new Set(listOf(args.only ?? allSections.join(",")).filter((name) => !listOf(args.skip).includes(name)))
+for (const name of [...listOf(args.only ?? ""), ...listOf(args.skip)]) {
+  if (!allSections.includes(name)) throw new Error(`--only and --skip take ${allSections.join(", ")}`)
+}
 
 const targetsOf = {
   nonstreamThroughput: 0.25,
@@ -108,17 +127,47 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
 }
 
 const mb = (bytes) => (bytes === undefined ? "?" : `${(bytes / 1024 / 1024).toFixed(0)} MB`)
-const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "–")
 const median = (xs) => {
   const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b)
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
+/**
+ * The council section, in a process of its own (so that its CPU figure is its own, and the
+ * domain is not loaded into the load generator's process): its results, or a failure.
+ */
+const councilSection = async () => {
+  if (!existsSync(councilBuilt)) throw new Error(`${councilBuilt} is missing: run \`npx tsc -b\` first (\`npm run bench\` does)`)
+  const out = join(work, "council.json")
+  const { code, signal } = await Proc.runToEnd("council", [
+    join(root, "bench/council.mjs"),
+    "--runs", args["council-runs"],
+    "--concurrent", args["council-concurrent"],
+    "--json", out,
+    "--clock-offset", String(performance.now() - t0)
+  ])
+  if (code !== 0) throw new Error(`bench/council.mjs ended with code ${code}, signal ${signal}: the council section did not measure (see above)`)
+  return JSON.parse(readFileSync(out, "utf8"))
+}
+
+const machineOf = () => ({ loadavgAtEnd: loadavg(), cores: cpus().length, cpu: cpus()[0]?.model, memory: totalmem(), node: process.version })
+
 const main = async () => {
-  if (!existsSync(serverMain)) throw new Error(`${serverMain} is missing: run \`npx tsc -b\` first (\`npm run bench\` does)`)
+  if (sections.has("gateway") && !existsSync(serverMain)) throw new Error(`${serverMain} is missing: run \`npx tsc -b\` first (\`npm run bench\` does)`)
   const [load1] = loadavg()
   log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${mb(totalmem())}, node ${process.version}; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`)
   if (load1 > cpus().length * 0.5) log(`note: the machine is already busy (load ${load1.toFixed(2)} on ${cpus().length} cores): absolute figures will be low and noisy; the ratios and CPU per request hold up better`)
+  log(`sections: ${allSections.filter((name) => sections.has(name)).join(", ") || "none"}`)
+
+  // 0. The council, first, while nothing else of the benchmark runs.
+  const council = sections.has("council") ? await councilSection() : undefined
+  if (!sections.has("gateway")) {
+    if (council) CouncilReport.print(council)
+    if (args.json) writeFileSync(args.json, JSON.stringify({ machine: machineOf(), council }, null, 2))
+    log(`done in ${fmt((performance.now() - t0) / 1000)} s; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`)
+    return
+  }
+
   log(`plan: ${rounds} rounds × 2 modes × targets, ${duration} s each at ${connections} connections; ${probes} unloaded requests per target and mode`)
 
   // 1. The fake upstream and the bare proxy.
@@ -371,9 +420,11 @@ const main = async () => {
     ])
   }
 
+  if (council) CouncilReport.print(council)
+
   const totalBad = Object.values(summary).reduce((a, s) => a + s.bad, 0)
   const totalAll = Object.values(summary).reduce((a, s) => a + s.total, 0)
-  const results = { machine: { loadavgAtEnd: loadavg(), cores: cpus().length, cpu: cpus()[0]?.model, memory: totalmem(), node: process.version, postgres: pgDatabase?.version }, options: { duration, rounds, connections, warmup, probes, keys, payer: args.payer, engines, redis: args.redis, serverNodeArgs: args["server-node-args"] }, summary, probe, memory: Object.fromEntries(memory), ledger, verdicts, runs }
+  const results = { machine: { ...machineOf(), postgres: pgDatabase?.version }, options: { duration, rounds, connections, warmup, probes, keys, payer: args.payer, engines, redis: args.redis, serverNodeArgs: args["server-node-args"] }, summary, probe, memory: Object.fromEntries(memory), ledger, verdicts, runs, council }
   if (args.json) writeFileSync(args.json, JSON.stringify(results, null, 2))
   log(`done in ${fmt((performance.now() - t0) / 1000)} s; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`)
   if (totalBad > totalAll * 0.001) {
@@ -390,14 +441,6 @@ const main = async () => {
     console.log(`[bench] WARNING: ${ledger.held} credit reservation(s) on PostgreSQL still held 10 s after the last request:`)
     for (const row of ledger.heldRows) console.log(`  ${row.id} created ${new Date(row.created_at).toISOString()}, ${during(row.created_at)}`)
   }
-}
-
-function printTable(rows) {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)))
-  rows.forEach((row, index) => {
-    console.log(`  ${row.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join("  ")}`)
-    if (index === 0) console.log(`  ${widths.map((w) => "-".repeat(w)).join("  ")}`)
-  })
 }
 
 main()

@@ -96,6 +96,15 @@ export const spawnServer = async (name, args, env, logPath, readyUrl, timeoutMs 
   throw new Error(`${name}: /readyz not 200 after ${timeoutMs} ms\n${tail(logPath)}`)
 }
 
+/**
+ * Runs `node <args>` to its end, its output on ours (it prints as the benchmark does); ended
+ * with the others on the way out. Resolves with its exit code and signal.
+ */
+export const runToEnd = (name, args) => {
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"] })
+  return track(child, name, undefined).exit
+}
+
 /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
 export const stop = async (entry, graceMs = 5_000) => {
   if (entry.exited) return entry.exit
