@@ -430,7 +430,9 @@ export const make = Effect.gen(function*() {
           label: labels.get(other.seat)!,
           text: Protocol.clip(Protocol.anonymise(other.proposalText, names), plan.outputTokens[other.seat - 1]!.proposals)
         }))
-        return ask(seat, "critique", Protocol.critiquePrompt(input.messages, seat.seat, seat.proposalText, peers), Protocol.parseCritique)
+        // Its own proposal is anonymised too: no critique prompt names a model, its own turn included.
+        const own = Protocol.anonymise(seat.proposalText, names)
+        return ask(seat, "critique", Protocol.critiquePrompt(input.messages, seat.seat, own, peers), Protocol.parseCritique)
       }, (seat, outcome) => {
         if (outcome._tag === "Failed") {
           drop(seat, "critique", outcome.reason)
@@ -451,7 +453,7 @@ export const make = Effect.gen(function*() {
         const labels = Protocol.peerLabels(candidate.seat, members.map((seat) => seat.seat))
         const work: ReadonlyArray<Protocol.Revised> = members.map((seat) => ({
           label: seat === candidate ? "Your own" : `Participant ${labels.get(seat.seat)!}`,
-          position: seat.critique?.position ?? seat.proposal!.position,
+          position: Protocol.anonymise(seat.critique?.position ?? seat.proposal!.position, names),
           answer: Protocol.clip(Protocol.anonymise(seat.proposal!.text, names), plan.outputTokens[seat.seat - 1]!.proposals),
           critique: Protocol.clip(Protocol.anonymise(seat.critique?.critique ?? "(none)", names), plan.outputTokens[seat.seat - 1]!.critique)
         }))

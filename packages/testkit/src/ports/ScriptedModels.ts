@@ -6,14 +6,18 @@
  * yield* script.queue("eco-a", failBefore(), answer(["Hel", "lo"], { input_tokens: 12, output_tokens: 2 }))
  * // … the first call to eco-a fails before any output, the second answers "Hello"
  * expect(yield* script.calls).toHaveLength(2)
+ *
+ * // Or answer by what was asked: the responder sees each request that finds nothing queued.
+ * yield* script.respond("eco-a", (request) => request.messages.length > 2 ? answer(["Long"]) : failBefore())
  * ```
  *
- * A call to a model with nothing queued dies: the test did not say what should happen.
+ * A call to a model with nothing queued and no responder dies: the test did not say what should
+ * happen.
  */
 import { Catalog } from "@huddle/domain/models/Catalog"
 import { CatalogModel, type ModelChunk, ModelCatalog, type ModelRequest, Usage } from "@huddle/domain/models/Model"
 import { ModelProviders, ProviderFailure } from "@huddle/domain/models/ModelProviders"
-import { Context, Effect, Layer, Option, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
 
 export const providerName = "scripted"
 
@@ -34,6 +38,8 @@ export type Answer =
   | { readonly _tag: "FailAfter"; readonly deltas: ReadonlyArray<string>; readonly usage: Counts | undefined }
   /** The deltas, then nothing ever again (until the call is interrupted). */
   | { readonly _tag: "Hang"; readonly deltas: ReadonlyArray<string> }
+  /** Nothing for `after` (on the clock, so a `TestClock` controls it), then `answer`. */
+  | { readonly _tag: "Delayed"; readonly after: Duration.Duration; readonly answer: Answer }
 
 export const answer = (deltas: ReadonlyArray<string>, usage?: Counts): Answer => ({ _tag: "Answer", deltas, usage })
 export const failBefore = (options: { readonly retryable?: boolean } = {}): Answer => ({
@@ -42,10 +48,20 @@ export const failBefore = (options: { readonly retryable?: boolean } = {}): Answ
 })
 export const failAfter = (deltas: ReadonlyArray<string>, usage?: Counts): Answer => ({ _tag: "FailAfter", deltas, usage })
 export const hang = (deltas: ReadonlyArray<string>): Answer => ({ _tag: "Hang", deltas })
+export const delayed = (after: Duration.DurationInput, answer: Answer): Answer => ({
+  _tag: "Delayed",
+  after: Duration.decode(after),
+  answer
+})
+
+/** Chooses the answer to one call from its request (the messages, the model, the output cap). */
+export type Responder = (request: ModelRequest) => Answer
 
 export interface Script {
   /** Queues answers to the next calls of `modelId`, one answer a call, in order. */
   readonly queue: (modelId: string, ...answers: ReadonlyArray<Answer>) => Effect.Effect<void>
+  /** Answers each call of `modelId` that finds nothing queued by `responder` (replacing an earlier one). */
+  readonly respond: (modelId: string, responder: Responder) => Effect.Effect<void>
   /** Every call made so far, in order. */
   readonly calls: Effect.Effect<ReadonlyArray<ModelRequest>>
   /** How many calls are still streaming (an interrupted call is closed, as an aborted request is). */
@@ -72,25 +88,29 @@ const streamOf = (request: ModelRequest, scripted: Answer): Stream.Stream<ModelC
       return Stream.concat(output(scripted.deltas, scripted.usage), Stream.fail(failure("bad_response", false, 502)))
     case "Hang":
       return Stream.concat(output(scripted.deltas, undefined), Stream.never)
+    case "Delayed":
+      return Stream.unwrap(Effect.as(Effect.sleep(scripted.after), streamOf(request, scripted.answer)))
   }
 }
 
 export const layer: Layer.Layer<ModelProviders | ScriptedModels> = Layer.effectContext(Effect.sync(() => {
   const queues = new Map<string, Array<Answer>>()
+  const responders = new Map<string, Responder>()
   const calls: Array<ModelRequest> = []
   let open = 0
 
   const stream = (request: ModelRequest): Stream.Stream<ModelChunk, ProviderFailure> =>
     Stream.unwrapScoped(Effect.gen(function*() {
       calls.push(request)
-      const next = queues.get(request.model.id)?.shift()
-      if (next === undefined) return yield* Effect.dieMessage(`No scripted answer is queued for ${request.model.id}`)
+      const next = queues.get(request.model.id)?.shift() ?? responders.get(request.model.id)?.(request)
+      if (next === undefined) return yield* Effect.dieMessage(`No scripted answer is queued for ${request.model.id}, and no responder answers it`)
       yield* Effect.acquireRelease(Effect.sync(() => open++), () => Effect.sync(() => open--))
       return streamOf(request, next)
     }))
 
   const script: Script = {
     queue: (modelId, ...answers) => Effect.sync(() => void queues.set(modelId, [...(queues.get(modelId) ?? []), ...answers])),
+    respond: (modelId, responder) => Effect.sync(() => void responders.set(modelId, responder)),
     calls: Effect.sync(() => [...calls]),
     open: Effect.sync(() => open)
   }
@@ -102,6 +122,24 @@ export const layer: Layer.Layer<ModelProviders | ScriptedModels> = Layer.effectC
 
 const model = (id: string, tier: CatalogModel["tier"], input_per_1k: number, output_per_1k: number) =>
   new CatalogModel({ id, tier, provider: providerName, price: { input_per_1k, output_per_1k }, context_window: 8000, max_output_tokens: 500 })
+
+const seat = (letter: string, input_per_1k: number, output_per_1k: number) =>
+  new CatalogModel({
+    id: `panel-${letter}`,
+    tier: "standard",
+    provider: providerName,
+    upstream_model: `vendor-${letter}-large-2`,
+    price: { input_per_1k, output_per_1k },
+    context_window: 16000,
+    max_output_tokens: 500
+  })
+
+/**
+ * Four distinct scripted models, each priced differently and named upstream, for a council to seat
+ * (`Council.plan({ models: panel })`). They are in no catalog tier, so that tier lookups in other
+ * tests still see the catalog's models only.
+ */
+export const panel: ReadonlyArray<CatalogModel> = [seat("a", 10, 20), seat("b", 20, 40), seat("c", 30, 60), seat("d", 40, 80)]
 
 /** Two economy models (the second dearer, tried second), one standard, one premium: all scripted. */
 export const models = {
