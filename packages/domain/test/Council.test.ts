@@ -5,7 +5,8 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import type { ConsensusReport, CouncilRound, Vote } from "@huddle/domain/council/ConsensusReport"
-import { Council, type CouncilError, type CouncilEvent, CouncilSettings, type Settings, type Spent } from "@huddle/domain/council/Council"
+import * as CouncilModule from "@huddle/domain/council/Council"
+import { type CouncilError, type CouncilEvent, CouncilSettings, type Settings, type Spent } from "@huddle/domain/council/Council"
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { CreditStore } from "@huddle/domain/credits/CreditStore"
 import { type ChatMessage, costOf, type ModelRequest } from "@huddle/domain/models/Model"
@@ -150,7 +151,8 @@ const runCouncil = (
     const events = options.events ?? []
     let spent: Spent | undefined
     const ran = yield* Effect.scoped(Effect.gen(function*() {
-      const council = yield* Council
+      // A council built with this run's settings, as a deployment's composition root builds one.
+      const council = yield* CouncilModule.make
       const plan = yield* council.plan({ models: panel.slice(0, seats), messages: question, participants: seats })
       expect(plan.seats.map((model) => model.id)).toEqual(panel.slice(0, seats).map((model) => model.id))
       const budget = yield* (yield* MeteredCall).budget(payer, "council", plan.worstCase)

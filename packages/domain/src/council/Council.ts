@@ -64,6 +64,9 @@ export class CouncilSettings extends Context.Reference<CouncilSettings>()("@hudd
  */
 const checkpoints: Readonly<Record<CouncilRound, number>> = { proposals: 0.35, critique: 0.65, synthesis: 0.85, ratification: 1 }
 
+/** The most tokens of a position quoted in a ratification prompt (the worst case counts two and the consensus's). */
+const positionTokens = 60
+
 /** Tokens of council instruction added to a round's prompt, on top of the conversation. */
 const instructionTokens = 400
 
@@ -200,7 +203,8 @@ export const make = Effect.gen(function*() {
       const proposalIn = base
       const critiqueIn = base + sum((cap) => cap.proposals) + Math.max(...caps.map((cap) => cap.critique))
       const synthesisIn = base + sum((cap) => cap.proposals + cap.critique) + Math.max(...caps.map((cap) => cap.synthesis))
-      const ratificationIn = base + Math.max(...caps.map((cap) => cap.synthesis)) + 2 * 60 + Math.max(...caps.map((cap) => cap.ratification))
+      const ratificationIn = base + Math.max(...caps.map((cap) => cap.synthesis)) + 3 * positionTokens +
+        Math.max(...caps.map((cap) => cap.ratification))
       const contextWindow = Math.min(...seats.map((model) => model.context_window))
       if (synthesisIn + Math.max(...caps.map((cap) => cap.synthesis)) >= contextWindow) {
         return yield* new InvalidRequest({
@@ -431,7 +435,7 @@ export const make = Effect.gen(function*() {
           text: Protocol.clip(Protocol.anonymise(other.proposalText, names), plan.outputTokens[other.seat - 1]!.proposals)
         }))
         // Its own proposal is anonymised too: no critique prompt names a model, its own turn included.
-        const own = Protocol.anonymise(seat.proposalText, names)
+        const own = Protocol.clip(Protocol.anonymise(seat.proposalText, names), plan.outputTokens[seat.seat - 1]!.proposals)
         return ask(seat, "critique", Protocol.critiquePrompt(input.messages, seat.seat, own, peers), Protocol.parseCritique)
       }, (seat, outcome) => {
         if (outcome._tag === "Failed") {
@@ -493,17 +497,26 @@ export const make = Effect.gen(function*() {
       if (replaced.length > 0) degraded.push(`the chair was replaced ${replaced.length === 1 ? "once" : `${replaced.length} times`}`)
       yield* enough("synthesis")
       const agreed = consensus.stated
+      const positionIn = (position: string | null) =>
+        position === null ? null : Protocol.clip(Protocol.anonymise(position, names), positionTokens)
 
       // Round 4: independent ratification; nobody sees another's vote.
       yield* roundOf("ratification", alive(), (seat) =>
         ask(
           seat,
           "ratification",
+          // Clipped to what the budget planned for, whatever the models wrote.
           Protocol.ratificationPrompt(
             input.messages,
             seat.seat,
-            { initial: seat.proposal?.position ?? null, final: seat.critique?.position ?? seat.proposal?.position ?? null },
-            agreed
+            {
+              initial: positionIn(seat.proposal?.position ?? null),
+              final: positionIn(seat.critique?.position ?? seat.proposal?.position ?? null)
+            },
+            {
+              position: positionIn(agreed.position)!,
+              text: Protocol.clip(Protocol.anonymise(agreed.text, names), plan.outputTokens[consensus.seat.seat - 1]!.synthesis)
+            }
           ),
           Protocol.parseBallot
         ), (seat, outcome) => {
