@@ -264,7 +264,19 @@ describe("chat completions through the openai SDK", () => {
   describe("models", () => {
     it("lists the tier aliases and the catalog in OpenAI's list shape", async () => {
       const page = await client.models.list()
-      expect(page.data.map((m) => m.id)).toEqual(["economy", "standard", "premium", "fake-economy", "fake-standard", "fake-premium", "vendor/fake-mini"])
+      expect(page.data.map((m) => m.id)).toEqual([
+        "economy",
+        "standard",
+        "premium",
+        "council",
+        "council-economy",
+        "council-standard",
+        "council-premium",
+        "fake-economy",
+        "fake-standard",
+        "fake-premium",
+        "vendor/fake-mini"
+      ])
       for (const listed of page.data) {
         expect(listed).toMatchObject({ object: "model", owned_by: expect.any(String), created: expect.any(Number) })
       }
@@ -304,7 +316,7 @@ describe("chat completions through the openai SDK", () => {
       expect(error).toMatchObject({ status: 403, code: "POLICY_VIOLATION", type: "permission_error" })
       expect(fake.requests).toHaveLength(0)
 
-      expect((await inOrg.models.list()).data.map((m) => m.id)).toEqual(["economy", "fake-economy", "vendor/fake-mini"])
+      expect((await inOrg.models.list()).data.map((m) => m.id)).toEqual(["economy", "council", "council-economy", "fake-economy", "vendor/fake-mini"])
       await expect(inOrg.models.retrieve("fake-premium")).rejects.toBeInstanceOf(OpenAI.NotFoundError)
 
       fake.enqueue({ answer: "lowered", usage: { prompt_tokens: 5, completion_tokens: 1 } })

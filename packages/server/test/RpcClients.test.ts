@@ -4,11 +4,13 @@
  * transport error, which the client reports as code 0 with the HTTP status text), the OpenRPC validator of `@open-rpc/schema-utils-js`, and ajv for the
  * schemas of `rpc.discover`.
  */
-import { Accounts, TestServer } from "@huddle/testkit"
+import { Accounts, type FakeOpenAi, TestServer, WithFakeUpstream } from "@huddle/testkit"
 import { Ajv } from "ajv"
 import { JSONRPCClient, JSONRPCErrorException, type JSONRPCResponse } from "json-rpc-2.0"
 import { createRequire } from "node:module"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { answerCouncil, consensusText, dissent } from "./councilUpstream.js"
+import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
 // Loaded untyped: its types reach `@open-rpc/spec-types`, which ships `.ts` sources beside its
 // `.d.ts` that `tsc -b` would then compile under our strict settings (and fail on).
@@ -149,5 +151,72 @@ describe("JSON-RPC clients against /v1/rpc", () => {
     expect(intentSchema!({ ...intent, status: "nope" })).toBe(false)
     const discoverResult = ajv.getSchema("openrpc#/components/schemas/OpenRpcDocument")
     expect(discoverResult!(doc), JSON.stringify(discoverResult!.errors)).toBe(true)
+  })
+})
+
+describe("JSON-RPC clients: intent.submit in multi mode", () => {
+  let fake: FakeOpenAi.FakeOpenAi
+  let server: TestServer.TestServer
+  // The standard tier (the service's default) with two models; std-b dissents at the ratification.
+  fakeUpstreamSuite(
+    [
+      WithFakeUpstream.model("fake-standard-a", "standard", { upstream_model: "std-a" }),
+      WithFakeUpstream.model("fake-standard-b", "standard", { upstream_model: "std-b" })
+    ],
+    (started) => ({ fake, server } = started)
+  )
+  beforeEach(() => {
+    fake.reset()
+    answerCouncil(fake, { dissenter: "std-b" })
+  })
+
+  it("json-rpc-2.0: mode multi answers with the council's consensus, its report kept on the intent for intent.get", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const { client, statuses } = clientFor(server, user.session)
+    const balance = async () => (await server.request("GET", "/v1/me", { token: user.session })).body.credits.balance as number
+    const before = await balance()
+
+    const intent = await client.request("intent.submit", { input: "Where should the ledger live?", mode: "multi" })
+    expect(intent).toMatchObject({
+      status: "completed",
+      mode: "multi",
+      output: consensusText,
+      settings: { mode: { value: "multi", decided_by: "request" } },
+      models: ["fake-standard-a", "fake-standard-b"]
+    })
+    expect(intent.consensus).toMatchObject({ text: consensusText, rounds: 4, dropped: [] })
+    expect(intent.consensus.participants.map((p: { model: string; vote: string }) => [p.model, p.vote])).toEqual([
+      ["fake-standard-a", "endorse"],
+      ["fake-standard-b", "dissent"],
+      ["fake-standard-a", "endorse"]
+    ])
+    expect(intent.consensus.dissents).toEqual([{ seat: 2, model: "fake-standard-b", ...dissent }])
+    const charged = intent.consensus.participants.reduce((sum: number, p: { credits: number }) => sum + p.credits, 0)
+    expect(intent.credits_charged).toBe(charged)
+    expect(await balance()).toBe(before - charged)
+    expect(fake.requests).toHaveLength(10)
+
+    const later = await client.request("intent.get", { id: intent.id })
+    expect(later).toMatchObject({ id: intent.id, mode: "multi", output: consensusText })
+    expect(later.consensus).toEqual(intent.consensus)
+
+    // single is one model's answer, with no report.
+    fake.respondWith(undefined)
+    fake.enqueue({ answer: "One model's answer", usage: { prompt_tokens: 10, completion_tokens: 3 } })
+    const single = await client.request("intent.submit", { input: "Where should the ledger live?", mode: "single" })
+    expect(single).toMatchObject({ mode: "single", output: "One model's answer", models: ["fake-standard-a"] })
+    expect(single.consensus).toBeUndefined()
+    expect(statuses).toEqual([200, 200, 200])
+  })
+
+  it("json-rpc-2.0: mode multi beside a named model is refused as invalid params of the request", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const { client } = clientFor(server, user.session)
+    const refused = await rejection(client.request("intent.submit", { input: "Where should the ledger live?", mode: "multi", model: "fake-standard-a" }))
+    expect(refused).toBeInstanceOf(JSONRPCErrorException)
+    expect((refused as JSONRPCErrorException).data).toMatchObject({ error: "INVALID_REQUEST", message: expect.stringContaining("mode") })
+    const unknown = await rejection(client.request("intent.submit", { input: "x", mode: "committee" }))
+    expect((unknown as JSONRPCErrorException).code).toBe(-32602)
+    expect(fake.requests).toHaveLength(0)
   })
 })

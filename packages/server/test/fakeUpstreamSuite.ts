@@ -8,11 +8,12 @@ import { afterAll, beforeAll } from "vitest"
 
 export const fakeUpstreamSuite = (
   models: Parameters<typeof WithFakeUpstream.start>[0],
-  onStart: (started: WithFakeUpstream.WithFakeUpstream) => void
+  onStart: (started: WithFakeUpstream.WithFakeUpstream) => void,
+  options?: Parameters<typeof WithFakeUpstream.start>[1]
 ) => {
   let started: WithFakeUpstream.WithFakeUpstream | undefined
   beforeAll(async () => {
-    started = await WithFakeUpstream.start(models)
+    started = await WithFakeUpstream.start(models, options)
     onStart(started)
   }, 60_000)
   afterAll(() => started?.stop())

@@ -82,11 +82,16 @@ export interface FakeServer<S> {
   /** Scripts for the next requests, in order; each is used once. */
   readonly enqueue: (...scripts: ReadonlyArray<S>) => void
   readonly setDefault: (script: S) => void
+  /**
+   * Scripts chosen by reading each request (a council's round from its prompt), used when the
+   * queue is empty; `undefined` from `pick`, or no `pick`, leaves the default to answer.
+   */
+  readonly respondWith: (pick: ((request: RecordedRequest) => S | undefined) | undefined) => void
   /** Resolves once `count` clients have hung up; rejects after `timeoutMs`. */
   readonly waitForDisconnects: (count?: number, timeoutMs?: number) => Promise<ReadonlyArray<Disconnect>>
   /** Resolves once `count` requests have arrived; rejects after `timeoutMs`. */
   readonly waitForRequests: (count?: number, timeoutMs?: number) => Promise<ReadonlyArray<RecordedRequest>>
-  /** Forgets the queue and the records (the default stays). */
+  /** Forgets the queue, the records and `respondWith`'s choice (the default stays). */
   readonly reset: () => void
   readonly stop: () => Promise<void>
 }
@@ -283,6 +288,7 @@ export const start = <S extends object>(
 ): Promise<FakeServer<S>> => {
   const record = options.recordRequests ?? true
   let defaultScript = options.defaultScript
+  let pick: ((request: RecordedRequest) => S | undefined) | undefined
   let queue: Array<S> = []
   let requests: Array<RecordedRequest> = []
   let disconnects: Array<Disconnect> = []
@@ -365,7 +371,7 @@ export const start = <S extends object>(
       res.end(`{"error":{"message":"fake upstream: no route for ${request.method} ${path}","type":"invalid_request_error"}}`)
       return
     }
-    const script = queue.length > 0 ? queue.shift()! : defaultScript
+    const script = queue.length > 0 ? queue.shift()! : pick?.(request) ?? defaultScript
     await handler(script, request, exchange)
   }
 
@@ -399,12 +405,16 @@ export const start = <S extends object>(
         setDefault: (script) => {
           defaultScript = script
         },
+        respondWith: (next) => {
+          pick = next
+        },
         waitForDisconnects: (count = 1, timeoutMs = 1_000) =>
           waitUntil(() => (disconnects.length >= count ? disconnects : undefined), timeoutMs, `${count} client disconnect(s)`),
         waitForRequests: (count = 1, timeoutMs = 1_000) =>
           waitUntil(() => (requests.length >= count ? requests : undefined), timeoutMs, `${count} request(s)`),
         reset: () => {
           queue = []
+          pick = undefined
           requests = []
           disconnects = []
           received = 0

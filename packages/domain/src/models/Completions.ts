@@ -10,25 +10,45 @@
  * ```
  *
  * `model` names a target: a tier (`economy`, `standard`, `premium`: that tier's models, lowered
- * to an enforced `model_tier` ceiling like the huddle's tier) or a catalog model (refused when
- * an enforced policy forbids its tier). The multi-model council will be one more kind of target.
+ * to an enforced `model_tier` ceiling like the huddle's tier), a catalog model (refused when
+ * an enforced policy forbids its tier), or a council: `council` (the caller's effective tier,
+ * as the huddle's `model_tier` settings decide it) or `council-<tier>` (lowered like a tier).
  *
  * Money: a completion is one `MeteredCall`: the worst case is reserved as the stream starts,
  * before any model is called; the events end with `Settled`; a stream that fails or is
- * interrupted is settled for what it consumed as it closes.
+ * interrupted is settled for what it consumed as it closes. A council reserves its whole run's
+ * worst case the same way (`MeteredCall.budget`), settles each call as it ends, and its events
+ * end with `Concluded` instead: the consensus (never the rounds) as `Delta`s, then the run's
+ * usage, credits and report.
  */
 import { Context, Effect, Layer, Stream } from "effect"
-import type { InsufficientCredits, InvalidRequest, NotFound, PolicyViolation, Unauthorized, UpstreamUnavailable } from "../shared/Errors.js"
-import type { CallOptions, ChatMessage } from "./Model.js"
+import { type InsufficientCredits, InvalidRequest, type NotFound, type PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
+import type { CallOptions, CatalogModel, ChatMessage, Usage } from "./Model.js"
 import type { ModelTier } from "../accounts/Preferences.js"
 import { Catalog } from "./Catalog.js"
 import { ContextAssembly, leadingInstructions, memoryShare } from "../memories/ContextAssembly.js"
 import { authorityOf } from "../credits/Credits.js"
-import { type CallEvent, isTier, MeteredCall, modelNotFound, type Settled, targetOf, tiers } from "./MeteredCall.js"
+import { type CallEvent, isOutput as isCallOutput, isTier, MeteredCall, modelNotFound, type Payer, type Settled, targetOf, tiers } from "./MeteredCall.js"
+import { councilRefusalOf } from "./ProviderSupport.js"
 import { tierAllowed } from "../orgs/Policies.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
+import { Council, type CouncilResult, CouncilSettings } from "../council/Council.js"
+import type { ConsensusReport } from "../council/ConsensusReport.js"
 
 export { modelNotFound, type Settled, tiers }
+
+/** The council a client names: `council` for the effective tier, `council-<tier>` for one tier. */
+export const councilPrefix = "council"
+
+/**
+ * The tier a council id asks for (`effective`: the caller's settings decide); undefined when the
+ * id names no council.
+ */
+export const councilTierOf = (id: string): ModelTier | "effective" | undefined => {
+  if (id === councilPrefix) return "effective"
+  const tier = id.startsWith(`${councilPrefix}-`) ? id.slice(councilPrefix.length + 1) : undefined
+  return tier !== undefined && isTier(tier) ? tier : undefined
+}
 
 export interface Request {
   /** Who asks, in which org and workspace (see `RequestScope`). */
@@ -43,8 +63,24 @@ export interface Request {
   readonly options?: CallOptions | undefined
 }
 
-/** A completion's events are the metered call's. */
-export type Event = CallEvent
+/**
+ * How a council's answer ends, once every call of its run is settled: what `Settled` is to one
+ * model's answer. Its finish is always "stop" (a consensus is complete or the run failed).
+ */
+export interface Concluded {
+  readonly _tag: "Concluded"
+  readonly report: ConsensusReport
+  /** Every participant's calls, every round. */
+  readonly usage: Usage
+  /** What the run was charged: the sum of the participants' credits in the report. */
+  readonly charged: number
+}
+
+/** A completion's events: the metered call's, or for a council its consensus and `Concluded`. */
+export type Event = CallEvent | Concluded
+
+/** Whether an event is output (text or a tool call): what a stream is held back for. */
+export const isOutput = (event: Event): boolean => event._tag !== "Concluded" && isCallOutput(event)
 
 export type CompletionError = InvalidRequest | NotFound | PolicyViolation | InsufficientCredits | Unauthorized | UpstreamUnavailable
 
@@ -58,10 +94,11 @@ export interface Listed {
 export interface Service {
   /**
    * The answer as it streams: resolves the target, reserves the worst case as the stream starts,
-   * and settles as it ends (its last event is `Settled`), fails or is interrupted.
+   * and settles as it ends (its last event is `Settled`, or `Concluded` for a council), fails or
+   * is interrupted.
    */
   readonly stream: (request: Request) => Stream.Stream<Event, CompletionError>
-  /** What the caller may name in this scope: the tier aliases, then the catalog's models. */
+  /** What the caller may name in this scope: the tier aliases, the councils, then the catalog's models. */
   readonly list: (scope: RequestScope) => ReadonlyArray<Listed>
   /** One of `list`; anything else is not found. */
   readonly find: (scope: RequestScope, id: string) => Effect.Effect<Listed, NotFound>
@@ -72,18 +109,31 @@ export class Completions extends Context.Tag("@huddle/domain/Completions")<Compl
 /** A conservative reply's temperature under an enforced low risk tolerance. */
 const lowRiskTemperature = 0.2
 
+/** The consensus as deltas of a few words, so that a streaming client sees it arrive as text does. */
+const deltasOf = (text: string): ReadonlyArray<Event> => {
+  const words = text.match(/\s*\S+/g) ?? []
+  const out: Array<Event> = []
+  for (let i = 0; i < words.length; i += 4) out.push({ _tag: "Delta", text: words.slice(i, i + 4).join("") })
+  return out
+}
+
 export const make = Effect.gen(function*() {
   const catalog = yield* Catalog
   const metered = yield* MeteredCall
   const context = yield* ContextAssembly
+  const council = yield* Council
 
-  const stream: Service["stream"] = (request) =>
-    Stream.unwrapScoped(Effect.gen(function*() {
+  // The catalog and the providers are fixed for the process: which tiers can seat a council is
+  // decided once (enough usable models, a context window that holds the rounds).
+  const convenes: ReadonlySet<ModelTier> = new Set(
+    yield* Effect.filter(tiers, (tier) => Effect.isSuccess(council.plan({ models: catalog.forTier(tier), messages: [] })))
+  )
+
+  /** What every completion shares: the memories in front, the payer, the temperature under an enforced low risk. */
+  const prepare = (request: Request, candidates: ReadonlyArray<CatalogModel>) =>
+    Effect.gen(function*() {
       const { scope } = request
       const { principal } = scope
-      const candidates = yield* metered.candidates(targetOf(request.model), scope.rules.policies?.model_tier).pipe(
-        Effect.flatMap((models) => metered.fitting(models, request.options))
-      )
       const settings = settingsOf(scope)
       const memories = yield* context.memoriesFor({
         userId: principal.user.id,
@@ -95,33 +145,79 @@ export const make = Effect.gen(function*() {
       // Only an enforced low risk tolerance overrides what the client asked for.
       const lowRisk = settings.risk_tolerance.value === "low" && settings.risk_tolerance.decided_by === "org_policy"
       const system = leadingInstructions({ conservative: lowRisk, memories: memories.memories })
-      const messages = system.length === 0 ? request.messages : [{ role: "system" as const, content: system }, ...request.messages]
+      const messages: ReadonlyArray<ChatMessage> = system.length === 0
+        ? request.messages
+        : [{ role: "system", content: system }, ...request.messages]
+      const payer: Payer = {
+        userId: principal.user.id,
+        orgId: scope.orgId,
+        creditFallback: settings.credit_fallback.value,
+        authority: authorityOf(principal)
+      }
+      const temperature = lowRisk ? Math.min(request.temperature ?? lowRiskTemperature, lowRiskTemperature) : request.temperature
+      return { messages, payer, temperature, purpose: `chat completion (${request.model})` }
+    })
+
+  const single = (request: Request) =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const candidates = yield* metered.candidates(targetOf(request.model), request.scope.rules.policies?.model_tier).pipe(
+        Effect.flatMap((models) => metered.fitting(models, request.options))
+      )
+      const { messages, payer, purpose, temperature } = yield* prepare(request, candidates)
       const quote = yield* metered.quote(candidates, messages, { maxOutputTokens: request.maxOutputTokens, options: request.options })
-      const call = yield* metered.run({
-        payer: {
-          userId: principal.user.id,
-          orgId: scope.orgId,
-          creditFallback: settings.credit_fallback.value,
-          authority: authorityOf(principal)
-        },
-        purpose: `chat completion (${request.model})`,
-        candidates,
-        quote,
-        messages,
-        temperature: lowRisk ? Math.min(request.temperature ?? lowRiskTemperature, lowRiskTemperature) : request.temperature,
-        options: request.options
-      })
+      const call = yield* metered.run({ payer, purpose, candidates, quote, messages, temperature, options: request.options })
       return call.events
     }))
 
+  /** Its answer: the consensus, then `Concluded` (a multi-mode run always concludes with a report). */
+  const conclusion = (result: CouncilResult): Effect.Effect<ReadonlyArray<Event>> =>
+    result._tag === "Council"
+      ? Effect.succeed([...deltasOf(result.report.text), { _tag: "Concluded", report: result.report, usage: result.usage, charged: result.charged }])
+      : Effect.dieMessage("A multi-mode council concluded without a report")
+
+  const convene = (request: Request, asked: ModelTier | "effective") =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      // Refused before anything is reserved: an option the council would drop is an error, not a loss.
+      const refusal = councilRefusalOf(request.options)
+      if (refusal !== undefined) return yield* new InvalidRequest({ message: refusal.message, field: refusal.param })
+      const { scope } = request
+      const tier = asked === "effective" ? settingsOf(scope).model_tier.value : asked
+      const models = yield* metered.candidates({ _tag: "Tier", tier }, scope.rules.policies?.model_tier)
+      if (!convenes.has(models[0]!.tier)) return yield* modelNotFound(request.model)
+      const { messages, payer, purpose, temperature } = yield* prepare(request, models)
+      // `max_tokens` caps the consensus: the chair's synthesis, which is the answer.
+      const settings = yield* CouncilSettings
+      const cap = request.maxOutputTokens
+      const planned = council.plan({ models, messages })
+      const plan = yield* (cap === undefined ? planned : Effect.provideService(planned, CouncilSettings, {
+        ...settings,
+        outputTokens: { ...settings.outputTokens, synthesis: Math.min(settings.outputTokens.synthesis, cap) }
+      }))
+      const budget = yield* metered.budget(payer, purpose, plan.worstCase)
+      return council.run({ plan, payer, purpose, budget, messages, temperature, mode: "multi" }).pipe(
+        Stream.mapEffect((event) => event._tag === "Concluded" ? conclusion(event.result) : Effect.succeed<ReadonlyArray<Event>>([])),
+        Stream.flattenIterables
+      )
+    }))
+
+  const stream: Service["stream"] = (request) => {
+    const asked = councilTierOf(request.model)
+    return asked === undefined ? single(request) : convene(request, asked)
+  }
+
   const list: Service["list"] = (scope) => {
     const { policies } = scope.rules
+    const effective = settingsOf(scope).model_tier.value
     return [
       ...tiers
         .filter((tier) => tierAllowed(policies, tier) && catalog.forTier(tier).length > 0)
         .map((tier): Listed => ({ id: tier, owned_by: "huddle", tier })),
+      ...(convenes.has(effective) ? [{ id: councilPrefix, owned_by: "huddle", tier: effective }] : []),
+      ...tiers
+        .filter((tier) => tierAllowed(policies, tier) && convenes.has(tier))
+        .map((tier): Listed => ({ id: `${councilPrefix}-${tier}`, owned_by: "huddle", tier })),
       ...catalog.models
-        .filter((model) => tierAllowed(policies, model.tier) && !isTier(model.id))
+        .filter((model) => tierAllowed(policies, model.tier) && !isTier(model.id) && councilTierOf(model.id) === undefined)
         .map((model): Listed => ({ id: model.id, owned_by: model.provider, tier: model.tier }))
     ]
   }

@@ -14,8 +14,12 @@
  * - For both, a `tool_choice` that needs a tool the request does not define is refused (OpenAI
  *   refuses it too; an OpenAI-compatible server gives its own answer).
  *
+ * A council (`council`, `council-<tier>`) is not one provider but a protocol over several: its
+ * calls carry its own round prompts, so `councilRefusalOf` says which options it can honour.
+ *
  * ```ts
  * refusalOf("anthropic", { seed: 7 }) // { param: "seed", message: "…" }
+ * councilRefusalOf({ tools: [weather] }) // { param: "tools", message: "…" }
  * ```
  */
 import type { CallOptions } from "./Model.js"
@@ -75,5 +79,47 @@ export const refusalOf = (kind: ProviderKind, options: CallOptions | undefined):
   if (stopsOf(options.stop).some((stop) => stop.trim().length === 0)) {
     return notFor("stop", provider, "Anthropic refuses a stop sequence of only whitespace")
   }
+  return undefined
+}
+
+const notForCouncil = (param: string, why: string): Refusal => ({
+  param,
+  message: `\`${param}\` is not supported by a council: ${why}`
+})
+
+/**
+ * What a council cannot honour in `options` (the first such parameter), if anything. Its answer
+ * is a consensus in prose written over four rounds of its own prompts: a tool, a response format,
+ * stop sequences or sampling controls beyond the temperature have no one call to apply to, so
+ * only their neutral values pass. Identifiers and hints that cannot change an answer (`user`,
+ * `safety_identifier`, `prompt_cache_key`, the standard `service_tier`, `parallel_tool_calls`)
+ * are accepted; the temperature and the output cap are the caller's to apply.
+ */
+export const councilRefusalOf = (options: CallOptions | undefined): Refusal | undefined => {
+  if (options === undefined) return undefined
+  if ((options.tools?.length ?? 0) > 0) {
+    return notForCouncil("tools", "its participants answer in prose and no tool call can be agreed on; use a model or a tier")
+  }
+  const choice = options.tool_choice
+  if (choice !== undefined && choice !== "none" && choice !== "auto") {
+    return notForCouncil("tool_choice", "a council calls no tools")
+  }
+  if (options.response_format !== undefined && options.response_format.type !== "text") {
+    return notForCouncil("response_format", "its answer is the consensus in prose; use a model or a tier for structured output")
+  }
+  if (stopsOf(options.stop).length > 0) return notForCouncil("stop", "a stop sequence would cut the council's own rounds, not the consensus")
+  if (options.seed !== undefined) return notForCouncil("seed", "its answer comes from several models over several rounds; no seed reproduces it")
+  if (options.top_p !== undefined && options.top_p !== 1) return notForCouncil("top_p", "only 1 can be honoured; use `temperature`")
+  if (options.presence_penalty !== undefined && options.presence_penalty !== 0) {
+    return notForCouncil("presence_penalty", "only 0 can be honoured")
+  }
+  if (options.frequency_penalty !== undefined && options.frequency_penalty !== 0) {
+    return notForCouncil("frequency_penalty", "only 0 can be honoured")
+  }
+  if (hasBias(options.logit_bias)) return notForCouncil("logit_bias", "token ids differ between its models; only an empty bias can be honoured")
+  if (options.reasoning_effort !== undefined) {
+    return notForCouncil("reasoning_effort", "its models differ in how they reason; it is not sent to them")
+  }
+  if (options.verbosity !== undefined && options.verbosity !== "medium") return notForCouncil("verbosity", "only \"medium\" can be honoured")
   return undefined
 }

@@ -6,6 +6,7 @@
  * renders them, for this group's `Dialect` annotation (see `OpenAiErrors.ts`).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { Line, Text } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
@@ -168,7 +169,11 @@ export const ChatCompletion = Schema.Struct({
     logprobs: Schema.Null,
     finish_reason: FinishReason
   })),
-  usage: CompletionUsage
+  usage: CompletionUsage,
+  /** A council's report (a `council` model); OpenAI's SDKs pass the field through. */
+  consensus: Schema.optional(ConsensusReport.annotations({
+    description: "The council's report, when `model` is a council: the consensus, the agreement ratio, each participant's position, vote, usage and credits, every dissent in the dissenter's words, who was dropped and why"
+  }))
 }).annotations({ identifier: "ChatCompletion" })
 
 export const ModelObject = Schema.Struct({
@@ -197,7 +202,7 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
       .addSuccess(ChatCompletion)
       .annotate(
         OpenApi.Description,
-        "OpenAI-compatible chat completion. `model` is a tier (`economy`, `standard`, `premium`) or a model id from `GET /v1/models`. The organization's memories are put in front of the messages as a system message; the worst-case cost is reserved before any model is called and settled to the reported usage. With `stream: true` the answer is `text/event-stream` of `chat.completion.chunk` objects ending with `data: [DONE]` (and, with `stream_options.include_usage`, a last chunk with `usage`). " +
+        "OpenAI-compatible chat completion. `model` is a tier (`economy`, `standard`, `premium`), a model id from `GET /v1/models`, or a council: `council` (the caller's effective tier) or `council-economy`, `council-standard`, `council-premium` (lowered to an enforced tier ceiling like tier names). A council's answer is its consensus, and its report is in the top-level `consensus` field (streamed: on the last chunk before `[DONE]`); options a council cannot honour (`tools`, a JSON `response_format`, `stop`, `seed` …) are refused naming them, and `max_tokens` caps the consensus. The organization's memories are put in front of the messages as a system message; the worst-case cost is reserved before any model is called and settled to the reported usage. With `stream: true` the answer is `text/event-stream` of `chat.completion.chunk` objects ending with `data: [DONE]` (and, with `stream_options.include_usage`, a last chunk with `usage`). " +
           openAiErrors
       )
   )
@@ -206,7 +211,10 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
       .annotate(OpenApi.Summary, "List models")
       .setHeaders(OrgHeaders)
       .addSuccess(ModelList)
-      .annotate(OpenApi.Description, `The tier aliases and catalog models the caller's organization policy allows. ${openAiErrors}`)
+      .annotate(
+        OpenApi.Description,
+        `The tier aliases, the councils that can be seated (\`council\`, \`council-<tier>\`) and the catalog models the caller's organization policy allows. ${openAiErrors}`
+      )
   )
   .add(
     HttpApiEndpoint.get("retrieveModel", "/models/:model")

@@ -6,6 +6,7 @@
  * so is any field this schema does not know (the group refuses unknown fields).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { Line, Text } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
@@ -148,7 +149,9 @@ export const ResponseObject = Schema.Struct({
   parallel_tool_calls: Schema.Boolean,
   previous_response_id: Schema.Null,
   store: Schema.Literal(false),
-  metadata: Schema.Struct({})
+  metadata: Schema.Struct({}),
+  /** A council's report (a `council` model). */
+  consensus: Schema.optional(ConsensusReport.annotations({ description: "The council's report, when `model` is a council (as on a chat completion)" }))
 }).annotations({ identifier: "Response" })
 export type ResponseObject = typeof ResponseObject.Encoded
 
@@ -163,7 +166,7 @@ export class ResponsesApi extends HttpApiGroup.make("responses")
       .addSuccess(ResponseObject)
       .annotate(
         OpenApi.Description,
-        "OpenAI's Responses API: `input` as text or items (messages, function calls and their outputs), `instructions`, function `tools`, `text.format` for structured output, `usage`. The same call as `POST /v1/chat/completions` underneath: memories, policies, the worst case reserved and settled. With `stream: true` the answer is `text/event-stream` of the semantic events (`response.created` … `response.output_text.delta` … `response.completed`). Nothing is stored: `store: true` and `previous_response_id` are refused. Errors use OpenAI's envelope."
+        "OpenAI's Responses API: `input` as text or items (messages, function calls and their outputs), `instructions`, function `tools`, `text.format` for structured output, `usage`. The same call as `POST /v1/chat/completions` underneath: memories, policies, the worst case reserved and settled; a council id answers with its consensus as the output text and its report in `consensus`. With `stream: true` the answer is `text/event-stream` of the semantic events (`response.created` … `response.output_text.delta` … `response.completed`). Nothing is stored: `store: true` and `previous_response_id` are refused. Errors use OpenAI's envelope."
       )
   )
   .addError(Envelope.NotFound)

@@ -9,7 +9,8 @@ import { Completions, type Request } from "@huddle/domain/models/Completions"
 import type { CallOptions, ChatMessage, ResponseFormat } from "@huddle/domain/models/Model"
 import type { RequestScope } from "@huddle/domain/request/RequestScope"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
-import { Clock, Effect } from "effect"
+import { InvalidRequest } from "@huddle/domain/shared/Errors"
+import { Clock, Effect, Stream } from "effect"
 import { Api } from "../Api.js"
 import { orgAsked } from "../api/Headers.js"
 import type { CreateResponse, InputItem, TextFormat } from "../api/ResponsesApi.js"
@@ -97,6 +98,12 @@ const toRequest = (scope: RequestScope, payload: CreateResponse): Request => {
   }
 }
 
+/** A refusal names the parameter as this API spells it: `response_format` is `text.format` here. */
+const inResponsesTerms = <E>(error: E): E | InvalidRequest =>
+  error instanceof InvalidRequest && error.field === "response_format"
+    ? new InvalidRequest({ message: error.message.replace("`response_format`", "`text.format`"), field: "text.format" })
+    : error
+
 export const ResponsesHttp = HttpApiBuilder.group(Api, "responses", (handlers) =>
   Effect.gen(function*() {
     const completions = yield* Completions
@@ -106,7 +113,7 @@ export const ResponsesHttp = HttpApiBuilder.group(Api, "responses", (handlers) =
       Effect.gen(function*() {
         const scope = yield* scopes.resolve(yield* CurrentPrincipal, { headerOrgId: orgAsked(headers) })
         yield* reportContext(scope)
-        const events = completions.stream(toRequest(scope, payload))
+        const events = completions.stream(toRequest(scope, payload)).pipe(Stream.mapError(inResponsesTerms))
         const meta: ResponsesDialect.Meta = {
           id: ResponsesDialect.newId(),
           createdAt: Math.floor((yield* Clock.currentTimeMillis) / 1000),

@@ -4,12 +4,12 @@
  * class and its handler, which calls the domain.
  */
 import { Intent, IntentStatus } from "@huddle/domain/huddle/Intent"
-import { ModelTier, Preferences } from "@huddle/domain/accounts/Preferences"
+import { HuddleMode, ModelTier, Preferences } from "@huddle/domain/accounts/Preferences"
 import type { Principal } from "@huddle/domain/accounts/Principal"
 import { outcomeOf } from "@huddle/domain/huddle/IntentPipeline"
 import { Intents } from "@huddle/domain/huddle/Intents"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
-import { Effect, Schema } from "effect"
+import { Effect, Schema, Struct } from "effect"
 import { Cursor } from "@huddle/domain/shared/Page"
 import * as WireString from "@huddle/domain/shared/WireString"
 import { Input as HuddleInput } from "../api/Input.js"
@@ -35,6 +35,10 @@ const Input = HuddleInput.annotations({
 
 export const SubmitParams = Schema.Struct({
   input: Input,
+  mode: Schema.optional(HuddleMode.annotations({
+    description:
+      "single: one model answers; multi: a council of the tier's models (proposals, anonymised critique, a chair's synthesis, ratification) answers with a consensus, reported in the result's consensus; auto: the service decides and the result's mode says which answered. Default: the caller's preferences (personal, then the org's defaults), else single"
+  })),
   model_tier: Schema.optional(ModelTier.annotations({
     description: "The tier asked for; an enforced org policy wins (see the result's settings.model_tier.decided_by)"
   })),
@@ -79,7 +83,7 @@ export const make = Effect.gen(function*() {
       name: "intent.submit",
       summary: "Submit an intent",
       description:
-        "Runs the single-mode pipeline and answers with the intent: completed (or failed), or awaiting_review when the org's auto_execute: false policy is in force, in which case nothing is charged until it is approved.",
+        "Runs the pipeline in the mode asked for (single, multi or auto, as in the huddle) and answers with the intent: completed (or failed), or awaiting_review when the org's auto_execute: false policy is in force, in which case nothing is charged until it is approved. The intent's mode is the mode that answered; a council's answer (multi, or auto when it convened one) is its consensus, with the report in consensus (also on intent.get). A council's whole worst case is reserved before its first call; fewer than two participants left is UPSTREAM_UNAVAILABLE. mode multi or auto with model is refused (a model is one model, a council the tier's).",
       rateClass: "intent_submission",
       params: SubmitParams,
       result: Intent,
@@ -96,7 +100,9 @@ export const make = Effect.gen(function*() {
             scope,
             sessionId: null,
             input: params.input,
-            request: params.model_tier === undefined ? undefined : new Preferences({ model_tier: params.model_tier }),
+            request: params.model_tier === undefined && params.mode === undefined
+              ? undefined
+              : new Preferences(Struct.pick(params, "mode", "model_tier")),
             model: params.model
           }))
           return outcome.intent

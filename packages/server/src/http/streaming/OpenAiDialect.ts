@@ -2,11 +2,15 @@
  * OpenAI's wire dialect for chat completions: a whole `chat.completion`, or `chat.completion.chunk`
  * frames ending with `data: [DONE]` (see `EventStream`). The chunks are written with hand-built
  * JSON: this is the hot path.
+ *
+ * A council's answer carries its report in a top-level `consensus` field, which OpenAI's SDKs
+ * pass through: on the `chat.completion`, and on the last chunk before `[DONE]` (the usage chunk
+ * when `stream_options.include_usage` asked for one, else the chunk with the finish reason).
  */
 import { HttpServerResponse } from "@effect/platform"
-import type { Event, Settled } from "@huddle/domain/models/Completions"
-import { isOutput } from "@huddle/domain/models/MeteredCall"
-import { Chunk, Effect, Stream } from "effect"
+import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
+import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
+import { Chunk, Effect, Schema, Stream } from "effect"
 import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import type { Dialect } from "./EventStream.js"
@@ -32,7 +36,10 @@ export const finishReason = (reason: string): Finish => {
   }
 }
 
-const usageOf = ({ usage }: Settled) => ({
+/** The report on the wire. */
+export const consensusOf = Schema.encodeSync(ConsensusReport)
+
+const usageOf = ({ usage }: Settled | Concluded) => ({
   prompt_tokens: usage.input_tokens,
   completion_tokens: usage.output_tokens,
   total_tokens: usage.input_tokens + usage.output_tokens
@@ -50,7 +57,14 @@ export const completion = <E>(events: Stream.Stream<Event, E>, id: string, creat
   Effect.map(
     Stream.runFold(
       events,
-      { model: first, text: "", calls: [] as Array<Call | undefined>, finish: "stop" as Finish, settled: undefined as Settled | undefined },
+      {
+        model: first,
+        text: "",
+        calls: [] as Array<Call | undefined>,
+        finish: "stop" as Finish,
+        settled: undefined as Settled | Concluded | undefined,
+        report: undefined as ConsensusReport | undefined
+      },
       (acc, event) => {
         switch (event._tag) {
           case "Answering":
@@ -71,6 +85,11 @@ export const completion = <E>(events: Stream.Stream<Event, E>, id: string, creat
             break
           case "Settled":
             acc.settled = event
+            break
+          case "Concluded":
+            acc.finish = "stop"
+            acc.settled = event
+            acc.report = event.report
             break
           case "AttemptFailed":
             break
@@ -98,7 +117,8 @@ export const completion = <E>(events: Stream.Stream<Event, E>, id: string, creat
           logprobs: null,
           finish_reason: acc.finish
         }],
-        usage: acc.settled === undefined ? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } : usageOf(acc.settled)
+        usage: acc.settled === undefined ? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } : usageOf(acc.settled),
+        ...(acc.report === undefined ? {} : { consensus: consensusOf(acc.report) })
       }
       return HttpServerResponse.unsafeJson(body, {
         headers: { "huddle-credits-charged": String(acc.settled?.charged ?? 0) }
@@ -112,8 +132,10 @@ const json = JSON.stringify
 /** Events as `chat.completion.chunk` frames; the role goes with the first output. */
 export const dialect = (id: string, created: number, firstModel: string, includeUsage: boolean): Dialect<Event> => {
   let prefix = ""
-  const setModel = (model: string) => {
-    prefix = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${json(model)},"choices":[`
+  let model = firstModel
+  const setModel = (next: string) => {
+    model = next
+    prefix = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${json(next)},"choices":[`
   }
   setModel(firstModel)
   // OpenAI puts `"usage":null` on every chunk when usage was asked for.
@@ -121,6 +143,9 @@ export const dialect = (id: string, created: number, firstModel: string, include
   let role = `"role":"assistant",`
   const choice = (delta: string, finish: string | null) =>
     `${prefix}{"index":0,"delta":{${delta}},"logprobs":null,"finish_reason":${finish === null ? "null" : `"${finish}"`}}${suffix}`
+
+  const usageChunk = (model: string, spent: Settled | Concluded, extra: string) =>
+    `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${json(model)},"choices":[],"usage":${json(usageOf(spent))}${extra}}\n\n`
 
   const frame = (event: Event): string => {
     switch (event._tag) {
@@ -151,9 +176,17 @@ export const dialect = (id: string, created: number, firstModel: string, include
         return opening + choice("", finishReason(event.reason))
       }
       case "Settled":
-        return (includeUsage
-          ? `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${json(event.model.id)},"choices":[],"usage":${json(usageOf(event))}}\n\n`
-          : "") + "data: [DONE]\n\n"
+        return (includeUsage ? usageChunk(event.model.id, event, "") : "") + "data: [DONE]\n\n"
+      case "Concluded": {
+        // The finish, then the report on the last chunk before `[DONE]`.
+        const consensus = `,"consensus":${json(consensusOf(event.report))}`
+        const opening = role === "" ? "" : choice(`${role}"content":""`, null)
+        role = ""
+        const finish = includeUsage
+          ? choice("", "stop")
+          : `${prefix}{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]${consensus}}\n\n`
+        return opening + finish + (includeUsage ? usageChunk(model, event, consensus) : "") + "data: [DONE]\n\n"
+      }
     }
   }
 

@@ -3,16 +3,18 @@
  * official SDK's `responses.stream()` accumulates (`response.created`, `response.in_progress`,
  * `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`, …,
  * `response.completed`), each with its `sequence_number` (see `EventStream`). Both are built by
- * one `Builder`, so the streamed snapshot and the whole answer cannot disagree.
+ * one `Builder`, so the streamed snapshot and the whole answer cannot disagree. A council's
+ * report is the response's `consensus` field (on `response.completed`'s response when streamed).
  */
 import { randomUUID } from "node:crypto"
 import { HttpServerResponse } from "@effect/platform"
-import type { Event, Settled } from "@huddle/domain/models/Completions"
-import { isOutput } from "@huddle/domain/models/MeteredCall"
+import type { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
+import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
 import { Chunk, Effect, Stream } from "effect"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import type { CreateResponse, ResponseObject } from "../../api/ResponsesApi.js"
 import type { Dialect } from "./EventStream.js"
+import { consensusOf } from "./OpenAiDialect.js"
 
 type Item = ResponseObject["output"][number]
 type Status = "in_progress" | "completed"
@@ -28,7 +30,7 @@ export interface Meta {
   readonly request: CreateResponse
 }
 
-const usageOf = ({ usage }: Settled) => ({
+const usageOf = ({ usage }: Settled | Concluded) => ({
   input_tokens: usage.input_tokens,
   input_tokens_details: { cached_tokens: 0 },
   output_tokens: usage.output_tokens,
@@ -55,7 +57,8 @@ class Builder {
   message: (Entry & { readonly kind: "message" }) | undefined
   readonly calls = new Map<number, Entry & { readonly kind: "call" }>()
   finish = "stop"
-  settled: Settled | undefined
+  settled: Settled | Concluded | undefined
+  report: ConsensusReport | undefined
 
   constructor(readonly meta: Meta) {
     this.model = meta.request.model
@@ -83,7 +86,8 @@ class Builder {
       parallel_tool_calls: true,
       previous_response_id: null,
       store: false,
-      metadata: {}
+      metadata: {},
+      ...(this.report === undefined ? {} : { consensus: consensusOf(this.report) })
     }
   }
 
@@ -142,25 +146,34 @@ class Builder {
       case "Finish":
         this.finish = event.reason
         return []
-      case "Settled": {
+      case "Settled":
         this.settled = event
         this.model = event.model.id
-        const out: Array<Record<string, unknown>> = []
-        this.entries.forEach((entry, output_index) => {
-          if (entry.kind === "message") {
-            out.push(
-              { type: "response.output_text.done", item_id: entry.id, output_index, content_index: 0, text: entry.text, logprobs: [] },
-              { type: "response.content_part.done", item_id: entry.id, output_index, content_index: 0, part: part(entry.text) }
-            )
-          } else {
-            out.push({ type: "response.function_call_arguments.done", item_id: entry.id, output_index, arguments: entry.arguments })
-          }
-          out.push({ type: "response.output_item.done", output_index, item: itemOf(entry, "completed") })
-        })
-        out.push({ type: "response.completed", response: this.snapshot(this.status()) })
-        return out
-      }
+        return this.completed()
+      case "Concluded":
+        this.settled = event
+        this.report = event.report
+        this.finish = "stop"
+        return this.completed()
     }
+  }
+
+  /** Every item done, then `response.completed`: the answer is settled. */
+  completed(): Array<Record<string, unknown>> {
+    const out: Array<Record<string, unknown>> = []
+    this.entries.forEach((entry, output_index) => {
+      if (entry.kind === "message") {
+        out.push(
+          { type: "response.output_text.done", item_id: entry.id, output_index, content_index: 0, text: entry.text, logprobs: [] },
+          { type: "response.content_part.done", item_id: entry.id, output_index, content_index: 0, part: part(entry.text) }
+        )
+      } else {
+        out.push({ type: "response.function_call_arguments.done", item_id: entry.id, output_index, arguments: entry.arguments })
+      }
+      out.push({ type: "response.output_item.done", output_index, item: itemOf(entry, "completed") })
+    })
+    out.push({ type: "response.completed", response: this.snapshot(this.status()) })
+    return out
   }
 }
 
