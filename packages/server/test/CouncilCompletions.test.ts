@@ -155,6 +155,42 @@ describe("chat completions through a council model id", () => {
     }
   })
 
+  it("starts the stream once the council's credits are held, long before the consensus", async () => {
+    fake.reset()
+    answerCouncil(fake, { dissenter: "econ-b", slow: { proposals: 400 } })
+    const stream = await client.chat.completions.create({
+      model: "council-economy",
+      messages: [{ role: "user", content: "Where should the ledger live?" }],
+      stream: true
+    })
+    const rounds = () => fake.requests.map(roundOfRequest)
+    let first: { chunk: OpenAI.Chat.Completions.ChatCompletionChunk; critiqued: boolean } | undefined
+    const text: Array<string> = []
+    for await (const chunk of stream) {
+      first ??= { chunk, critiqued: rounds().includes("critique") }
+      text.push(chunk.choices[0]?.delta.content ?? "")
+    }
+    // The role came first, while the proposals were still being written; the consensus came after.
+    expect(first!.critiqued).toBe(false)
+    expect(first!.chunk.choices[0]!.delta).toEqual({ role: "assistant", content: "" })
+    expect(text.join("")).toBe(consensusText)
+  })
+
+  it("caps the consensus at the client's max_tokens: the chair is asked for no more", async () => {
+    fake.reset()
+    answerCouncil(fake, { dissenter: "econ-b" })
+    await client.chat.completions.create({ model: "council-economy", messages: [{ role: "user", content: "Where should the ledger live?" }], max_tokens: 7 })
+    const capOf = (body: unknown) => {
+      const b = body as { max_tokens?: number; max_completion_tokens?: number }
+      return b.max_completion_tokens ?? b.max_tokens
+    }
+    const synthesis = fake.requests.filter((request) => roundOfRequest(request) === "synthesis")
+    expect(synthesis.length).toBeGreaterThan(0)
+    expect(synthesis.map((request) => capOf(request.body))).toEqual(synthesis.map(() => 7))
+    const proposals = fake.requests.filter((request) => roundOfRequest(request) === "proposals")
+    expect(proposals.every((request) => (capOf(request.body) ?? 0) > 7)).toBe(true)
+  })
+
   it("refuses a tool request, naming `tools`, before anything is reserved or called", async () => {
     const before = await balanceOf(user)
     const error = await client.chat.completions.create({

@@ -36,12 +36,18 @@ export const roundOfRequest = (request: FakeOpenAi.RecordedRequest): CouncilRoun
  */
 export const answerCouncil = (
   fake: FakeOpenAi.FakeOpenAi,
-  options: { readonly dissenter?: string; readonly fails?: ReadonlyArray<string> } = {}
+  options: {
+    readonly dissenter?: string
+    readonly fails?: ReadonlyArray<string>
+    /** Milliseconds before each answer of these rounds begins. */
+    readonly slow?: Partial<Record<CouncilRound, number>>
+  } = {}
 ) =>
   fake.respondWith((request) => {
     const round = roundOfRequest(request)
     if (round === undefined) return undefined
     const model = ((request.body ?? {}) as Body).model ?? ""
     if (options.fails?.includes(model)) return FakeOpenAi.badRequest("This model refuses")
-    return { answer: answers[round](model === options.dissenter), usage: usagePerCall }
+    const delay = options.slow?.[round]
+    return { answer: answers[round](model === options.dissenter), usage: usagePerCall, ...(delay === undefined ? {} : { firstByteDelayMs: delay }) }
   })

@@ -135,9 +135,15 @@ export interface Service {
     readonly models: ReadonlyArray<CatalogModel>
     readonly messages: ReadonlyArray<ChatMessage>
     readonly participants?: number | undefined
+    /** The most tokens the consensus may have (a client's `max_tokens`): the chair's synthesis. */
+    readonly maxOutputTokens?: number | undefined
   }) => Effect.Effect<CouncilPlan, InvalidRequest>
   /** The worst case of a run of these seats (a stored plan's) over `messages`. */
-  readonly priced: (seats: ReadonlyArray<CatalogModel>, messages: ReadonlyArray<ChatMessage>) => Effect.Effect<CouncilPlan, InvalidRequest>
+  readonly priced: (
+    seats: ReadonlyArray<CatalogModel>,
+    messages: ReadonlyArray<ChatMessage>,
+    maxOutputTokens?: number | undefined
+  ) => Effect.Effect<CouncilPlan, InvalidRequest>
   /** The run as it happens (see the module's comment); interrupting it cancels every call in flight. */
   readonly run: (input: RunInput) => Stream.Stream<CouncilEvent, CouncilError>
 }
@@ -182,10 +188,10 @@ export const make = Effect.gen(function*() {
   const plan: Service["plan"] = (input) =>
     Effect.gen(function*() {
       const usable = input.models.filter((model) => Option.isSome(providers.get(model.provider)))
-      return yield* priced(seatsFrom(usable, input.participants ?? settings.participants), input.messages)
+      return yield* priced(seatsFrom(usable, input.participants ?? settings.participants), input.messages, input.maxOutputTokens)
     })
 
-  const priced: Service["priced"] = (seats, messages) =>
+  const priced: Service["priced"] = (seats, messages, maxOutputTokens) =>
     Effect.gen(function*() {
       if (seats.length < minSeats) {
         return yield* new InvalidRequest({ message: "No model of this tier can take part in a council", field: "mode" })
@@ -194,7 +200,7 @@ export const make = Effect.gen(function*() {
       const caps = seats.map((model) => ({
         proposals: Math.min(settings.outputTokens.proposals, model.max_output_tokens),
         critique: Math.min(settings.outputTokens.critique, model.max_output_tokens),
-        synthesis: Math.min(settings.outputTokens.synthesis, model.max_output_tokens),
+        synthesis: Math.min(settings.outputTokens.synthesis, model.max_output_tokens, maxOutputTokens ?? Infinity),
         ratification: Math.min(settings.outputTokens.ratification, model.max_output_tokens)
       }))
       const sum = (f: (cap: (typeof caps)[number]) => number) => caps.reduce((total, cap) => total + f(cap), 0)

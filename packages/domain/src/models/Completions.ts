@@ -21,7 +21,7 @@
  * end with `Concluded` instead: the consensus (never the rounds) as `Delta`s, then the run's
  * usage, credits and report.
  */
-import { Context, Effect, Layer, Stream } from "effect"
+import { Chunk, Context, Effect, Layer, Stream } from "effect"
 import { type InsufficientCredits, InvalidRequest, type NotFound, type PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
 import type { CallOptions, CatalogModel, ChatMessage, Usage } from "./Model.js"
 import type { ModelTier } from "../accounts/Preferences.js"
@@ -32,7 +32,7 @@ import { type CallEvent, isOutput as isCallOutput, isTier, MeteredCall, modelNot
 import { councilRefusalOf } from "./ProviderSupport.js"
 import { tierAllowed } from "../orgs/Policies.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
-import { Council, type CouncilResult, CouncilSettings } from "../council/Council.js"
+import { Council, type CouncilResult } from "../council/Council.js"
 import type { ConsensusReport } from "../council/ConsensusReport.js"
 
 export { modelNotFound, type Settled, tiers }
@@ -76,11 +76,20 @@ export interface Concluded {
   readonly charged: number
 }
 
-/** A completion's events: the metered call's, or for a council its consensus and `Concluded`. */
-export type Event = CallEvent | Concluded
+/**
+ * A council's first event, once its whole run's credits are held: its rounds take long and say
+ * nothing a completion can carry, so a stream starts here rather than at the consensus.
+ */
+export interface Convened {
+  readonly _tag: "Convened"
+}
 
-/** Whether an event is output (text or a tool call): what a stream is held back for. */
-export const isOutput = (event: Event): boolean => event._tag !== "Concluded" && isCallOutput(event)
+/** A completion's events: the metered call's, or for a council `Convened`, its consensus and `Concluded`. */
+export type Event = CallEvent | Convened | Concluded
+
+/** Whether an event is output (text or a tool call, a council convened): what a stream is held back for. */
+export const isOutput = (event: Event): boolean =>
+  event._tag === "Convened" || (event._tag !== "Concluded" && isCallOutput(event))
 
 export type CompletionError = InvalidRequest | NotFound | PolicyViolation | InsufficientCredits | Unauthorized | UpstreamUnavailable
 
@@ -186,17 +195,13 @@ export const make = Effect.gen(function*() {
       if (!convenes.has(models[0]!.tier)) return yield* modelNotFound(request.model)
       const { messages, payer, purpose, temperature } = yield* prepare(request, models)
       // `max_tokens` caps the consensus: the chair's synthesis, which is the answer.
-      const settings = yield* CouncilSettings
-      const cap = request.maxOutputTokens
-      const planned = council.plan({ models, messages })
-      const plan = yield* (cap === undefined ? planned : Effect.provideService(planned, CouncilSettings, {
-        ...settings,
-        outputTokens: { ...settings.outputTokens, synthesis: Math.min(settings.outputTokens.synthesis, cap) }
-      }))
+      const plan = yield* council.plan({ models, messages, maxOutputTokens: request.maxOutputTokens })
       const budget = yield* metered.budget(payer, purpose, plan.worstCase)
       return council.run({ plan, payer, purpose, budget, messages, temperature, mode: "multi" }).pipe(
         Stream.mapEffect((event) => event._tag === "Concluded" ? conclusion(event.result) : Effect.succeed<ReadonlyArray<Event>>([])),
-        Stream.flattenIterables
+        Stream.flattenIterables,
+        // Its credits are held: from here the answer is under way (a stream may start, with heartbeats).
+        Stream.prepend(Chunk.of<Event>({ _tag: "Convened" }))
       )
     }))
 

@@ -10,7 +10,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
-import { Chunk, Effect, Schema, Stream } from "effect"
+import { Chunk, type Duration, Effect, Schema, Stream } from "effect"
 import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import type { Dialect } from "./EventStream.js"
@@ -130,7 +130,13 @@ const encoder = new TextEncoder()
 const json = JSON.stringify
 
 /** Events as `chat.completion.chunk` frames; the role goes with the first output. */
-export const dialect = (id: string, created: number, firstModel: string, includeUsage: boolean): Dialect<Event> => {
+export const dialect = (
+  id: string,
+  created: number,
+  firstModel: string,
+  includeUsage: boolean,
+  heartbeat?: Duration.Duration
+): Dialect<Event> => {
   let prefix = ""
   let model = firstModel
   const setModel = (next: string) => {
@@ -151,6 +157,12 @@ export const dialect = (id: string, created: number, firstModel: string, include
     switch (event._tag) {
       case "AttemptFailed":
         return ""
+      case "Convened": {
+        // A council's answer has begun: the role now, the consensus when the council agrees.
+        const out = choice(`${role}"content":""`, null)
+        role = ""
+        return out
+      }
       case "Answering":
         // Only before any output: the router never switches models after it.
         setModel(event.model.id)
@@ -198,7 +210,9 @@ export const dialect = (id: string, created: number, firstModel: string, include
       return text.length === 0 ? Chunk.empty() : Chunk.of(encoder.encode(text))
     },
     /** A failure after the stream began: OpenAI's SDKs raise an `error` chunk as an APIError. */
-    failure: (error) => encoder.encode(`data: ${json({ error: OpenAiErrors.fromError(error).body.error })}\n\n`)
+    failure: (error) => encoder.encode(`data: ${json({ error: OpenAiErrors.fromError(error).body.error })}\n\n`),
+    // SSE comments, which OpenAI's SDKs and other SSE parsers skip: a council's rounds say nothing else for a while.
+    heartbeat: heartbeat === undefined ? undefined : { frame: encoder.encode(": keepalive\n\n"), every: heartbeat }
   }
 }
 
