@@ -459,7 +459,9 @@ export const make = Effect.gen(function*() {
       yield* emit({ _tag: "RoundStarted", round: "synthesis", seats: alive().map((seat) => seat.seat) })
       let consensus: { readonly seat: Seat; readonly stated: Protocol.Stated } | undefined
       for (const candidate of alive()) {
-        const members = alive()
+        // Every answer given is weighed, also that of a member dropped since (a later call failed,
+        // a chair before this one): the proposal was independent and already paid for.
+        const members = seats.filter((seat) => seat.proposal !== undefined)
         const labels = Protocol.peerLabels(candidate.seat, members.map((seat) => seat.seat))
         const work: ReadonlyArray<Protocol.Revised> = members.map((seat) => ({
           label: seat === candidate ? "Your own" : `Participant ${labels.get(seat.seat)!}`,

@@ -1,0 +1,54 @@
+/**
+ * The evaluation's two sources of answers: the simulated panel of a regime (offline, seeded), and
+ * the deployment's real providers and default catalog (`--real`, from `OPENAI_API_KEY` /
+ * `ANTHROPIC_API_KEY`, which costs real money).
+ */
+import { FetchHttpClient } from "@effect/platform"
+import * as CatalogFile from "@huddle/adapters/models/Catalog"
+import * as Providers from "@huddle/adapters/models/Providers"
+import type { ModelTier } from "@huddle/domain/accounts/Preferences"
+import * as Protocol from "@huddle/domain/council/Protocol"
+import { ModelProviders } from "@huddle/domain/models/ModelProviders"
+import { Effect, Layer, Option, Stream } from "effect"
+import type { Backend } from "./CouncilEval.js"
+import { letterOf, messagesOf, type Question } from "./Questions.js"
+import * as SimulatedPanel from "./SimulatedPanel.js"
+
+export const simulated = (seed: number, regime: SimulatedPanel.Regime, questions: ReadonlyArray<Question>): Backend => ({
+  providers: SimulatedPanel.providers(seed, regime, questions),
+  catalog: SimulatedPanel.catalog(regime),
+  tier: "standard",
+  sample: (question, _seat, model, _size, k) =>
+    Effect.sync(() => {
+      const p = regime.participants.find((participant) => participant.model === model.id)
+      return p === undefined || SimulatedPanel.fails(seed, regime, "sample", question.id, p.model, k)
+        ? undefined
+        : SimulatedPanel.answerOf(seed, regime, question, p, "sample", k)
+    })
+})
+
+/** Whether a provider key is set: `--real` needs one. */
+export const realConfigured = (env: NodeJS.ProcessEnv): boolean =>
+  [env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY].some((key) => key !== undefined && key.trim().length > 0)
+
+export const real = (tier: ModelTier): Backend => ({
+  providers: Providers.layerConfig(Providers.fromEnv).pipe(Layer.provide(FetchHttpClient.layer)),
+  catalog: CatalogFile.layerConfig(CatalogFile.fromEnv),
+  tier,
+  // One more proposal from the seat's model, asked as the council asks it (same perspective).
+  sample: (question, seat, model, size) =>
+    Effect.gen(function*() {
+      const provider = (yield* ModelProviders).get(model.provider)
+      if (Option.isNone(provider)) return undefined
+      let text = ""
+      yield* Stream.runForEach(
+        provider.value.stream({
+          model,
+          messages: Protocol.proposalPrompt(messagesOf(question), seat, size),
+          maxOutputTokens: Math.min(1024, model.max_output_tokens)
+        }),
+        (chunk) => Effect.sync(() => void (chunk._tag === "Delta" && (text += chunk.text)))
+      )
+      return letterOf(Protocol.parseStated(text)?.position, question)
+    }).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
+})

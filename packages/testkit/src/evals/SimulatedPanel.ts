@@ -1,0 +1,264 @@
+/**
+ * Simulated council participants: a `ModelProviders` layer whose models answer the evaluation's
+ * questions (`Questions`) with a set accuracy, in the council's formats, so that the real council
+ * (prompts, parsers, rounds, credits) runs over them without a network.
+ *
+ * Each call reads its round from the prompt (`Protocol.roundOf`) and its question from the
+ * conversation (`Question #17`), and answers as one participant of a regime:
+ *
+ * - proposals: its belief, correct with probability `accuracy`; a wrong belief is the question's
+ *   popular wrong answer with probability `correlation`, else any wrong answer;
+ * - critique: it reads the peers' `POSITION:` lines; when most of the council (itself counted)
+ *   holds another answer, it switches to it with probability `conformity`;
+ * - synthesis (the chair): with probability `discernment` it adopts the correct answer when some
+ *   member holds it, else the majority (a tie: its own);
+ * - ratification (blind): it endorses iff its belief equals the consensus, else dissents claiming
+ *   its belief. A participant that switched in the critique round holds its first belief again
+ *   with probability 1 − conformity / 2 (alone, nobody to conform to).
+ *
+ * Any call fails, before any output and for good (retrying would not cure it), with probability
+ * `failure`. Every draw is keyed by question, model and round (`Prng.keyed`), so a participant
+ * answers a question the same way in a multi run and an auto run: the two modes are compared on
+ * the same answers. Usage is reported as a provider would: the prompt's and the answer's tokens.
+ */
+import { Catalog } from "@huddle/domain/models/Catalog"
+import { CatalogModel, type ChatMessage, estimateTokens, type ModelChunk, ModelCatalog, type ModelRequest, Usage } from "@huddle/domain/models/Model"
+import { estimateInput } from "@huddle/domain/models/MeteredCall"
+import { ModelProviders, ProviderFailure } from "@huddle/domain/models/ModelProviders"
+import * as Protocol from "@huddle/domain/council/Protocol"
+import { Layer, Option, Stream } from "effect"
+import { keyed, type Rng } from "./Prng.js"
+import { idOf, type Letter, letterOf, letters, type Question, statement, wrongOf } from "./Questions.js"
+
+export const providerName = "simulated"
+
+export interface Participant {
+  /** Its catalog model id; one a seat (a model sitting twice would answer twice the same). */
+  readonly model: string
+  /** How often its own answer is correct. */
+  readonly accuracy: number
+  /** As chair: how often it recognises the correct answer among the members' positions. */
+  readonly discernment: number
+}
+
+export interface Regime {
+  readonly name: string
+  readonly title: string
+  /** A panel of models of different skill (what the council ≥ majority-vote target is about). */
+  readonly heterogeneous: boolean
+  readonly participants: ReadonlyArray<Participant>
+  /** How often a wrong answer is the question's popular wrong answer rather than any wrong one. */
+  readonly correlation: number
+  /** How often a participant in the minority switches to the majority after reading the others. */
+  readonly conformity: number
+  /** How often a call fails. */
+  readonly failure: number
+}
+
+/** A participant whose chair's discernment is its accuracy plus 0.1 (the brief's default). */
+export const participant = (model: string, accuracy: number): Participant => ({
+  model,
+  accuracy,
+  discernment: Math.min(1, Math.round((accuracy + 0.1) * 100) / 100)
+})
+
+/** Prices of a mid-range model (credits per 1k tokens, as the default catalog's standard tier). */
+export const price = { input_per_1k: 3, output_per_1k: 15 } as const
+
+export const catalogModel = (p: Participant): CatalogModel =>
+  new CatalogModel({ id: p.model, tier: "standard", provider: providerName, price, context_window: 200_000, max_output_tokens: 4096 })
+
+const draw = (seed: number, ...names: ReadonlyArray<string | number>): number => keyed(seed, ...names).next()
+
+/**
+ * An answer of `p` to `question`, drawn under `names`: the council's proposals use `["initial"]`,
+ * the majority-vote baseline `["sample", k]`: independent draws with the same accuracy and
+ * correlation.
+ */
+export const answerOf = (seed: number, regime: Regime, question: Question, p: Participant, ...names: ReadonlyArray<string | number>): Letter => {
+  const rng = keyed(seed, ...names, question.id, p.model)
+  if (rng.next() < p.accuracy) return question.correct
+  if (rng.next() < regime.correlation) return question.popularWrong
+  return rng.pick(wrongOf(question))
+}
+
+/** Whether a call under these names fails. */
+export const fails = (seed: number, regime: Regime, ...names: ReadonlyArray<string | number>): boolean =>
+  regime.failure > 0 && draw(seed, "fail", ...names) < regime.failure
+
+// ---------------------------------------------------------------------------------------------
+// What the participants write: the labelled lines the protocol asks for, and prose of a plausible
+// length around them (prompts of later rounds carry it, so it is what a council costs).
+
+const reasoning = [
+  "I multiplied the two factors first, checking the partial products digit by digit.",
+  "Then I subtracted the third number, borrowing where the digits required it.",
+  "The options differ by small amounts, which suggests common slips: a sign, a carry, a dropped digit.",
+  "Estimating the result by rounding both factors gives a figure close to the option I chose.",
+  "I checked the last digit separately: the product's last digit minus the subtrahend's must match.",
+  "Adding instead of subtracting the third number gives one of the distractors, so I ruled it out.",
+  "An off-by-ten error in the partial products explains two of the other options.",
+  "I verified the result a second way, subtracting first from one partial product.",
+  "The magnitude is right: the product is in the thousands and the subtraction removes a few hundred.",
+  "None of the options needs rounding, so the exact value decides between them.",
+  "I would double-check the carry in the tens column, where slips usually happen.",
+  "Working the multiplication as (x + y) times z gives the same figure, which is reassuring."
+]
+
+const prose = (rng: Rng, sentences: number): string => rng.shuffle(reasoning).slice(0, sentences).join(" ")
+
+const lastUser = (messages: ReadonlyArray<ChatMessage>): string =>
+  [...messages].reverse().find((message) => message.role === "user")?.content ?? ""
+
+const instructionOf = (messages: ReadonlyArray<ChatMessage>): string =>
+  messages.find((message) => message.content.startsWith(Protocol.marker))?.content ?? ""
+
+/** Blocks of the form `--- label ---\n…`, by label. */
+const blocks = (text: string): ReadonlyArray<{ readonly label: string; readonly body: string }> => {
+  const parts = text.split(/^--- (.+?) ---$/m)
+  const out: Array<{ label: string; body: string }> = []
+  for (let i = 1; i + 1 < parts.length; i += 2) out.push({ label: parts[i]!, body: parts[i + 1]! })
+  return out
+}
+
+const positionIn = (text: string, question: Question): Letter | undefined => letterOf(Protocol.labelled(text, "POSITION"), question)
+
+/** The most held of `held`, when one is held more than any other. */
+const plurality = (held: ReadonlyArray<Letter>): { readonly top: ReadonlyArray<Letter>; readonly count: number } => {
+  const counts = new Map<Letter, number>()
+  for (const letter of held) counts.set(letter, (counts.get(letter) ?? 0) + 1)
+  const count = Math.max(0, ...counts.values())
+  return { top: letters.filter((letter) => counts.get(letter) === count), count }
+}
+
+interface Context {
+  readonly seed: number
+  readonly regime: Regime
+  readonly question: Question
+  readonly self: Participant
+}
+
+const propose = (ctx: Context): string => {
+  const belief = answerOf(ctx.seed, ctx.regime, ctx.question, ctx.self, "initial")
+  return `POSITION: ${statement(belief)}\n${prose(keyed(ctx.seed, "text", ctx.question.id, ctx.self.model, "proposals"), 8)}`
+}
+
+const critique = (ctx: Context, messages: ReadonlyArray<ChatMessage>): string => {
+  const ownText = messages.find((message) => message.role === "assistant")?.content ?? ""
+  const own = positionIn(ownText, ctx.question) ?? answerOf(ctx.seed, ctx.regime, ctx.question, ctx.self, "initial")
+  const peers = blocks(lastUser(messages)).map((block) => ({ label: block.label, position: positionIn(block.body, ctx.question) }))
+  const held = [own, ...peers.flatMap((peer) => peer.position === undefined ? [] : [peer.position])]
+  const { count, top } = plurality(held)
+  const majority = top.length === 1 && top[0] !== own && count > held.filter((letter) => letter === own).length ? top[0] : undefined
+  const switches = majority !== undefined && draw(ctx.seed, "conform", ctx.question.id, ctx.self.model) < ctx.regime.conformity
+  const now = switches ? majority! : own
+  const views = peers.map((peer) => `${peer.label} holds ${peer.position ?? "no clear answer"}`).join("; ")
+  return [
+    `CRITIQUE: ${views}. ${prose(keyed(ctx.seed, "text", ctx.question.id, ctx.self.model, "critique"), 3)}`,
+    `POSITION: ${statement(now)}`,
+    `CHANGED: ${switches ? "yes" : "no"}`,
+    `REASON: ${switches ? `Most of the council holds ${now}; I defer to them.` : "I rechecked my working and keep my answer."}`
+  ].join("\n")
+}
+
+const synthesise = (ctx: Context, messages: ReadonlyArray<ChatMessage>): string => {
+  const members = blocks(lastUser(messages)).map((block) => ({ label: block.label, position: positionIn(block.body, ctx.question) }))
+  const pool = members.flatMap((member) => member.position === undefined ? [] : [member.position])
+  const own = members.find((member) => member.label === "Your own")?.position
+  const discerns = draw(ctx.seed, "discern", ctx.question.id, ctx.self.model) < ctx.self.discernment
+  const { top } = plurality(pool)
+  const chosen: Letter = discerns && pool.includes(ctx.question.correct)
+    ? ctx.question.correct
+    : top.length === 1
+    ? top[0]!
+    : own !== undefined && top.includes(own)
+    ? own
+    : keyed(ctx.seed, "tie", ctx.question.id).pick(top.length > 0 ? top : letters)
+  const others = [...new Set(pool.filter((letter) => letter !== chosen))]
+  return [
+    `POSITION: ${statement(chosen)}`,
+    `The council's answer is ${chosen}. ${prose(keyed(ctx.seed, "text", ctx.question.id, ctx.self.model, "synthesis"), 5)}`,
+    others.length === 0 ? "Every member came to this answer." : `Some members held ${others.join(" or ")}; the council does not adopt it.`
+  ].join("\n")
+}
+
+const ratify = (ctx: Context, messages: ReadonlyArray<ChatMessage>): string => {
+  const instruction = instructionOf(messages)
+  const first = letterOf(/^Your first position: (.*)$/m.exec(instruction)?.[1], ctx.question)
+  const after = letterOf(/^Your position after the critique: (.*)$/m.exec(instruction)?.[1], ctx.question)
+  const consensus = positionIn(lastUser(messages), ctx.question)
+  const initial = first ?? answerOf(ctx.seed, ctx.regime, ctx.question, ctx.self, "initial")
+  const switched = after !== undefined && after !== initial
+  const reverts = switched && draw(ctx.seed, "revert", ctx.question.id, ctx.self.model) < 1 - ctx.regime.conformity * 0.5
+  const belief = switched && !reverts ? after : initial
+  return belief === consensus
+    ? JSON.stringify({ vote: "endorse", rationale: `The consensus matches my own answer, ${belief}.` })
+    : JSON.stringify({
+      vote: "dissent",
+      claim: statement(belief),
+      rationale: `My working gives ${belief}, not ${consensus ?? "what the consensus states"}.`
+    })
+}
+
+/** The answer text of one call, or undefined when the call fails. */
+export const reply = (seed: number, regime: Regime, questions: ReadonlyMap<number, Question>, request: ModelRequest): string | undefined => {
+  const self = regime.participants.find((p) => p.model === request.model.id)
+  const id = idOf(request.messages)
+  const question = id === undefined ? undefined : questions.get(id)
+  if (self === undefined || question === undefined) return "I cannot tell which question this is."
+  const round = Protocol.roundOf(request.messages) ?? "proposals"
+  // A retry after an unreadable answer is a call of its own, with a draw of its own.
+  const attempt = request.messages.filter((message) => message.content === Protocol.retryNote(round).content).length
+  if (fails(seed, regime, question.id, self.model, round, attempt)) return undefined
+  const ctx: Context = { seed, regime, question, self }
+  switch (round) {
+    case "proposals":
+      return propose(ctx)
+    case "critique":
+      return critique(ctx, request.messages)
+    case "synthesis":
+      return synthesise(ctx, request.messages)
+    case "ratification":
+      return ratify(ctx, request.messages)
+  }
+}
+
+const streamOf = (request: ModelRequest, text: string | undefined): Stream.Stream<ModelChunk, ProviderFailure> => {
+  if (text === undefined) {
+    return Stream.fail(
+      new ProviderFailure({
+        provider: providerName,
+        model: request.model.id,
+        reason: "server_error",
+        retryable: false,
+        status: 500,
+        message: "simulated failure"
+      })
+    )
+  }
+  const deltas = text.match(/[\s\S]{1,400}/g) ?? []
+  const usage = new Usage({ input_tokens: estimateInput(request.messages, undefined), output_tokens: estimateTokens(text) })
+  return Stream.fromIterable<ModelChunk>([
+    ...deltas.map((delta) => ({ _tag: "Delta", text: delta }) as const),
+    { _tag: "Usage", usage },
+    { _tag: "Finish", reason: "stop" }
+  ])
+}
+
+/** The simulated panel as the deployment's only provider. */
+export const providers = (seed: number, regime: Regime, questions: ReadonlyArray<Question>): Layer.Layer<ModelProviders> => {
+  const byId = new Map(questions.map((question) => [question.id, question]))
+  const stream = (request: ModelRequest) => Stream.suspend(() => streamOf(request, reply(seed, regime, byId, request)))
+  return Layer.succeed(
+    ModelProviders,
+    ModelProviders.of({
+      get: (name) => name === providerName ? Option.some({ name, kind: "openai-compatible" as const, stream }) : Option.none()
+    })
+  )
+}
+
+/** A catalog of the panel's models, all in the `standard` tier, in seat order. */
+export const catalog = (regime: Regime): Layer.Layer<Catalog> => {
+  const models = regime.participants.map(catalogModel)
+  return Layer.succeed(Catalog, Catalog.fromCatalog(new ModelCatalog({ models: [models[0]!, ...models.slice(1)] })))
+}

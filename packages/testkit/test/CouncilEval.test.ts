@@ -1,0 +1,104 @@
+/**
+ * The council evaluation's harness: simulated participants whose answers the real council reads,
+ * and the measures taken from its runs.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Backends from "@huddle/testkit/evals/Backends"
+import { evaluate } from "@huddle/testkit/evals/CouncilEval"
+import * as Questions from "@huddle/testkit/evals/Questions"
+import type { Participant, Regime } from "@huddle/testkit/evals/SimulatedPanel"
+import { Effect } from "effect"
+
+const seed = 7
+const questions = Questions.generate(seed, 6)
+
+const regime = (participants: ReadonlyArray<Participant>, rest: Partial<Regime> = {}): Regime => ({
+  name: "test",
+  title: "test",
+  heterogeneous: true,
+  participants,
+  correlation: 0,
+  conformity: 0,
+  failure: 0,
+  ...rest
+})
+
+const run = (r: Regime) => evaluate(seed, Backends.simulated(seed, r, questions), questions)
+
+describe("the council evaluation", () => {
+  it.effect("keeps a right answer held alone as a dissent when the chair follows a wrong majority", () =>
+    Effect.gen(function*() {
+      // Seat 1 is always right but, as chair, never recognises it; the others share one wrong answer.
+      const summary = yield* run(regime([
+        { model: "sim-1", accuracy: 1, discernment: 0 },
+        { model: "sim-2", accuracy: 0, discernment: 0 },
+        { model: "sim-3", accuracy: 0, discernment: 0 }
+      ], { correlation: 1 }))
+
+      expect(summary.council.correct).toBe(0)
+      expect(summary.proposals).toEqual({ vote: 0, pool: questions.length })
+      expect(summary.singles.map((single) => single.correct)).toEqual([questions.length, 0, 0])
+      expect(summary.survival).toEqual({ eligible: questions.length, survived: questions.length })
+      // Ten votes, four of them seat 1's: the shared wrong answer wins every time.
+      expect(summary.majority).toEqual({ correct: 0, calls: 10 })
+    }))
+
+  it.effect("a chair that recognises the right answer makes the council right where the majority is wrong", () =>
+    Effect.gen(function*() {
+      const summary = yield* run(regime([
+        { model: "sim-1", accuracy: 1, discernment: 1 },
+        { model: "sim-2", accuracy: 0, discernment: 0 },
+        { model: "sim-3", accuracy: 0, discernment: 0 }
+      ], { correlation: 1 }))
+
+      expect(summary.council.correct).toBe(questions.length)
+      // The two wrong members endorse nothing they did not hold: they dissent, with their answer.
+      expect(summary.survival).toEqual({ eligible: 0, survived: 0 })
+    }))
+
+  it.effect("auto mode answers alone, for a fraction of a council's cost, when the first two agree", () =>
+    Effect.gen(function*() {
+      const summary = yield* run(regime([
+        { model: "sim-1", accuracy: 1, discernment: 1 },
+        { model: "sim-2", accuracy: 1, discernment: 1 },
+        { model: "sim-3", accuracy: 0, discernment: 0 }
+      ]))
+
+      expect(summary.auto).toMatchObject({ correct: questions.length, escalated: 0, failed: 0 })
+      expect(summary.auto.credits).toBeGreaterThan(summary.single.credits)
+      expect(summary.auto.credits).toBeLessThan(summary.council.credits * 0.35)
+    }))
+
+  it.effect("counts a run whose every call fails as wrong, and charges nothing for it", () =>
+    Effect.gen(function*() {
+      const summary = yield* run(regime([
+        { model: "sim-1", accuracy: 1, discernment: 1 },
+        { model: "sim-2", accuracy: 1, discernment: 1 },
+        { model: "sim-3", accuracy: 1, discernment: 1 }
+      ], { failure: 1 }))
+
+      expect(summary.council).toMatchObject({ correct: 0, failed: questions.length, credits: 0 })
+      expect(summary.auto).toMatchObject({ correct: 0, failed: questions.length, credits: 0 })
+      expect(summary.majority.correct).toBe(0)
+    }))
+
+  it.effect("gives the same measures for the same seed", () =>
+    Effect.gen(function*() {
+      const noisy = regime([
+        { model: "sim-1", accuracy: 0.7, discernment: 0.8 },
+        { model: "sim-2", accuracy: 0.6, discernment: 0.7 },
+        { model: "sim-3", accuracy: 0.5, discernment: 0.6 }
+      ], { correlation: 0.5, conformity: 0.5, failure: 0.1 })
+
+      expect(yield* run(noisy)).toEqual(yield* run(noisy))
+    }))
+
+  it("reads the option a position chooses, by letter or by value", () => {
+    const question = questions[0]!
+    expect(Questions.letterOf("The answer is C.")).toBe("C")
+    expect(Questions.letterOf("**Option B** is correct")).toBe("B")
+    expect(Questions.letterOf("D) because the carry is right")).toBe("D")
+    expect(Questions.letterOf(`It is ${question.values.E}.`, question)).toBe("E")
+    expect(Questions.letterOf("The answer is a number")).toBeUndefined()
+  })
+})
