@@ -4,7 +4,9 @@
  * the ledger.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Accounts, Orgs, SseClient, TestServer } from "@huddle/testkit"
+import { Accounts, FakeOpenAi, Operator, Orgs, SseClient, TestServer, WithFakeUpstream } from "@huddle/testkit"
+import { answerCouncil, roundOfRequest, usagePerCall } from "./councilUpstream.js"
+import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
 const choice = "Should we use PostgreSQL or MySQL for our analytics workload?"
 
@@ -163,5 +165,49 @@ describe("multi mode (the council) on the offline provider", () => {
     expect(intent.credits_charged).toBe(intent.consensus.participants.reduce((sum: number, p: { credits: number }) => sum + p.credits, 0))
     const session = (await server.request("GET", `/v1/huddle/sessions/${held.body.session_id}`, { token: member.session })).body
     expect(session.messages.at(-1)).toMatchObject({ role: "assistant", mode: "multi", consensus: intent.consensus })
+  })
+})
+
+describe("multi mode against a model upstream", () => {
+  let fake: FakeOpenAi.FakeOpenAi
+  let server: TestServer.TestServer
+  fakeUpstreamSuite(
+    [
+      WithFakeUpstream.model("fake-economy-a", "economy", { upstream_model: "econ-a" }),
+      WithFakeUpstream.model("fake-economy-b", "economy", { upstream_model: "econ-b" })
+    ],
+    (started) => ({ fake, server } = started)
+  )
+  const balance = async (token: string) => (await server.request("GET", "/v1/me", { token })).body.credits.balance as number
+
+  it("cancels every call in flight when the client goes away mid-council, and charges only the calls that ended", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    await Operator.grant(server, { user_id: user.id }, 99_000)
+    const before = await balance(user.session)
+    fake.reset()
+    // The critiques take long: the client leaves while all three are in flight.
+    answerCouncil(fake, { slow: { critique: 5_000 } })
+    const stream = await SseClient.post(`${server.url}/v1/huddle?stream=true`, {
+      token: user.session,
+      body: { input: "Where should the ledger live?", mode: "multi", model_tier: "economy" },
+      until: (event) => event.event === "stage" && event.data.stage === "critique" && event.data.status === "started"
+    })
+    expect(stream.status).toBe(200)
+    const disconnects = await fake.waitForDisconnects(3, 3_000)
+    const critiques = disconnects.filter((d) => roundOfRequest(fake.requests[d.request]!) === "critique")
+    expect(critiques).toHaveLength(3)
+    // The three proposals were answered and charged; the cut critiques produced nothing and cost nothing.
+    const { price } = WithFakeUpstream
+    const proposal = Math.ceil((usagePerCall.prompt_tokens * price.input_per_1k + usagePerCall.completion_tokens * price.output_per_1k) / 1000)
+    let spent = -1
+    for (let i = 0; i < 30; i++) {
+      spent = before - (await balance(user.session))
+      if (spent === 3 * proposal) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(spent).toBe(3 * proposal)
+    // The intent records the cancellation and what it cost.
+    const intents = await server.request("POST", "/v1/rpc", { token: user.session, body: { jsonrpc: "2.0", id: 1, method: "intent.list" } })
+    expect(intents.body.result.data[0]).toMatchObject({ status: "failed", mode: "multi", credits_charged: spent, error: { error: "CANCELLED" } })
   })
 })

@@ -205,11 +205,11 @@ export const make = Effect.gen(function*() {
       return next
     })
 
+  const cancelled = new IntentError({ error: "CANCELLED", message: "The request was cancelled before the answer was complete" })
+
   const closeWith = (exit: Exit.Exit<unknown, unknown>): IntentError | null => {
     if (Exit.isSuccess(exit)) return null
-    if (Exit.isInterrupted(exit)) {
-      return new IntentError({ error: "CANCELLED", message: "The request was cancelled before the answer was complete" })
-    }
+    if (Exit.isInterrupted(exit)) return cancelled
     const error = Cause.failureOption(exit.cause)
     return Option.isSome(error) && Predicate.hasProperty(error.value, "_tag") && Predicate.hasProperty(error.value, "message")
       ? failure(error.value as { _tag: string; message: string })
@@ -399,9 +399,12 @@ export const make = Effect.gen(function*() {
           event._tag === "Concluded" ? concluded(event.result) : Effect.succeed<ReadonlyArray<PipelineEvent>>([councilStage(event)])
         ),
         Stream.flattenIterables,
-        // A failed or cancelled run: recorded with what its settled calls cost.
+        // A failed or cancelled run: recorded with what its settled calls cost. A run that ends
+        // without concluding was stopped by its consumer (the client went away).
         Stream.ensuringWith((exit) =>
-          progress.closed === undefined ? close(progress.spent, { status: "failed", error: closeWith(exit), output: null }) : Effect.void
+          progress.closed === undefined
+            ? close(progress.spent, { status: "failed", error: closeWith(exit) ?? cancelled, output: null })
+            : Effect.void
         )
       )
       return Stream.concat(
