@@ -108,7 +108,8 @@ export const answerFor = (
       const others = [...counts.entries()].filter(([p]) => p !== position).map(([p, n]) => `"${p}" (${n} of ${held.length})`)
       return [
         `POSITION: ${position}`,
-        `${label(modelId)} The consensus is the position most members hold: "${position}" (${counts.get(position) ?? 1} of ${held.length}).`,
+        position,
+        `${label(modelId)} The consensus is the position most members hold (${counts.get(position) ?? 1} of ${held.length}).`,
         others.length > 0 ? `Other views, not adopted: ${others.join(", ")}.` : "Every member held it."
       ].join("\n")
     }
