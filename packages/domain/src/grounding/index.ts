@@ -1,0 +1,2 @@
+/** Code grounding: connected repositories, retrieval, verified citations, deep inspection. */
+export * as Snapshot from "./Snapshot.js"
