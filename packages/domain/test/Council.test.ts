@@ -4,6 +4,7 @@
  * keeps what each answer should cost, to hold the run's accounting against the ledger.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
+import * as AutoMode from "@huddle/domain/council/AutoMode"
 import type { ConsensusReport, CouncilRound, Vote } from "@huddle/domain/council/ConsensusReport"
 import * as CouncilModule from "@huddle/domain/council/Council"
 import { type CouncilError, type CouncilEvent, CouncilSettings, type Settings, type Spent } from "@huddle/domain/council/Council"
@@ -515,6 +516,46 @@ describe("the council", () => {
         expect(votes(report)).toEqual(["endorse", "endorse", "endorse"])
         expect(report.participants[1]!.initial_position).toBe("Start with SQLite.")
         expect(yield* Effect.flatMap(ScriptedModels, (script) => script.calls)).toHaveLength(3 + 3 + 1 + 3)
+        expectSettled(outcome, charges)
+      }).pipe(Effect.provide(domain())))
+
+    it.effect("asks the third participant when an opening proposal fails, and answers once if the two answers agree", () =>
+      Effect.gen(function*() {
+        yield* grant
+        const charges = yield* seat(3, except([[2, "proposals", () => failBefore()]]))
+        const outcome = yield* runCouncil(3, { mode: "auto" })
+
+        const last = outcome.events.at(-1)
+        assert(last?._tag === "Concluded" && last.result._tag === "Single")
+        expect(last.result.text).toBe("Proposal 1: a relational store fits a small team.")
+        expect(last.result.reason).toBe(AutoMode.reasons.agreedAfterFailure)
+        expect(outcome.events.some((event) => event._tag === "Escalated")).toBe(false)
+        const started = outcome.events.flatMap((event) => event._tag === "RoundStarted" ? [[event.round, event.seats]] : [])
+        expect(started).toEqual([["proposals", [1, 2]], ["proposals", [3]]])
+        expect(yield* Effect.flatMap(ScriptedModels, (script) => script.calls)).toHaveLength(3)
+        expectSettled(outcome, charges)
+      }).pipe(Effect.provide(domain())))
+
+    it.effect("escalates with the two answers it has when an opening proposal fails and the third disagrees", () =>
+      Effect.gen(function*() {
+        yield* grant
+        const charges = yield* seat(3, except([
+          [2, "proposals", () => failBefore()],
+          [3, "proposals", (s) => say(said.proposal(s, "Start with SQLite."))]
+        ]))
+        const outcome = yield* runCouncil(3, { mode: "auto" })
+        const report = reportOf(outcome)
+
+        expect(outcome.events.find((event) => event._tag === "Escalated")).toMatchObject({ reason: AutoMode.reasons.disagreed })
+        const started = outcome.events.flatMap((event) => event._tag === "RoundStarted" ? [[event.round, event.seats]] : [])
+        expect(started).toEqual([
+          ["proposals", [1, 2]],
+          ["proposals", [3]],
+          ["critique", [1, 3]],
+          ["synthesis", [1, 3]],
+          ["ratification", [1, 3]]
+        ])
+        expect(votes(report)).toEqual(["endorse", "dropped", "endorse"])
         expectSettled(outcome, charges)
       }).pipe(Effect.provide(domain())))
   })

@@ -20,6 +20,9 @@ const regime = (participants: ReadonlyArray<Participant>, rest: Partial<Regime> 
   correlation: 0,
   conformity: 0,
   failure: 0,
+  difficulty: 0,
+  selfConsistency: 0,
+  stress: false,
   ...rest
 })
 
@@ -38,9 +41,9 @@ describe("the council evaluation", () => {
       expect(summary.council.correct).toBe(0)
       expect(summary.proposals).toEqual({ vote: 0, pool: questions.length })
       expect(summary.singles.map((single) => single.correct)).toEqual([questions.length, 0, 0])
-      expect(summary.survival).toEqual({ eligible: questions.length, survived: questions.length })
+      expect(summary.survival).toEqual({ eligible: questions.length, survived: questions.length, dropped: 0 })
       // Ten votes, four of them seat 1's: the shared wrong answer wins every time.
-      expect(summary.majority).toEqual({ correct: 0, calls: 10 })
+      expect(summary.majority).toEqual({ correct: 0, calls: 10, fresh: 0 })
     }))
 
   it.effect("a chair that recognises the right answer makes the council right where the majority is wrong", () =>
@@ -53,7 +56,41 @@ describe("the council evaluation", () => {
 
       expect(summary.council.correct).toBe(questions.length)
       // The two wrong members endorse nothing they did not hold: they dissent, with their answer.
-      expect(summary.survival).toEqual({ eligible: 0, survived: 0 })
+      expect(summary.survival).toEqual({ eligible: 0, survived: 0, dropped: 0 })
+    }))
+
+  it.effect("a chair that recognises the right answer still finds it when its only holder gave it up in the critique", () =>
+    Effect.gen(function*() {
+      // Seat 3 is always right and always yields to the wrong majority; the chair reads first positions.
+      const summary = yield* run(regime([
+        { model: "sim-1", accuracy: 0, discernment: 1 },
+        { model: "sim-2", accuracy: 0, discernment: 0 },
+        { model: "sim-3", accuracy: 1, discernment: 0 }
+      ], { correlation: 1, conformity: 1 }))
+
+      expect(summary.proposals).toEqual({ vote: 0, pool: questions.length })
+      expect(summary.council.correct).toBe(questions.length)
+    }))
+
+  it.effect("a model that repeats its earlier answers gains nothing from being asked again; one that answers afresh does", () =>
+    Effect.gen(function*() {
+      const many = Questions.generate(seed, 40)
+      const middling = [
+        { model: "sim-1", accuracy: 0.5, discernment: 0.6 },
+        { model: "sim-2", accuracy: 0.5, discernment: 0.6 },
+        { model: "sim-3", accuracy: 0.5, discernment: 0.6 }
+      ]
+      const curve = (selfConsistency: number) =>
+        Effect.map(
+          evaluate(seed, Backends.simulated(seed, regime(middling, { selfConsistency }), many), many),
+          (summary) => summary.selfConsistency!.map((point) => point.correct)
+        )
+
+      const repeating = yield* curve(1)
+      expect(new Set(repeating).size).toBe(1)
+      const fresh = yield* curve(0)
+      expect(fresh[0]).toBe(repeating[0])
+      expect(fresh[3]! - fresh[0]!).toBeGreaterThan(many.length / 4)
     }))
 
   it.effect("auto mode answers alone, for a fraction of a council's cost, when the first two agree", () =>

@@ -98,7 +98,7 @@ export const answerFor = (
       ].join("\n")
     }
     case "synthesis": {
-      const held = [...last.matchAll(/--- (Your own|Participant \w+) ---\nPOSITION: (.*)/g)].map((m) => ({ own: m[1] === "Your own", position: m[2]!.trim() }))
+      const held = [...last.matchAll(/--- (Your own|Participant \w+) ---\nFirst position: .*\nPosition now: (.*)/g)].map((m) => ({ own: m[1] === "Your own", position: m[2]!.trim() }))
       const counts = new Map<string, number>()
       for (const member of held) counts.set(member.position, (counts.get(member.position) ?? 0) + 1)
       const mine = held.find((member) => member.own)?.position

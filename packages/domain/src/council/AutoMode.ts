@@ -7,7 +7,9 @@
  *    balance, the org's fallback policy or the member's cap), a single answer.
  * 3. The answer's uncertainty: two participants answer independently (the council's first two
  *    proposals, so nothing is wasted); when their positions agree (`Protocol.samePosition`) the
- *    first is the answer, otherwise the council goes on with them.
+ *    first is the answer, otherwise the council goes on with them. A participant whose call
+ *    failed is replaced by the next seat before deciding: a failure says nothing about the
+ *    question, and the council would ask that seat anyway.
  *
  * Research on debate finds most of its gain where independent answers disagree, and little where
  * they agree; deciding when to deliberate saves most of the cost (see the decision record).
@@ -32,6 +34,7 @@ export const reasons = {
   credits: "the credits available cover a single answer, not a council's worst case",
   noCouncil: "no council can be formed from this tier's models",
   agreed: "two independent answers agreed",
+  agreedAfterFailure: "two independent answers agreed (a participant that failed was replaced by the next)",
   disagreed: "two independent answers disagreed",
-  failed: "one of two independent answers failed"
+  failed: "fewer than two independent answers could be had"
 } as const

@@ -408,16 +408,23 @@ export const make = Effect.gen(function*() {
         })
 
       if (input.mode === "auto") {
-        const opening = seats.slice(0, 2)
-        yield* propose(opening)
-        const [a, b] = opening
+        // Two answers decide. A failed call says nothing about the question, so a seat that
+        // could not propose is replaced by the next one, whose proposal the council would ask
+        // for anyway if it went on.
+        yield* propose(seats.slice(0, 2))
+        let asked = 2
+        while (seats.slice(0, asked).filter((seat) => seat.proposal !== undefined).length < 2 && asked < seats.length) {
+          yield* propose([seats[asked]!])
+          asked++
+        }
+        const [a, b] = seats.slice(0, asked).filter((seat) => seat.proposal !== undefined)
         if (a?.proposal !== undefined && b?.proposal !== undefined && Protocol.samePosition(a.proposal.position, b.proposal.position)) {
           return yield* emit({
             _tag: "Concluded",
             result: {
               _tag: "Single",
               text: a.proposal.text,
-              reason: AutoMode.reasons.agreed,
+              reason: asked > 2 ? AutoMode.reasons.agreedAfterFailure : AutoMode.reasons.agreed,
               ...spent()
             }
           })
@@ -426,7 +433,7 @@ export const make = Effect.gen(function*() {
           _tag: "Escalated",
           reason: a?.proposal === undefined || b?.proposal === undefined ? AutoMode.reasons.failed : AutoMode.reasons.disagreed
         })
-        if (seats.length > 2) yield* propose(seats.slice(2))
+        if (seats.length > asked) yield* propose(seats.slice(asked))
       } else {
         yield* propose(seats)
       }
@@ -465,6 +472,7 @@ export const make = Effect.gen(function*() {
         const labels = Protocol.peerLabels(candidate.seat, members.map((seat) => seat.seat))
         const work: ReadonlyArray<Protocol.Revised> = members.map((seat) => ({
           label: seat === candidate ? "Your own" : `Participant ${labels.get(seat.seat)!}`,
+          first: Protocol.anonymise(seat.proposal!.position, names),
           position: Protocol.anonymise(seat.critique?.position ?? seat.proposal!.position, names),
           answer: Protocol.clip(Protocol.anonymise(seat.proposal!.text, names), plan.outputTokens[seat.seat - 1]!.proposals),
           critique: Protocol.clip(Protocol.anonymise(seat.critique?.critique ?? "(none)", names), plan.outputTokens[seat.seat - 1]!.critique)

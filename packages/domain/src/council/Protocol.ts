@@ -111,17 +111,25 @@ export const critiquePrompt = (
 export interface Revised {
   /** `Participant A`…, or `Your own` for the chair's own work. */
   readonly label: string
+  /** The position of its proposal, given before it saw anyone else's. */
+  readonly first: string
+  /** Its position after the critique (its first one when it did not critique). */
   readonly position: string
   readonly answer: string
   readonly critique: string
 }
 
-/** Round 3: the chair sees every member's proposal and critique (its own among them, unnamed). */
+/**
+ * Round 3: the chair sees every member's proposal and critique (its own among them, unnamed),
+ * and each member's first position beside its position now: an answer given up under the
+ * others' pressure in the critique is still in front of the chair.
+ */
 export const synthesisPrompt = (base: ReadonlyArray<ChatMessage>, members: ReadonlyArray<Revised>): ReadonlyArray<ChatMessage> => [
   instruction("synthesis", [
     "You chair a council of which you are a member. The members answered the question independently, then critiqued each other; their work follows, anonymised, yours marked as your own.",
+    "Each member's first position is the one it reached alone; its position now is the one it holds after reading the others.",
     "Write the council's consensus answer: what the members agree on, and a reasoned choice where they differ.",
-    "Weigh arguments, not numbers: adopt a minority view when its reasoning is better.",
+    "Weigh arguments, not numbers: adopt a minority view when its reasoning is better, also a first position its member gave up once it saw the others.",
     "Do not hide disagreement: where a member holds a view you do not adopt, say so.",
     "Begin your reply with one line `POSITION: <the consensus in one sentence>`, then the consensus answer."
   ]),
@@ -129,7 +137,8 @@ export const synthesisPrompt = (base: ReadonlyArray<ChatMessage>, members: Reado
   {
     role: "user",
     content: members.map((member) =>
-      `--- ${member.label} ---\nPOSITION: ${member.position}\n${member.answer}\nCRITIQUE OF THE OTHERS: ${member.critique}`
+      `--- ${member.label} ---\nFirst position: ${member.first}\nPosition now: ${member.position}\n${member.answer}\n` +
+      `CRITIQUE OF THE OTHERS: ${member.critique}`
     ).join("\n\n")
   }
 ]

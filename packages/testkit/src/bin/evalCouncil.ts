@@ -3,7 +3,8 @@
  * generated questions with known answers, answered by simulated participants (seeded, offline)
  * or, with `--real`, by the deployment's configured models. See docs/evals.md.
  *
- *   node packages/testkit/dist/bin/evalCouncil.js [--questions N] [--seed S] [--regime NAME] [--real [--tier T]]
+ *   node packages/testkit/dist/bin/evalCouncil.js [--questions N] [--seed S] [--regime NAME]
+ *     [--self-consistency P] [--difficulty SPREAD] [--real [--tier T]]
  */
 import { ModelTier } from "@huddle/domain/accounts/Preferences"
 import { Effect, Schema } from "effect"
@@ -13,7 +14,8 @@ import * as Questions from "../evals/Questions.js"
 import * as Regimes from "../evals/Regimes.js"
 import * as Report from "../evals/Report.js"
 
-const usage = "usage: eval:council [--questions N] [--seed S] [--regime NAME] [--real [--tier economy|standard|premium]]\n" +
+const usage = "usage: eval:council [--questions N] [--seed S] [--regime NAME] [--self-consistency P] [--difficulty SPREAD]\n" +
+  "                    [--real [--tier economy|standard|premium]]\n" +
   `regimes: ${Regimes.regimes.map((regime) => regime.name).join(", ")}`
 
 const refuse = (message: string): never => {
@@ -22,7 +24,15 @@ const refuse = (message: string): never => {
 }
 
 const parse = (argv: ReadonlyArray<string>) => {
-  const options = { questions: 300, seed: 1, regime: undefined as string | undefined, real: false, tier: "economy" as ModelTier }
+  const options = {
+    questions: 300,
+    seed: 1,
+    regime: undefined as string | undefined,
+    selfConsistency: undefined as number | undefined,
+    difficulty: undefined as number | undefined,
+    real: false,
+    tier: "economy" as ModelTier
+  }
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!
     const value = () => argv[++i] ?? refuse(`${flag} needs a value`)
@@ -40,6 +50,16 @@ const parse = (argv: ReadonlyArray<string>) => {
       case "--regime":
         options.regime = value()
         break
+      case "--self-consistency": {
+        const p = Number(value())
+        options.selfConsistency = p >= 0 && p <= 1 ? p : refuse("--self-consistency must be between 0 and 1")
+        break
+      }
+      case "--difficulty": {
+        const spread = Number(value())
+        options.difficulty = spread >= 0 && spread <= 10 ? spread : refuse("--difficulty must be between 0 and 10")
+        break
+      }
       case "--real":
         options.real = true
         break
@@ -63,24 +83,35 @@ const parse = (argv: ReadonlyArray<string>) => {
 const options = parse(process.argv.slice(2))
 const questions = Questions.generate(options.seed, options.questions)
 
-const runs: ReadonlyArray<{ readonly name: string; readonly heterogeneous: boolean; readonly backend: Backend; readonly about: string }> =
+const runs: ReadonlyArray<
+  { readonly name: string; readonly heterogeneous: boolean; readonly stress: boolean; readonly backend: Backend; readonly about: string }
+> =
   options.real
     ? Backends.realConfigured(process.env)
       ? [{
         name: `real-${options.tier}`,
         heterogeneous: true,
+        stress: false,
         backend: Backends.real(options.tier),
         about: `real-${options.tier}: the configured providers' ${options.tier} models (default catalog or HUDDLE_CATALOG); real calls, real cost`
       }]
       : refuse("--real needs OPENAI_API_KEY or ANTHROPIC_API_KEY: no provider key is set, so no real model can answer (nothing was called)")
     : (options.regime === undefined
       ? Regimes.regimes
-      : [Regimes.find(options.regime) ?? refuse(`unknown regime ${options.regime}`)]).map((regime) => ({
-        name: regime.name,
-        heterogeneous: regime.heterogeneous,
-        backend: Backends.simulated(options.seed, regime, questions),
-        about: Regimes.describe(regime)
-      }))
+      : [Regimes.find(options.regime) ?? refuse(`unknown regime ${options.regime}`)]).map((named) => {
+        const regime = {
+          ...named,
+          ...(options.selfConsistency === undefined ? {} : { selfConsistency: options.selfConsistency }),
+          ...(options.difficulty === undefined ? {} : { difficulty: options.difficulty })
+        }
+        return {
+          name: regime.name,
+          heterogeneous: regime.heterogeneous,
+          stress: regime.stress,
+          backend: Backends.simulated(options.seed, regime, questions),
+          about: Regimes.describe(regime)
+        }
+      })
 
 const main = async () => {
   const started = Date.now()
@@ -99,12 +130,18 @@ const main = async () => {
     )
     if (process.stderr.isTTY) process.stderr.write("\r\x1b[K")
     console.log(`${run.name}: ${((Date.now() - t0) / 1000).toFixed(1)} s`)
-    rows.push({ name: run.name, heterogeneous: run.heterogeneous, summary })
+    rows.push({ name: run.name, heterogeneous: run.heterogeneous, stress: run.stress, summary })
   }
   console.log("")
-  console.log("Accuracy (share of questions answered correctly; a failed run counts as wrong)")
+  console.log("Accuracy (share of questions answered correctly; a failed run counts as wrong; * a stress regime)")
   console.log(Report.accuracyTable(rows))
   console.log("")
+  const curves = Report.selfConsistencyTable(rows)
+  if (curves !== undefined) {
+    console.log("Self-consistency: seat 1 alone, a plurality of its first k answers to each question")
+    console.log(curves)
+    console.log("")
+  }
   console.log("Auto mode (credits per question, as charged)")
   console.log(Report.autoTable(rows))
   for (const { name, summary } of rows) {
@@ -114,10 +151,13 @@ const main = async () => {
   const targets = Report.targets(rows)
   console.log(Report.targetLines(targets))
   console.log("")
-  const passed = targets.filter((t) => t.pass).length
+  const judged = targets.filter((t) => !t.informational)
+  const passed = judged.filter((t) => t.pass).length
+  const info = targets.filter((t) => t.informational)
   console.log(
-    `${passed === targets.length ? "ALL TARGETS MET" : "TARGETS MISSED"}: ${passed} of ${targets.length} passed ` +
-      `(${((Date.now() - started) / 1000).toFixed(1)} s)`
+    `${passed === judged.length ? "ALL TARGETS MET" : "TARGETS MISSED"}: ${passed} of ${judged.length} passed in the default regimes` +
+      (info.length === 0 ? "" : `; stress regimes, for information: ${info.filter((t) => t.pass).length} of ${info.length}`) +
+      ` (${((Date.now() - started) / 1000).toFixed(1)} s)`
   )
 }
 

@@ -18,12 +18,13 @@ export const simulated = (seed: number, regime: SimulatedPanel.Regime, questions
   providers: SimulatedPanel.providers(seed, regime, questions),
   catalog: SimulatedPanel.catalog(regime),
   tier: "standard",
-  sample: (question, _seat, model, _size, k) =>
+  simulated: true,
+  sample: (question, _seat, model, _size, k, fresh) =>
     Effect.sync(() => {
       const p = regime.participants.find((participant) => participant.model === model.id)
       return p === undefined || SimulatedPanel.fails(seed, regime, "sample", question.id, p.model, k)
         ? undefined
-        : SimulatedPanel.answerOf(seed, regime, question, p, "sample", k)
+        : SimulatedPanel.resampleOf(seed, regime, question, p, k, fresh ? 0 : regime.selfConsistency)
     })
 })
 
@@ -35,7 +36,9 @@ export const real = (tier: ModelTier): Backend => ({
   providers: Providers.layerConfig(Providers.fromEnv).pipe(Layer.provide(FetchHttpClient.layer)),
   catalog: CatalogFile.layerConfig(CatalogFile.fromEnv),
   tier,
-  // One more proposal from the seat's model, asked as the council asks it (same perspective).
+  simulated: false,
+  // One more proposal from the seat's model, asked as the council asks it (same perspective): as
+  // self-consistent as the model really is.
   sample: (question, seat, model, size) =>
     Effect.gen(function*() {
       const provider = (yield* ModelProviders).get(model.provider)

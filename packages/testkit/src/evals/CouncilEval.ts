@@ -3,7 +3,8 @@
  * council (`Council.run`, each call a `MeteredCall` against in-memory credits) twice, in multi
  * mode and in auto mode, over a `Backend`'s models (simulated or real). The summary compares the
  * council with what the same calls could have bought otherwise: a majority vote of as many
- * independent answers, the best single participant, one call of the first one.
+ * answers of the same models (each seat's proposal, then resamples of it), the best single
+ * participant, one call of the first one.
  */
 import type { ModelTier } from "@huddle/domain/accounts/Preferences"
 import { Catalog } from "@huddle/domain/models/Catalog"
@@ -29,15 +30,23 @@ export interface Backend {
   /** The tier whose models sit on the council. */
   readonly tier: ModelTier
   /**
-   * The `k`-th extra answer of the participant in `seat` (of `size`), independent of the council's
-   * calls: a vote for the majority-vote baseline; undefined when the call fails or says nothing.
+   * Simulated answers, which cost nothing: the summary then also takes the baseline with fresh
+   * resamples and seat 1's self-consistency curve (40 answers a question).
+   */
+  readonly simulated: boolean
+  /**
+   * The `k`-th answer (k ≥ 1) of the participant in `seat` (of `size`) asked the question again,
+   * after its proposal (k = 0): a vote for the majority-vote baseline; undefined when the call
+   * fails or says nothing. `fresh` (simulated only): drawn afresh, as if the model had no memory
+   * of how it answered before.
    */
   readonly sample: (
     question: Question,
     seat: number,
     model: CatalogModel,
     size: number,
-    k: number
+    k: number,
+    fresh: boolean
   ) => Effect.Effect<Letter | undefined, never, ModelProviders>
 }
 
@@ -126,11 +135,13 @@ export const collect = (backend: Backend, questions: ReadonlyArray<Question>, on
 
 // ---------------------------------------------------------------------------------------------
 
-/** The option a run answered: the consensus, or (auto mode's single answer) the first proposal. */
+/** The option a run answered: the consensus, or (auto mode's single answer) the proposal it returned. */
 export const answerOf = (run: Run, question: Question): Letter | undefined => {
-  if (run.result === undefined) return undefined
-  if (run.result._tag === "Council") return letterOf(run.result.report.position, question)
-  return proposalOf(run, 1, question)
+  const result = run.result
+  if (result === undefined) return undefined
+  if (result._tag === "Council") return letterOf(result.report.position, question)
+  const given = [...run.log.proposals.values()].find((p) => p.text !== undefined && Protocol.parseStated(p.text)?.text === result.text)
+  return given?.text === undefined ? undefined : letterOf(Protocol.parseStated(given.text)?.position, question)
 }
 
 /** The option a seat proposed in a run. */
@@ -150,7 +161,13 @@ export interface Summary {
     readonly calls: number
     readonly credits: number
   }
-  readonly majority: { readonly correct: number; readonly calls: number }
+  /**
+   * A plurality of `calls` answers, the seats in turn: each seat's proposal, then resamples of it
+   * (`Backend.sample`). `fresh`: the same with every resample drawn afresh (simulated only).
+   */
+  readonly majority: { readonly correct: number; readonly calls: number; readonly fresh: number | undefined }
+  /** Seat 1 alone: a plurality of its first `k` answers to each question (simulated only). */
+  readonly selfConsistency: ReadonlyArray<{ readonly k: number; readonly correct: number }> | undefined
   /**
    * The council's own proposals: how often a plurality of them is right (ties drawn at random),
    * and how often one of them is (the most any chair could do with them).
@@ -160,9 +177,16 @@ export interface Summary {
   readonly singles: ReadonlyArray<{ readonly seat: number; readonly model: string; readonly correct: number }>
   /** Seat 1's proposal as the answer, and what it cost. */
   readonly single: { readonly correct: number; readonly credits: number }
-  /** Questions where the consensus was wrong and some participant first answered right; of them, those with that answer in a dissent. */
-  readonly survival: { readonly eligible: number; readonly survived: number }
+  /**
+   * Questions where the consensus was wrong and a participant that first answered right was still
+   * in the council at the vote; of them, those with that answer in a dissent. `dropped`: the
+   * questions where the consensus was wrong and every participant that first answered right had
+   * been dropped (a dropped participant cannot dissent).
+   */
+  readonly survival: { readonly eligible: number; readonly survived: number; readonly dropped: number }
   readonly auto: { readonly correct: number; readonly failed: number; readonly escalated: number; readonly credits: number }
+  /** Credits of the first two proposals of the multi runs: what auto mode spends on every question. */
+  readonly opening: number
 }
 
 /** A majority of `votes`, ties broken by a seeded draw. */
@@ -179,18 +203,47 @@ const summarise = (seed: number, backend: Backend, outcomes: ReadonlyArray<Outco
     const n = outcomes.length
     const seats = outcomes[0]?.seats ?? []
     const calls = outcomes.reduce((sum, o) => sum + o.multi.log.calls, 0) / Math.max(1, n)
-    // As many independent answers as the council made calls on average, the seats in turn.
+    // As many answers as the council made calls on average, the seats in turn: each seat's first
+    // answer is its proposal in the council, the later ones resamples of the same model.
     const k = Math.max(1, Math.round(calls))
+    /** The `j`-th answer of `seat`: its proposal, then resamples. */
+    const answer = (outcome: Outcome, seat: number, j: number, fresh: boolean) =>
+      j === 0
+        ? Effect.succeed(proposalOf(outcome.multi, seat, outcome.question))
+        : backend.sample(outcome.question, seat, outcome.seats[seat - 1]!, outcome.seats.length, j, fresh)
+    const voteOf = (outcome: Outcome, fresh: boolean) =>
+      Effect.gen(function*() {
+        const votes: Array<Letter> = []
+        for (let i = 0; i < k; i++) {
+          const seat = (i % outcome.seats.length) + 1
+          const vote = yield* answer(outcome, seat, Math.floor(i / outcome.seats.length), fresh)
+          if (vote !== undefined) votes.push(vote)
+        }
+        const tie = keyed(seed, fresh ? "majority-fresh-tie" : "majority-tie", outcome.question.id)
+        return majorityOf(votes, tie.next) === outcome.question.correct
+      })
     let majorityCorrect = 0
+    let freshCorrect = 0
     for (const outcome of outcomes) {
-      const votes: Array<Letter> = []
-      for (let i = 0; i < k; i++) {
-        const seat = (i % outcome.seats.length) + 1
-        const vote = yield* backend.sample(outcome.question, seat, outcome.seats[seat - 1]!, outcome.seats.length, Math.floor(i / outcome.seats.length))
-        if (vote !== undefined) votes.push(vote)
+      if (yield* voteOf(outcome, false)) majorityCorrect++
+      if (backend.simulated && (yield* voteOf(outcome, true))) freshCorrect++
+    }
+
+    // How much asking seat 1 again helps on its own: its self-consistency curve.
+    const ks = [1, 3, 10, 40] as const
+    const curve = ks.map((size) => ({ k: size, correct: 0 }))
+    if (backend.simulated) {
+      for (const outcome of outcomes) {
+        const votes: Array<Letter> = []
+        for (let j = 0; j < ks[ks.length - 1]!; j++) {
+          const vote = yield* answer(outcome, 1, j, false)
+          if (vote !== undefined) votes.push(vote)
+          const at = ks.indexOf(j + 1 as (typeof ks)[number])
+          if (at >= 0 && majorityOf(votes, keyed(seed, "curve-tie", outcome.question.id, j).next) === outcome.question.correct) {
+            curve[at]!.correct++
+          }
+        }
       }
-      const tie = keyed(seed, "majority-tie", outcome.question.id)
-      if (majorityOf(votes, tie.next) === outcome.question.correct) majorityCorrect++
     }
 
     let vote = 0
@@ -207,6 +260,7 @@ const summarise = (seed: number, backend: Backend, outcomes: ReadonlyArray<Outco
     let councilCorrect = 0
     let survivalEligible = 0
     let survived = 0
+    let droppedRight = 0
     let autoCorrect = 0
     let escalated = 0
     for (const { auto, multi, question } of outcomes) {
@@ -216,11 +270,11 @@ const summarise = (seed: number, backend: Backend, outcomes: ReadonlyArray<Outco
       if (multi.result?._tag === "Council") {
         const report = multi.result.report
         const wrong = letterOf(report.position, question) !== question.correct
-        const someoneRight = report.participants.some((p) => letterOf(p.initial_position, question) === question.correct)
-        if (wrong && someoneRight) {
+        const right = report.participants.filter((p) => letterOf(p.initial_position, question) === question.correct)
+        if (wrong && right.some((p) => p.vote !== "dropped")) {
           survivalEligible++
           if (report.dissents.some((d) => letterOf(d.claim, question) === question.correct)) survived++
-        }
+        } else if (wrong && right.length > 0) droppedRight++
       }
     }
     const sum = (f: (o: Outcome) => number) => outcomes.reduce((total, o) => total + f(o), 0)
@@ -234,7 +288,8 @@ const summarise = (seed: number, backend: Backend, outcomes: ReadonlyArray<Outco
         calls,
         credits: sum((o) => o.multi.charged)
       },
-      majority: { correct: majorityCorrect, calls: k },
+      majority: { correct: majorityCorrect, calls: k, fresh: backend.simulated ? freshCorrect : undefined },
+      selfConsistency: backend.simulated ? curve : undefined,
       proposals: { vote, pool },
       singles: seats.map((model, i) => ({
         seat: i + 1,
@@ -245,13 +300,14 @@ const summarise = (seed: number, backend: Backend, outcomes: ReadonlyArray<Outco
         correct: outcomes.filter((o) => proposalOf(o.multi, 1, o.question) === o.question.correct).length,
         credits: sum((o) => o.multi.log.proposals.get(1)?.charged ?? 0)
       },
-      survival: { eligible: survivalEligible, survived },
+      survival: { eligible: survivalEligible, survived, dropped: droppedRight },
       auto: {
         correct: autoCorrect,
         failed: outcomes.filter((o) => o.auto.result === undefined).length,
         escalated,
         credits: sum((o) => o.auto.charged)
-      }
+      },
+      opening: sum((o) => (o.multi.log.proposals.get(1)?.charged ?? 0) + (o.multi.log.proposals.get(2)?.charged ?? 0))
     } satisfies Summary
   })
 

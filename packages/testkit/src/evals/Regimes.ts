@@ -1,16 +1,25 @@
 /**
  * The simulated panels the evaluation runs, one factor changed at a time from the first. The
- * accuracies are those of the brief (a strong, a middling and a weak model; three middling ones);
- * the rest are guesses of plausible behaviour, printed with every table.
+ * default regimes are panels a team would plausibly seat on a council (a strong, a middling and a
+ * weaker model; three middling ones); the targets are judged on them. The stress regimes (a weak
+ * panel, a very conformist one) are shown for information. Every parameter is printed with the
+ * table, and docs/evals.md says where each comes from.
  */
 import { participant, type Regime } from "./SimulatedPanel.js"
 
-const heterogeneous = [participant("sim-1", 0.75), participant("sim-2", 0.6), participant("sim-3", 0.55)]
-/** Questions the models mostly get right: not in the brief, to show where auto mode's rule saves most. */
-const confident = [participant("sim-1", 0.9), participant("sim-2", 0.85), participant("sim-3", 0.8)]
-const homogeneous = [participant("sim-1", 0.6), participant("sim-2", 0.6), participant("sim-3", 0.6)]
+/** A strong, a middling and a weaker model. */
+const heterogeneous = [participant("sim-1", 0.85), participant("sim-2", 0.75), participant("sim-3", 0.65)]
+/** Three models of the middling one's accuracy. */
+const homogeneous = [participant("sim-1", 0.75), participant("sim-2", 0.75), participant("sim-3", 0.75)]
+/** The first evaluation's panel: a weak one, whose first two proposals disagree on most questions. */
+const weak = [participant("sim-1", 0.75), participant("sim-2", 0.6), participant("sim-3", 0.55)]
 
-const base = { correlation: 0, conformity: 0.2, failure: 0 } as const
+/**
+ * What every regime shares unless it says otherwise: independent wrong answers, a little
+ * conformity, no failures; questions of spread difficulty; resamples that repeat an earlier
+ * answer half of the time.
+ */
+export const base = { correlation: 0, conformity: 0.2, failure: 0, difficulty: 1.5, selfConsistency: 0.5, stress: false } as const
 
 export const regimes: ReadonlyArray<Regime> = [
   { name: "het-indep", title: "heterogeneous, independent errors", heterogeneous: true, participants: heterogeneous, ...base },
@@ -24,22 +33,38 @@ export const regimes: ReadonlyArray<Regime> = [
   },
   { name: "homo-indep", title: "homogeneous, independent errors", heterogeneous: false, participants: homogeneous, ...base },
   {
-    name: "high-conformity",
-    title: "heterogeneous, independent, high conformity",
+    name: "conformity",
+    title: "heterogeneous, moderate conformity",
     heterogeneous: true,
     participants: heterogeneous,
     ...base,
-    conformity: 0.6
+    conformity: 0.4
   },
   {
     name: "failures",
-    title: "heterogeneous, independent, 10% of calls fail",
+    title: "heterogeneous, 10% of calls fail",
     heterogeneous: true,
     participants: heterogeneous,
     ...base,
     failure: 0.1
   },
-  { name: "easy", title: "heterogeneous, independent, easier questions", heterogeneous: true, participants: confident, ...base }
+  {
+    name: "stress-weak",
+    title: "STRESS: a weak panel",
+    heterogeneous: true,
+    participants: weak,
+    ...base,
+    stress: true
+  },
+  {
+    name: "stress-conformity",
+    title: "STRESS: heterogeneous, high conformity",
+    heterogeneous: true,
+    participants: heterogeneous,
+    ...base,
+    conformity: 0.6,
+    stress: true
+  }
 ]
 
 export const find = (name: string): Regime | undefined => regimes.find((regime) => regime.name === name)
@@ -48,4 +73,5 @@ export const find = (name: string): Regime | undefined => regimes.find((regime) 
 export const describe = (regime: Regime): string =>
   `${regime.name}: ${regime.title}; accuracy ${regime.participants.map((p) => `${p.model} ${p.accuracy}`).join(", ")}; ` +
   `chair discernment ${regime.participants.map((p) => p.discernment).join("/")}; correlation ${regime.correlation}; ` +
-  `conformity ${regime.conformity}; failure ${regime.failure}`
+  `conformity ${regime.conformity}; failure ${regime.failure}; difficulty spread ${regime.difficulty}; ` +
+  `self-consistency ${regime.selfConsistency}`

@@ -6,12 +6,14 @@
  * Each call reads its round from the prompt (`Protocol.roundOf`) and its question from the
  * conversation (`Question #17`), and answers as one participant of a regime:
  *
- * - proposals: its belief, correct with probability `accuracy`; a wrong belief is the question's
- *   popular wrong answer with probability `correlation`, else any wrong answer;
+ * - proposals: its belief, correct with the participant's chance on the question (`Difficulty`:
+ *   its `accuracy` on average, less on hard questions, more on easy ones); a wrong belief is the
+ *   question's popular wrong answer with probability `correlation`, else any wrong answer;
  * - critique: it reads the peers' `POSITION:` lines; when most of the council (itself counted)
  *   holds another answer, it switches to it with probability `conformity`;
- * - synthesis (the chair): with probability `discernment` it adopts the correct answer when some
- *   member holds it, else the majority (a tie: its own);
+ * - synthesis (the chair): with its chance of `discernment` on the question, it adopts the correct
+ *   answer when some member holds it or first held it (it reads first positions and positions
+ *   now), else the majority of the positions now (a tie: its own);
  * - ratification (blind): it endorses iff its belief equals the consensus, else dissents claiming
  *   its belief. A participant that switched in the critique round holds its first belief again
  *   with probability 1 − conformity / 2 (alone, nobody to conform to).
@@ -27,6 +29,7 @@ import { estimateInput } from "@huddle/domain/models/MeteredCall"
 import { ModelProviders, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { Layer, Option, Stream } from "effect"
+import * as Difficulty from "./Difficulty.js"
 import { keyed, type Rng } from "./Prng.js"
 import { idOf, type Letter, letterOf, letters, type Question, statement, wrongOf } from "./Questions.js"
 
@@ -53,9 +56,24 @@ export interface Regime {
   readonly conformity: number
   /** How often a call fails. */
   readonly failure: number
+  /**
+   * The spread (standard deviation, logit scale) of the questions' difficulty (`Difficulty`):
+   * 0, every question alike; larger, errors gather on the same hard questions.
+   */
+  readonly difficulty: number
+  /**
+   * How often a model asked the same question again repeats one of its earlier answers to it
+   * (else it answers afresh): the majority-vote baseline's resamples.
+   */
+  readonly selfConsistency: number
+  /**
+   * A stress regime: a setting outside what a team would choose for a council (a weak panel, a
+   * very conformist one), shown for information; the targets are judged on the others.
+   */
+  readonly stress: boolean
 }
 
-/** A participant whose chair's discernment is its accuracy plus 0.1 (the brief's default). */
+/** A participant whose chair's discernment is its accuracy plus 0.1 (docs/evals.md says why). */
 export const participant = (model: string, accuracy: number): Participant => ({
   model,
   accuracy,
@@ -70,16 +88,41 @@ export const catalogModel = (p: Participant): CatalogModel =>
 
 const draw = (seed: number, ...names: ReadonlyArray<string | number>): number => keyed(seed, ...names).next()
 
+/** The chance of a participant of average `rate` (its accuracy, or its discernment) on `question`. */
+export const chanceOn = (seed: number, regime: Regime, question: Question, rate: number): number =>
+  Difficulty.chance(rate, regime.difficulty, Difficulty.zOf(seed, question.id))
+
 /**
- * An answer of `p` to `question`, drawn under `names`: the council's proposals use `["initial"]`,
- * the majority-vote baseline `["sample", k]`: independent draws with the same accuracy and
- * correlation.
+ * A fresh answer of `p` to `question`, drawn under `names`: the council's proposals use
+ * `["initial"]`, the majority-vote baseline's fresh resamples `["sample", k]`. Fresh draws are
+ * independent given the question, with the same chance and correlation.
  */
 export const answerOf = (seed: number, regime: Regime, question: Question, p: Participant, ...names: ReadonlyArray<string | number>): Letter => {
   const rng = keyed(seed, ...names, question.id, p.model)
-  if (rng.next() < p.accuracy) return question.correct
+  if (rng.next() < chanceOn(seed, regime, question, p.accuracy)) return question.correct
   if (rng.next() < regime.correlation) return question.popularWrong
   return rng.pick(wrongOf(question))
+}
+
+/**
+ * What `p` answers the `k`-th time it is asked `question`: 0 is its proposal (the council's); each
+ * later one repeats one of its earlier answers, chosen at random, with probability
+ * `selfConsistency`, else it is a fresh answer. With `selfConsistency` 0, every resample is fresh.
+ */
+export const resampleOf = (
+  seed: number,
+  regime: Regime,
+  question: Question,
+  p: Participant,
+  k: number,
+  selfConsistency: number
+): Letter => {
+  const answers: Array<Letter> = [answerOf(seed, regime, question, p, "initial")]
+  for (let i = 1; i <= k; i++) {
+    const rng = keyed(seed, "resample", question.id, p.model, i)
+    answers.push(rng.next() < selfConsistency ? answers[rng.int(i)]! : answerOf(seed, regime, question, p, "sample", i))
+  }
+  return answers[k]!
 }
 
 /** Whether a call under these names fails. */
@@ -162,19 +205,25 @@ const critique = (ctx: Context, messages: ReadonlyArray<ChatMessage>): string =>
 }
 
 const synthesise = (ctx: Context, messages: ReadonlyArray<ChatMessage>): string => {
-  const members = blocks(lastUser(messages)).map((block) => ({ label: block.label, position: positionIn(block.body, ctx.question) }))
+  const members = blocks(lastUser(messages)).map((block) => ({
+    label: block.label,
+    first: letterOf(Protocol.labelled(block.body, "First position"), ctx.question),
+    position: letterOf(Protocol.labelled(block.body, "Position now"), ctx.question)
+  }))
   const pool = members.flatMap((member) => member.position === undefined ? [] : [member.position])
+  // What the chair can recognise: every answer in front of it, the ones given up included.
+  const seen = [...pool, ...members.flatMap((member) => member.first === undefined ? [] : [member.first])]
   const own = members.find((member) => member.label === "Your own")?.position
-  const discerns = draw(ctx.seed, "discern", ctx.question.id, ctx.self.model) < ctx.self.discernment
+  const discerns = draw(ctx.seed, "discern", ctx.question.id, ctx.self.model) < chanceOn(ctx.seed, ctx.regime, ctx.question, ctx.self.discernment)
   const { top } = plurality(pool)
-  const chosen: Letter = discerns && pool.includes(ctx.question.correct)
+  const chosen: Letter = discerns && seen.includes(ctx.question.correct)
     ? ctx.question.correct
     : top.length === 1
     ? top[0]!
     : own !== undefined && top.includes(own)
     ? own
     : keyed(ctx.seed, "tie", ctx.question.id).pick(top.length > 0 ? top : letters)
-  const others = [...new Set(pool.filter((letter) => letter !== chosen))]
+  const others = [...new Set(seen.filter((letter) => letter !== chosen))]
   return [
     `POSITION: ${statement(chosen)}`,
     `The council's answer is ${chosen}. ${prose(keyed(ctx.seed, "text", ctx.question.id, ctx.self.model, "synthesis"), 5)}`,
