@@ -36,9 +36,14 @@ import * as OrgSettings from "@huddle/domain/orgs/OrgSettings"
 import * as RequestScope from "@huddle/domain/request/RequestScope"
 import * as ReservationExpiry from "@huddle/domain/credits/ReservationExpiry"
 import * as Router from "@huddle/domain/models/Router"
-import { type Duration, Layer } from "effect"
+import * as Workspaces from "@huddle/domain/accounts/Workspaces"
+import * as IndexJobs from "@huddle/domain/grounding/IndexJobs"
+import * as Repositories from "@huddle/domain/grounding/Repositories"
+import { IndexFailed, RepositoryIndexer } from "@huddle/domain/grounding/RepositoryIndexer"
+import { type Duration, Effect, Layer } from "effect"
 import * as NodeSecretTokens from "./crypto/NodeSecretTokens.js"
 import * as ScryptPasswordHasher from "./crypto/ScryptPasswordHasher.js"
+import * as NodeRepositorySources from "./grounding/NodeRepositorySources.js"
 import * as Catalog from "./models/Catalog.js"
 import * as Providers from "./models/Providers.js"
 import * as SqlIdempotencyStore from "./repositories/SqlIdempotencyStore.js"
@@ -62,7 +67,23 @@ export interface Options {
   readonly liveness?: Partial<InstanceLiveness.Settings> | undefined
   /** Council seats and deadline (default 3 seats, 120 s). */
   readonly council?: Partial<Council.Settings> | undefined
+  /** Connected repositories: where they may come from, how they are indexed. */
+  readonly grounding?: GroundingOptions | undefined
 }
+
+export interface GroundingOptions {
+  /** Allowed roots and git schemes, and where clones go; default: no roots, `https`, `.huddle/repos`. */
+  readonly sources?: NodeRepositorySources.Options | undefined
+  /** The indexer; default: none (every index run fails, saying so). */
+  readonly indexer?: Layer.Layer<RepositoryIndexer> | undefined
+  /** Leases and polling of index runs (default: 60 s leases, a look every 5 s). */
+  readonly jobs?: Partial<IndexJobs.Settings> | undefined
+}
+
+/** Until an indexer is configured, index runs fail with a message that says so. */
+const noIndexer = Layer.succeed(RepositoryIndexer, {
+  index: () => Effect.fail(new IndexFailed({ message: "This server has no repository indexer configured" }))
+})
 
 /** Every service of `@huddle/domain`, ready to use; the database is migrated when it starts. */
 export const layer = (options: Options) => {
@@ -96,10 +117,17 @@ export const layer = (options: Options) => {
   const liveness = InstanceLiveness.layer.pipe(
     Layer.provide(Layer.succeed(InstanceLiveness.InstanceLiveness, { ...InstanceLiveness.defaults, ...options.liveness }))
   )
+  const grounding = Layer.mergeAll(Repositories.layer, Workspaces.layer).pipe(
+    Layer.provideMerge(IndexJobs.layer),
+    Layer.provide(Layer.succeed(IndexJobs.IndexJobSettings, { ...IndexJobs.defaults, ...options.grounding?.jobs })),
+    Layer.provideMerge(NodeRepositorySources.layer(options.grounding?.sources ?? { roots: [], cloneDir: ".huddle/repos" })),
+    Layer.provideMerge(options.grounding?.indexer ?? noIndexer)
+  )
   return Layer.mergeAll(Operator.layer, ApiKeys.layer, Authentication.layer, expiry, liveness).pipe(
     Layer.provideMerge(Accounts.layer),
     Layer.provideMerge(huddles),
     Layer.provideMerge(memories),
+    Layer.provideMerge(grounding),
     Layer.provideMerge(organizations),
     Layer.provideMerge(infrastructure),
     Layer.provide(settings)

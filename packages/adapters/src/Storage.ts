@@ -11,6 +11,7 @@ import * as CachedOrgSettings from "./cache/CachedOrgSettings.js"
 import * as CachedPreferences from "./cache/CachedPreferences.js"
 import * as CachedWorkspaces from "./cache/CachedWorkspaces.js"
 import * as InvalidatingOrganizations from "./cache/InvalidatingOrganizations.js"
+import * as SqlRepositoryStore from "./grounding/SqlRepositoryStore.js"
 import * as SqlApiKeyRepository from "./repositories/SqlApiKeyRepository.js"
 import * as SqlAuditLog from "./repositories/SqlAuditLog.js"
 import * as SqlHuddleRepository from "./repositories/SqlHuddleRepository.js"
@@ -41,5 +42,6 @@ export const layer = Layer.mergeAll(
   Layer.provide(CachedOrgSettings.layer, SqlOrgSettingsRepository.layer),
   SqlAuditLog.layer,
   SqlIntentRepository.layer,
-  SqlHuddleRepository.layer
+  SqlHuddleRepository.layer,
+  SqlRepositoryStore.layer
 ).pipe(Layer.provideMerge(SqlInstances.layer))

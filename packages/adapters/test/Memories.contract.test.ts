@@ -57,6 +57,7 @@ const personalWorkspace = (owner: User) =>
       new Workspace({
         id: yield* (yield* Ids).next("wsp"),
         owner_id: owner.id,
+        org_id: null,
         name: "Personal",
         personal: true,
         created_at: at("2025-03-02T10:00:00.000Z")
@@ -144,17 +145,38 @@ for (const engine of TestDatabase.availableEngines()) {
           yield* stored(other, "workspace", "their workspace", { workspace_id: theirs.id })
           yield* stored(other, "org", "other org", { org_id: otherOrg.id })
 
-          const everything = { personalOf: user.id, workspaces: { ownerId: user.id, workspaceId: null }, orgIds: [org.id] }
+          const everything = { personalOf: user.id, workspaces: { ownerId: user.id, orgIds: [], workspaceId: null }, orgIds: [org.id] }
           expect(idsOf(yield* memories.list(everything, { limit: 50 }))).toEqual(idsOf([p2, o1, w1, p1]))
           expect(idsOf(yield* memories.listAll(everything))).toEqual(idsOf([p1, w1, o1, p2]))
           expect(idsOf(yield* memories.listAll({ personalOf: user.id, workspaces: null, orgIds: [] }))).toEqual(idsOf([p1, p2]))
           expect(idsOf(yield* memories.listAll({ personalOf: null, workspaces: null, orgIds: [org.id] }))).toEqual(idsOf([o1]))
-          expect(idsOf(yield* memories.listAll({ personalOf: null, workspaces: { ownerId: user.id, workspaceId: mine.id }, orgIds: [] })))
+          expect(idsOf(yield* memories.listAll({ personalOf: null, workspaces: { ownerId: user.id, orgIds: [], workspaceId: mine.id }, orgIds: [] })))
             .toEqual(idsOf([w1]))
           // A workspace is selected only through its owner.
-          expect(yield* memories.listAll({ personalOf: null, workspaces: { ownerId: user.id, workspaceId: theirs.id }, orgIds: [] }))
+          expect(yield* memories.listAll({ personalOf: null, workspaces: { ownerId: user.id, orgIds: [], workspaceId: theirs.id }, orgIds: [] }))
             .toEqual([])
           expect(yield* memories.listAll({ personalOf: null, workspaces: null, orgIds: [] })).toEqual([])
+          // An org's workspace is selected through its org, and only so.
+          const shared = new Workspace({
+            id: yield* (yield* Ids).next("wsp"),
+            owner_id: null,
+            org_id: org.id,
+            name: unique("shared"),
+            personal: false,
+            created_at: at("2025-03-03T10:00:00.000Z")
+          })
+          expect(yield* (yield* WorkspaceRepository).createForOrg(shared)).toBe(true)
+          expect(yield* (yield* WorkspaceRepository).createForOrg(new Workspace({ ...shared, id: yield* (yield* Ids).next("wsp"), name: shared.name.toUpperCase() })))
+            .toBe(false)
+          const ws1 = yield* stored(other, "workspace", "ws1", { workspace_id: shared.id })
+          expect(idsOf(yield* memories.listAll({ personalOf: null, workspaces: { ownerId: user.id, orgIds: [org.id], workspaceId: null }, orgIds: [] })))
+            .toEqual(idsOf([w1, ws1]))
+          expect(idsOf(yield* memories.listAll({ personalOf: null, workspaces: { ownerId: user.id, orgIds: [org.id], workspaceId: shared.id }, orgIds: [] })))
+            .toEqual(idsOf([ws1]))
+          expect(yield* memories.listAll({ personalOf: null, workspaces: { ownerId: user.id, orgIds: [otherOrg.id], workspaceId: shared.id }, orgIds: [] }))
+            .toEqual([])
+          expect(yield* (yield* WorkspaceRepository).delete(shared.id)).toBe(true)
+          expect(yield* memories.findById(ws1.id)).toEqual(Option.none())
           expect(yield* memories.list({ personalOf: null, workspaces: null, orgIds: [] }, { limit: 5 })).toEqual([])
 
           const first = Page.fromRows(yield* memories.list(everything, { limit: 3 }), 3)

@@ -18,6 +18,7 @@ import { OrgAdminApi } from "./api/OrgAdminApi.js"
 import { OrgsApi } from "./api/OrgsApi.js"
 import { ResponsesApi } from "./api/ResponsesApi.js"
 import { RpcApi } from "./api/RpcApi.js"
+import { WorkspacesApi } from "./api/WorkspacesApi.js"
 
 /**
  * HttpApi decodes a body with the payload schema's own parse options only, and Schema's default
@@ -49,7 +50,7 @@ const refuseUnknownFields = <
  * The reference's introduction: what the API is, and the three shapes its errors take (the same
  * words as the README's; Docs.test.ts checks both against real answers).
  */
-const description = `Team AI workspace: organizations, credits, memories, huddles and an OpenAI-compatible endpoint.
+const description = `Team AI workspace: organizations, credits, memories, workspaces with connected code repositories, huddles and an OpenAI-compatible endpoint.
 
 **Errors.** Every error is answered with its HTTP status and the envelope \`{"error":"UNAUTHORIZED","message":"Missing bearer credentials"}\` (\`error\` is a CODE such as \`INVALID_REQUEST\`, \`NOT_FOUND\`, \`INSUFFICIENT_CREDITS\`, \`RATE_LIMITED\`, \`INTERNAL\`), with two exceptions that speak their clients' dialect:
 
@@ -66,6 +67,7 @@ const contract = HttpApi.make("huddle")
   .add(refuseUnknownFields(OrgsApi).prefix("/v1"))
   .add(refuseUnknownFields(OrgAdminApi).prefix("/v1"))
   .add(refuseUnknownFields(MemoriesApi).prefix("/v1"))
+  .add(refuseUnknownFields(WorkspacesApi).prefix("/v1"))
   .add(refuseUnknownFields(HuddleApi).prefix("/v1"))
   // The body is JSON-RPC's, read by the handler; the methods refuse unknown params (rpc/JsonRpc.ts).
   .add(RpcApi.prefix("/v1"))

@@ -28,6 +28,7 @@ import { OrgsHttp } from "./http/OrgsHttp.js"
 import { RateLimitedLive } from "./http/middleware/RateLimitedLive.js"
 import * as RateLimiting from "./http/RateLimiting.js"
 import { RpcHttp } from "./http/RpcHttp.js"
+import { WorkspacesHttp } from "./http/WorkspacesHttp.js"
 import type { ServerConfig } from "./ServerConfig.js"
 
 /** The engine (every domain service over storage and providers) as this server runs it. */
@@ -39,12 +40,13 @@ export const domainLayer = (config: ServerConfig) =>
     providers: config.providers,
     catalog: config.catalog,
     liveness: config.liveness,
-    council: config.council
+    council: config.council,
+    grounding: config.grounding
   })
 
 const apiLayer = (config: ServerConfig) =>
   HttpApiBuilder.api(Api).pipe(
-    Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, HuddleHttp, RpcHttp, OpenAiHttp, ResponsesHttp, OperatorHttp]),
+    Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, WorkspacesHttp, HuddleHttp, RpcHttp, OpenAiHttp, ResponsesHttp, OperatorHttp]),
     Layer.provide([
       AuthenticatedLive,
       RateLimitedLive,

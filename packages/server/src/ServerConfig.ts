@@ -2,7 +2,9 @@
  * Everything an operator can set, read from the environment with Effect `Config`
  * (documented in docs/operations.md).
  */
-import type { Database } from "@huddle/adapters"
+import { delimiter, isAbsolute, join } from "node:path"
+import type { Database, Engine } from "@huddle/adapters"
+import * as NodeRepositorySources from "@huddle/adapters/grounding/NodeRepositorySources"
 import * as Catalog from "@huddle/adapters/models/Catalog"
 import * as Providers from "@huddle/adapters/models/Providers"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
@@ -27,6 +29,8 @@ export interface ServerConfig {
   readonly liveness?: { readonly every?: Duration.Duration; readonly staleAfter?: Duration.Duration } | undefined
   /** Multi mode (`HUDDLE_COUNCIL_PARTICIPANTS`, `HUDDLE_COUNCIL_DEADLINE`). */
   readonly council?: { readonly participants?: number; readonly deadline?: Duration.Duration } | undefined
+  /** Connected repositories (`HUDDLE_REPO_ROOTS`, `HUDDLE_REPO_GIT_SCHEMES`, `HUDDLE_REPO_DIR`, `HUDDLE_REPO_GIT_TIMEOUT`). */
+  readonly grounding?: Engine.GroundingOptions | undefined
 }
 
 /** Long enough that guessing it is hopeless (e.g. `openssl rand -hex 32`). */
@@ -80,6 +84,35 @@ export const rateLimitsFromEnv: Config.Config<RateLimiting.Options> = Config.all
   }))
 )
 
+const listOf = (value: string, separator: string) => value.split(separator).map((item) => item.trim()).filter((item) => item !== "")
+
+const isGitScheme = (scheme: string): scheme is NodeRepositorySources.GitScheme =>
+  (NodeRepositorySources.gitSchemes as ReadonlyArray<string>).includes(scheme)
+
+/** Where repositories may come from: local roots, git schemes, the clone directory (default: under the data directory). */
+export const repositorySourcesFromEnv = (dataDir: Config.Config<string>): Config.Config<NodeRepositorySources.Options> =>
+  Config.all({
+    dataDir,
+    roots: Config.string("HUDDLE_REPO_ROOTS").pipe(
+      Config.validate({ message: `must be absolute directories separated by "${delimiter}"`, validation: (value) => listOf(value, delimiter).every(isAbsolute) }),
+      Config.withDefault(""),
+      Config.map((value) => listOf(value, delimiter))
+    ),
+    gitSchemes: Config.string("HUDDLE_REPO_GIT_SCHEMES").pipe(
+      Config.validate({
+        message: `must be a comma-separated list of ${NodeRepositorySources.gitSchemes.join(", ")} (ext is never allowed), or empty for none`,
+        validation: (value) => listOf(value.toLowerCase(), ",").every(isGitScheme)
+      }),
+      Config.withDefault("https"),
+      Config.map((value) => listOf(value.toLowerCase(), ",").filter(isGitScheme))
+    ),
+    cloneDir: Config.option(Config.string("HUDDLE_REPO_DIR")),
+    gitTimeout: Config.duration("HUDDLE_REPO_GIT_TIMEOUT").pipe(
+      Config.validate({ message: "must be positive", validation: (d) => Duration.toMillis(d) > 0 }),
+      Config.withDefault(NodeRepositorySources.defaultGitTimeout)
+    )
+  }).pipe(Config.map(({ cloneDir, dataDir, ...rest }) => ({ ...rest, cloneDir: Option.getOrElse(cloneDir, () => join(dataDir, "repos")) })))
+
 /** `LOG_LEVEL`'s values, in any case; `Warn` and `Off` are Effect's own names for two of them. */
 export const logLevels: Readonly<Record<string, LogLevel.LogLevel>> = {
   all: LogLevel.All,
@@ -94,6 +127,8 @@ export const logLevels: Readonly<Record<string, LogLevel.LogLevel>> = {
   off: LogLevel.None
 }
 
+const dataDirConfig = Config.string("HUDDLE_DATA_DIR").pipe(Config.withDefault(".huddle"))
+
 const logLevel = Config.string("LOG_LEVEL").pipe(
   Config.validate({
     message: "must be one of All, Trace, Debug, Info, Warning, Error, Fatal, None (in any case)",
@@ -107,7 +142,8 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
-  dataDir: Config.string("HUDDLE_DATA_DIR").pipe(Config.withDefault(".huddle")),
+  dataDir: dataDirConfig,
+  repositories: repositorySourcesFromEnv(dataDirConfig),
   starterCredits: Config.integer("HUDDLE_STARTER_CREDITS").pipe(
     Config.validate({ message: "must be zero or more", validation: (n) => n >= 0 }),
     Config.withDefault(1000)
@@ -145,8 +181,9 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
     message: "HUDDLE_INSTANCE_STALE_AFTER must be at least three times HUDDLE_HEARTBEAT_INTERVAL",
     validation: ({ heartbeat, staleAfter }) => Duration.toMillis(staleAfter) >= 3 * Duration.toMillis(heartbeat) && Duration.toMillis(heartbeat) > 0
   }),
-  Config.map(({ councilDeadline, councilParticipants, dataDir, databaseUrl, heartbeat, staleAfter, ...rest }): ServerConfig => ({
+  Config.map(({ councilDeadline, councilParticipants, dataDir, databaseUrl, heartbeat, repositories, staleAfter, ...rest }): ServerConfig => ({
     ...rest,
+    grounding: { sources: repositories },
     liveness: { every: heartbeat, staleAfter },
     council: { participants: councilParticipants, deadline: councilDeadline },
     engine: Option.match(databaseUrl, {

@@ -479,7 +479,9 @@ describe("Idempotency-Key in the contract", () => {
       "POST /v1/api-keys",
       "POST /v1/orgs",
       "POST /v1/orgs/:orgId/admin/members/invite",
-      "POST /v1/memories"
+      "POST /v1/memories",
+      "POST /v1/orgs/:orgId/admin/workspaces",
+      "POST /v1/workspaces/:id/repository/reindex"
     ]))
   })
 

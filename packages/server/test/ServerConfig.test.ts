@@ -1,7 +1,8 @@
 /** The server's configuration as docs/operations.md documents it. */
 import { readFileSync } from "node:fs"
+import { delimiter } from "node:path"
 import { fromEnv } from "@huddle/server/ServerConfig"
-import { ConfigProvider, Effect, Either, LogLevel } from "effect"
+import { ConfigProvider, Duration, Effect, Either, LogLevel } from "effect"
 import { describe, expect, it } from "vitest"
 
 const read = (env: Record<string, string>) =>
@@ -33,6 +34,30 @@ describe("LOG_LEVEL", () => {
       const config = read({ LOG_LEVEL: name })
       expect(Either.isLeft(config), name).toBe(true)
       if (Either.isLeft(config)) expect(String(config.left), name).toMatch(/LOG_LEVEL.*Warning/)
+    }
+  })
+})
+
+describe("HUDDLE_REPO_*", () => {
+  const sources = (env: Record<string, string>) => read(env).pipe(Either.map((config) => config.grounding?.sources))
+
+  it("defaults to no local roots, https clones, and clones under the data directory", () => {
+    expect(sources({ HUDDLE_DATA_DIR: "/var/lib/huddle" })).toEqual(
+      Either.right({ roots: [], gitSchemes: ["https"], cloneDir: "/var/lib/huddle/repos", gitTimeout: Duration.minutes(2) })
+    )
+  })
+
+  it("reads roots separated by the path delimiter, schemes in any case, and a clone directory of its own", () => {
+    expect(sources({ HUDDLE_REPO_ROOTS: `/srv/a${delimiter}/srv/b${delimiter}`, HUDDLE_REPO_GIT_SCHEMES: "HTTPS, ssh", HUDDLE_REPO_DIR: "/data/clones" }))
+      .toEqual(Either.right({ roots: ["/srv/a", "/srv/b"], gitSchemes: ["https", "ssh"], cloneDir: "/data/clones", gitTimeout: Duration.minutes(2) }))
+    expect(sources({ HUDDLE_REPO_GIT_SCHEMES: "" }).pipe(Either.map((s) => s?.gitSchemes))).toEqual(Either.right([]))
+  })
+
+  it("refuses relative roots and schemes git must never use, naming the variable", () => {
+    for (const [name, value] of [["HUDDLE_REPO_ROOTS", "relative/dir"], ["HUDDLE_REPO_GIT_SCHEMES", "https,ext"], ["HUDDLE_REPO_GIT_SCHEMES", "ftp"]] as const) {
+      const config = read({ [name]: value })
+      expect(Either.isLeft(config), value).toBe(true)
+      if (Either.isLeft(config)) expect(String(config.left), value).toContain(name)
     }
   })
 })

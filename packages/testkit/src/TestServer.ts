@@ -9,8 +9,14 @@
  * ```
  */
 import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { HttpServer } from "@effect/platform"
+import type * as NodeRepositorySources from "@huddle/adapters/grounding/NodeRepositorySources"
 import type * as Catalog from "@huddle/adapters/models/Catalog"
+import type * as IndexJobs from "@huddle/domain/grounding/IndexJobs"
+import type { RepositoryIndexer } from "@huddle/domain/grounding/RepositoryIndexer"
 import type * as Providers from "@huddle/adapters/models/Providers"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import * as RateLimiting from "@huddle/server/http/RateLimiting"
@@ -35,6 +41,27 @@ export interface Options {
   readonly council?: ServerConfig["council"]
   /** SQL run on the fresh database before the server starts (see `TestDatabase.fresh`). */
   readonly setupSql?: string
+  /**
+   * A database to start on instead of a fresh one, for several servers sharing one (instances of
+   * one deployment); `stop` leaves it (its owner drops it).
+   */
+  readonly database?: TestDatabase.FreshDatabase
+  readonly grounding?: GroundingOptions
+}
+
+/** Connected repositories of a test server. */
+export interface GroundingOptions {
+  /** `HUDDLE_REPO_ROOTS` (default: none). */
+  readonly roots?: ReadonlyArray<string>
+  /** `HUDDLE_REPO_GIT_SCHEMES` (default: `https`). */
+  readonly gitSchemes?: ReadonlyArray<NodeRepositorySources.GitScheme>
+  /** Where clones go (default: a directory of the server's own, removed by `stop`). */
+  readonly cloneDir?: string
+  readonly gitTimeout?: Duration.DurationInput
+  /** The indexer (default: the engine's). */
+  readonly indexer?: Layer.Layer<RepositoryIndexer>
+  /** Leases and polling of index runs. */
+  readonly jobs?: Partial<IndexJobs.Settings>
 }
 
 /** Rate limits of a test server: small limits make them reachable in a test. */
@@ -136,12 +163,26 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
     ? Option.none()
     : Option.some(Redacted.make(options.operatorToken ?? `op-${randomBytes(24).toString("hex")}`)),
   liveness: options.liveness,
-  council: options.council
+  council: options.council,
+  grounding: {
+    sources: {
+      roots: options.grounding?.roots ?? [],
+      gitSchemes: options.grounding?.gitSchemes ?? ["https"],
+      cloneDir: options.grounding?.cloneDir ?? join(tmpdir(), "huddle-test-repos"),
+      gitTimeout: Duration.decode(options.grounding?.gitTimeout ?? "2 minutes")
+    },
+    indexer: options.grounding?.indexer,
+    jobs: options.grounding?.jobs
+  }
 })
 
 export const start = async (options: Options = {}): Promise<TestServer> => {
-  const engineName = options.engine ?? "pglite"
-  const database = await TestDatabase.fresh(engineName, options.setupSql)
+  const engineName = options.engine ?? (options.database?.engine._tag === "Postgres" ? "postgres" : "pglite")
+  const database = options.database === undefined
+    ? await TestDatabase.fresh(engineName, options.setupSql)
+    : { ...options.database, drop: async () => {} }
+  // Clones of its own: a server prunes those its database does not know.
+  const cloneDir = options.grounding?.cloneDir ?? mkdtempSync(join(tmpdir(), "huddle-clones-"))
   const logs: Array<string> = []
   const logger = Logger.replace(
     Logger.defaultLogger,
@@ -150,7 +191,7 @@ export const start = async (options: Options = {}): Promise<TestServer> => {
     })
   )
   const scope = Effect.runSync(Scope.make())
-  const config = configFor(database.engine, options)
+  const config = configFor(database.engine, { ...options, grounding: { ...options.grounding, cloneDir } })
   const context = await Effect.runPromise(
     Layer.buildWithScope(Server.layer(config).pipe(Layer.provide(logger)), scope)
   )
@@ -166,6 +207,7 @@ export const start = async (options: Options = {}): Promise<TestServer> => {
     stop: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       await database.drop()
+      if (options.grounding?.cloneDir === undefined) rmSync(cloneDir, { recursive: true, force: true })
     }
   }
 }

@@ -10,12 +10,15 @@ export const layer = Layer.effect(
   Effect.gen(function*() {
     const inner = yield* WorkspaceRepository
     const feed = yield* ChangeFeed
+    const wrote = Effect.sync(() => feed.wrote("workspaces"))
     // The trigger sends the owner; workspaces change rarely, so a change clears the lookups by id.
     const personal = InvalidatedCache.make<Option.Option<Workspace>>(feed, { invalidatedBy: { workspaces: (ownerId) => [ownerId] } })
     const byId = InvalidatedCache.make<Option.Option<Workspace>>(feed, { invalidatedBy: { workspaces: () => "all" } })
     return WorkspaceRepository.of({
       ...inner,
-      ensurePersonal: (candidate) => Effect.ensuring(inner.ensurePersonal(candidate), Effect.sync(() => feed.wrote("workspaces"))),
+      ensurePersonal: (candidate) => Effect.ensuring(inner.ensurePersonal(candidate), wrote),
+      createForOrg: (workspace) => Effect.ensuring(inner.createForOrg(workspace), wrote),
+      delete: (id) => Effect.ensuring(inner.delete(id), wrote),
       findById: (id) => byId.get(id, inner.findById(id)),
       findPersonal: (ownerId) => personal.get(ownerId, inner.findPersonal(ownerId))
     })

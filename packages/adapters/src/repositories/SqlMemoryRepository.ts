@@ -30,8 +30,9 @@ export const make = Effect.gen(function*() {
       parts.push(sql`(m.scope = 'personal' AND m.author_id = ${selection.personalOf})`)
     }
     if (selection.workspaces !== null) {
-      const { ownerId, workspaceId } = selection.workspaces
-      parts.push(sql`(m.scope = 'workspace' AND w.owner_id = ${ownerId}
+      const { orgIds, ownerId, workspaceId } = selection.workspaces
+      const place = orgIds.length === 0 ? sql`w.owner_id = ${ownerId}` : sql`(w.owner_id = ${ownerId} OR w.org_id IN ${sql.in(orgIds)})`
+      parts.push(sql`(m.scope = 'workspace' AND ${place}
                      ${workspaceId === null ? sql`` : sql`AND m.workspace_id = ${workspaceId}`})`)
     }
     if (selection.orgIds.length > 0) {

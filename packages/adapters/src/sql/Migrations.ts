@@ -14,6 +14,7 @@ import changeNotifications from "../migrations/0006_change_notifications.js"
 import operatorCapsInstances from "../migrations/0007_operator_caps_instances.js"
 import reservationParts from "../migrations/0008_reservation_parts.js"
 import consensus from "../migrations/0009_consensus.js"
+import codeGrounding from "../migrations/0010_code_grounding.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -24,7 +25,8 @@ export const loader = Migrator.fromRecord({
   "0006_change_notifications": changeNotifications,
   "0007_operator_caps_instances": operatorCapsInstances,
   "0008_reservation_parts": reservationParts,
-  "0009_consensus": consensus
+  "0009_consensus": consensus,
+  "0010_code_grounding": codeGrounding
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */

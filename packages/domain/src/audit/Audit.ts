@@ -16,7 +16,11 @@ export const AuditEventType = Schema.Literal(
   "credits.denied",
   "api_key.created",
   "api_key.revoked",
-  "auth.login_failed"
+  "auth.login_failed",
+  "workspace.created",
+  "workspace.deleted",
+  "repository.connected",
+  "repository.disconnected"
 )
 export type AuditEventType = typeof AuditEventType.Type
 

@@ -31,7 +31,7 @@ export interface MemoriesRequest {
   readonly orgId: string | null
   /** Whether the user is a member of `orgId`, when the caller knows (a request's scope); read otherwise. */
   readonly member?: boolean | undefined
-  /** A workspace the user owns; the user's personal workspace when null. */
+  /** A workspace the user may use (their own, or one of an org they belong to); the personal one when null. */
   readonly workspaceId: string | null
   readonly budgetTokens: number
 }
@@ -116,11 +116,16 @@ export const make = Effect.gen(function*() {
   const memoriesFor: Service["memoriesFor"] = ({ budgetTokens, member, orgId, userId, workspaceId }) =>
     Effect.gen(function*() {
       const orgIds = orgId !== null && (member ?? (yield* isMember(userId, orgId))) ? [orgId] : []
-      const workspace = workspaceId ?? Option.getOrNull(Option.map(yield* workspaces.findPersonal(userId), (_) => _.id))
+      const workspace = workspaceId === null ? yield* workspaces.findPersonal(userId) : yield* workspaces.findById(workspaceId)
+      // The user's own, or one of an org they belong to: another's workspace contributes nothing.
+      const workspaceOrg = Option.flatMap(workspace, (_) => Option.fromNullable(_.org_id))
+      const workspaceOrgs = Option.isSome(workspaceOrg) && (yield* isMember(userId, workspaceOrg.value)) ? [workspaceOrg.value] : []
       const candidates = yield* memories.listAll({
         personalOf: userId,
-        // Owned by the user: another's workspace contributes nothing.
-        workspaces: workspace === null ? null : { ownerId: userId, workspaceId: workspace },
+        workspaces: Option.match(workspace, {
+          onNone: () => null,
+          onSome: (_) => ({ ownerId: userId, orgIds: workspaceOrgs, workspaceId: _.id })
+        }),
         orgIds
       })
       return assemble(candidates, budgetTokens)

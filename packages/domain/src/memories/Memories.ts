@@ -1,18 +1,19 @@
 /**
  * Memories: notes injected into the model input of later requests. A personal memory is its
- * author's alone; a workspace memory belongs to the workspace's owner; an org memory is read by
- * every member and written by admins. Whatever the caller may not read does not exist for them.
+ * author's alone; a workspace memory is read by whoever may use the workspace (its owner, or every
+ * member of its org) and changed by its author (or, in an org workspace, an org admin); an org
+ * memory is read by every member and written by admins. Whatever the caller may not read does not
+ * exist for them.
  */
 import { Context, DateTime, Effect, Layer, Option, ParseResult, Schema } from "effect"
-import { type Forbidden, InvalidRequest, NotFound } from "../shared/Errors.js"
+import { Forbidden, InvalidRequest, NotFound } from "../shared/Errors.js"
 import { Ids } from "../shared/Ids.js"
 import { Memory, MemoryContent, type MemoryScope } from "./Memory.js"
 import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
 import type { Principal } from "../accounts/Principal.js"
 import { MembershipRepository } from "../orgs/MembershipRepository.js"
 import { MemoryRepository, type Selection } from "./MemoryRepository.js"
-import { WorkspaceRepository } from "../accounts/WorkspaceRepository.js"
-import { personalWorkspaceName, Workspace } from "../accounts/Workspace.js"
+import * as WorkspaceAccess from "../accounts/WorkspaceAccess.js"
 import { OrgAccess, reaches } from "../orgs/OrgAccess.js"
 
 export interface NewMemory {
@@ -45,7 +46,6 @@ export interface Service {
 export class Memories extends Context.Tag("@huddle/domain/Memories")<Memories, Service>() {}
 
 const memoryNotFound = new NotFound({ message: "Memory not found" })
-const workspaceNotFound = new NotFound({ message: "Workspace not found" })
 const invalid = (message: string) => Effect.fail(new InvalidRequest({ message }))
 
 /** The content as stored (trimmed), or why it is refused; the HTTP edge checks it too. */
@@ -59,48 +59,40 @@ export const validContent = (content: string): Effect.Effect<string, InvalidRequ
 export const make = Effect.gen(function*() {
   const ids = yield* Ids
   const memories = yield* MemoryRepository
-  const workspaces = yield* WorkspaceRepository
+  const workspaces = yield* WorkspaceAccess.make
   const memberships = yield* MembershipRepository
   const access = yield* OrgAccess
-
-  const ownedWorkspace = (principal: Principal, workspaceId: string) =>
-    workspaces.findById(workspaceId).pipe(
-      Effect.flatMap(Option.match({
-        onNone: () => Effect.fail(workspaceNotFound),
-        onSome: (workspace) => workspace.owner_id === principal.user.id ? Effect.succeed(workspace) : Effect.fail(workspaceNotFound)
-      }))
-    )
-
-  const personalWorkspace = (principal: Principal) =>
-    Effect.gen(function*() {
-      const existing = yield* workspaces.findPersonal(principal.user.id)
-      if (Option.isSome(existing)) return existing.value
-      return yield* workspaces.ensurePersonal(
-        new Workspace({
-          id: yield* ids.next("wsp"),
-          owner_id: principal.user.id,
-          name: personalWorkspaceName,
-          personal: true,
-          created_at: yield* DateTime.now
-        })
-      )
-    })
 
   const readable = (principal: Principal, memory: Memory): Effect.Effect<void, NotFound> => {
     switch (memory.scope) {
       case "personal":
         return memory.author_id === principal.user.id ? Effect.void : Effect.fail(memoryNotFound)
       case "workspace":
-        return ownedWorkspace(principal, memory.workspace_id ?? "").pipe(Effect.asVoid, Effect.mapError(() => memoryNotFound))
+        return workspaces.usable(principal, memory.workspace_id ?? "").pipe(Effect.asVoid, Effect.mapError(() => memoryNotFound))
       case "org":
         return access.member(principal, memory.org_id ?? "").pipe(Effect.asVoid, Effect.mapError(() => memoryNotFound))
     }
   }
 
-  const writable = (principal: Principal, memory: Memory): Effect.Effect<void, NotFound | Forbidden> =>
-    memory.scope === "org"
-      ? access.admin(principal, memory.org_id ?? "").pipe(Effect.catchTag("NotFound", () => Effect.fail(memoryNotFound)))
-      : readable(principal, memory)
+  const writable = (principal: Principal, memory: Memory): Effect.Effect<void, NotFound | Forbidden> => {
+    switch (memory.scope) {
+      case "personal":
+        return readable(principal, memory)
+      case "workspace":
+        // In a personal workspace the owner is the only author; in an org workspace every member
+        // writes, and changes their own memories, while admins tend all of them.
+        return workspaces.usable(principal, memory.workspace_id ?? "").pipe(
+          Effect.mapError(() => memoryNotFound),
+          Effect.filterOrFail(
+            ({ role }) => memory.author_id === principal.user.id || role === "admin",
+            () => new Forbidden({ message: "Only the author or an organization admin may change this memory" })
+          ),
+          Effect.asVoid
+        )
+      case "org":
+        return access.admin(principal, memory.org_id ?? "").pipe(Effect.catchTag("NotFound", () => Effect.fail(memoryNotFound)))
+    }
+  }
 
   const find = (id: string) =>
     memories.findById(id).pipe(
@@ -120,8 +112,8 @@ export const make = Effect.gen(function*() {
         case "workspace": {
           if (input.orgId !== null) return yield* invalid("A workspace memory takes no org_id; use scope \"org\" for an org memory")
           const workspace = input.workspaceId === null
-            ? yield* personalWorkspace(principal)
-            : yield* ownedWorkspace(principal, input.workspaceId)
+            ? yield* workspaces.personal(principal)
+            : (yield* workspaces.usable(principal, input.workspaceId)).workspace
           return { org_id: null, workspace_id: workspace.id }
         }
         case "org": {
@@ -176,14 +168,19 @@ export const make = Effect.gen(function*() {
         if (filter.scope !== null && filter.scope !== "workspace") {
           return yield* invalid(`workspace_id selects workspace memories; it cannot be combined with scope "${filter.scope}"`)
         }
-        yield* ownedWorkspace(principal, filter.workspaceId)
-        return { personalOf: null, workspaces: { ownerId: userId, workspaceId: filter.workspaceId }, orgIds: [] }
+        const { workspace } = yield* workspaces.usable(principal, filter.workspaceId)
+        return {
+          personalOf: null,
+          workspaces: { ownerId: userId, orgIds: workspace.org_id === null ? [] : [workspace.org_id], workspaceId: workspace.id },
+          orgIds: []
+        }
       }
       const wants = (scope: MemoryScope) => filter.scope === null || filter.scope === scope
+      const orgs = wants("org") || wants("workspace") ? yield* readableOrgs(principal) : []
       return {
         personalOf: wants("personal") ? userId : null,
-        workspaces: wants("workspace") ? { ownerId: userId, workspaceId: null } : null,
-        orgIds: wants("org") ? yield* readableOrgs(principal) : []
+        workspaces: wants("workspace") ? { ownerId: userId, orgIds: orgs, workspaceId: null } : null,
+        orgIds: wants("org") ? orgs : []
       }
     })
 

@@ -6,8 +6,15 @@ import type { PageRequest } from "../shared/Page.js"
 export interface Selection {
   /** The personal memories written by this user. */
   readonly personalOf: string | null
-  /** The workspace memories of the workspaces this user owns, or of just one of them. */
-  readonly workspaces: { readonly ownerId: string; readonly workspaceId: string | null } | null
+  /**
+   * The workspace memories of the workspaces this user owns and of the workspaces of these orgs,
+   * or of just one of them.
+   */
+  readonly workspaces: {
+    readonly ownerId: string
+    readonly orgIds: ReadonlyArray<string>
+    readonly workspaceId: string | null
+  } | null
   /** The org memories of these organizations. */
   readonly orgIds: ReadonlyArray<string>
 }

@@ -6,16 +6,17 @@
  *
  * Org: an API key bound to an org runs in it (and nowhere else); otherwise an explicit `org_id`,
  * then the `OpenAI-Organization` or `Huddle-Organization` header, selects an org the caller
- * belongs to; otherwise the request runs in the personal context. A workspace must be the
- * caller's own.
+ * belongs to; otherwise the request runs in the personal context. A workspace must be one the
+ * caller may use: their own, or one of an org they belong to (`WorkspaceAccess`); naming an org
+ * workspace does not by itself choose the org the request runs in.
  */
-import { Context, Effect, Layer, Option } from "effect"
-import { NotFound } from "../shared/Errors.js"
+import { Context, Effect, Layer } from "effect"
+import type { NotFound } from "../shared/Errors.js"
 import type { Role } from "../orgs/Membership.js"
 import type { EffectiveSettings } from "../orgs/Policy.js"
 import type { Preferences } from "../accounts/Preferences.js"
 import type { Principal } from "../accounts/Principal.js"
-import { WorkspaceRepository } from "../accounts/WorkspaceRepository.js"
+import * as WorkspaceAccess from "../accounts/WorkspaceAccess.js"
 import { OrgAccess, orgNotFound, reaches } from "../orgs/OrgAccess.js"
 import { OrgSettings, type Rules } from "../orgs/OrgSettings.js"
 import { resolve } from "../orgs/Policies.js"
@@ -26,7 +27,7 @@ export interface RequestScope {
   readonly orgId: string | null
   /** The caller's role in `orgId`, read once for the request; null in the personal context. */
   readonly role: Role | null
-  /** Whose workspace memories count; the caller's personal workspace when null. */
+  /** Whose workspace memories (and repository) count; the caller's personal workspace when null. */
   readonly workspaceId: string | null
   /** What the request's settings are decided by. */
   readonly rules: Rules
@@ -52,7 +53,7 @@ export class RequestScopes extends Context.Tag("@huddle/domain/RequestScopes")<R
 export const make = Effect.gen(function*() {
   const access = yield* OrgAccess
   const settings = yield* OrgSettings
-  const workspaces = yield* WorkspaceRepository
+  const workspaces = yield* WorkspaceAccess.make
 
   const resolveOrg = (principal: Principal, requested: Requested) => {
     const asked = requested.orgId ?? requested.headerOrgId ?? null
@@ -65,13 +66,7 @@ export const make = Effect.gen(function*() {
   const resolveWorkspace = (principal: Principal, workspaceId: string | null | undefined) =>
     workspaceId === null || workspaceId === undefined
       ? Effect.succeed(null)
-      : workspaces.findById(workspaceId).pipe(
-        Effect.flatMap((found) =>
-          Option.isSome(found) && found.value.owner_id === principal.user.id
-            ? Effect.succeed(workspaceId)
-            : Effect.fail(new NotFound({ message: "Workspace not found" }))
-        )
-      )
+      : Effect.as(workspaces.usable(principal, workspaceId), workspaceId)
 
   return RequestScopes.of({
     resolve: (principal, requested) =>

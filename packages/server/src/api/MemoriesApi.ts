@@ -15,7 +15,7 @@ export const CreateMemoryRequest = Schema.Struct({
   scope: MemoryScope,
   org_id: OptionalId.annotations({ description: "Required for scope \"org\"; not allowed otherwise" }),
   workspace_id: OptionalId.annotations({
-    description: "For scope \"workspace\": a workspace the caller owns (default: the caller's personal workspace)"
+    description: "For scope \"workspace\": a workspace the caller may use, their own or one of their organization's (default: the caller's personal workspace)"
   })
 })
 
@@ -42,7 +42,7 @@ export class MemoriesApi extends HttpApiGroup.make("memories")
       .addError(Envelope.Forbidden)
       .annotate(
         OpenApi.Description,
-        "Create a memory: personal (the caller's alone), workspace (a workspace the caller owns) or org (admins only; every member reads it)."
+        "Create a memory: personal (the caller's alone), workspace (a workspace the caller may use; whoever may use it reads it) or org (admins only; every member reads it)."
       )
   )
   .add(
@@ -69,7 +69,7 @@ export class MemoriesApi extends HttpApiGroup.make("memories")
       .setPayload(UpdateMemoryRequest)
       .addSuccess(Memory)
       .addError(Envelope.Forbidden)
-      .annotate(OpenApi.Description, "Replace a memory's content (its author; for an org memory, an admin of the org).")
+      .annotate(OpenApi.Description, "Replace a memory's content (its author; for an org memory, or a memory of an org workspace, also an admin of the org).")
   )
   .add(
     HttpApiEndpoint.del("delete", "/memories/:id")
@@ -77,7 +77,7 @@ export class MemoriesApi extends HttpApiGroup.make("memories")
       .setPath(MemoryIdPath)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(Envelope.Forbidden)
-      .annotate(OpenApi.Description, "Delete a memory (its author; for an org memory, an admin of the org).")
+      .annotate(OpenApi.Description, "Delete a memory (its author; for an org memory, or a memory of an org workspace, also an admin of the org).")
   )
   .addError(Envelope.NotFound)
   .middleware(Idempotency.Idempotent)

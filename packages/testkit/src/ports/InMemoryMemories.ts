@@ -1,4 +1,4 @@
-/** Memories in memory; a workspace memory belongs to its workspace's owner, as the SQL join has it. */
+/** Memories in memory; a workspace memory belongs to its workspace's owner or org, as the SQL join has it. */
 import { Memory } from "@huddle/domain/memories/Memory"
 import { MemoryRepository, type Selection } from "@huddle/domain/memories/MemoryRepository"
 import { WorkspaceRepository } from "@huddle/domain/accounts/WorkspaceRepository"
@@ -21,7 +21,8 @@ export const layer = Layer.effect(
           if (wanted === null || memory.workspace_id === null) return Effect.succeed(false)
           if (wanted.workspaceId !== null && wanted.workspaceId !== memory.workspace_id) return Effect.succeed(false)
           return Effect.map(workspaces.findById(memory.workspace_id), (found) =>
-            Option.isSome(found) && found.value.owner_id === wanted.ownerId)
+            Option.isSome(found) &&
+            (found.value.owner_id === wanted.ownerId || (found.value.org_id !== null && wanted.orgIds.includes(found.value.org_id))))
         }
       }
     }

@@ -76,7 +76,7 @@ export const preferences = Layer.sync(PreferenceRepository, () => {
   })
 })
 
-/** Workspaces, starting with `initial` (the port itself only creates personal ones). */
+/** Workspaces, starting with `initial`. */
 export const workspaces = (initial: ReadonlyArray<Workspace> = []) =>
   Layer.sync(WorkspaceRepository, () => {
     const byId = new Map(initial.map((workspace) => [workspace.id, workspace]))
@@ -87,10 +87,27 @@ export const workspaces = (initial: ReadonlyArray<Workspace> = []) =>
       findPersonal: (ownerId) => Effect.sync(() => findPersonal(ownerId)),
       ensurePersonal: (candidate) =>
         Effect.sync(() =>
-          Option.getOrElse(findPersonal(candidate.owner_id), () => {
+          Option.getOrElse(findPersonal(candidate.owner_id ?? ""), () => {
             byId.set(candidate.id, candidate)
             return candidate
           })
+        ),
+      createForOrg: (workspace) =>
+        Effect.sync(() => {
+          const taken = [...byId.values()].some((other) =>
+            other.org_id === workspace.org_id && other.name.toLowerCase() === workspace.name.toLowerCase()
+          )
+          if (!taken) byId.set(workspace.id, workspace)
+          return !taken
+        }),
+      delete: (id) => Effect.sync(() => byId.delete(id)),
+      list: ({ orgIds, ownerId }, { cursor, limit }) =>
+        Effect.sync(() =>
+          [...byId.values()]
+            .filter((workspace) => workspace.owner_id === ownerId || (workspace.org_id !== null && orgIds.includes(workspace.org_id)))
+            .filter((workspace) => cursor === undefined || workspace.id < cursor)
+            .sort((a, b) => (a.id < b.id ? 1 : -1))
+            .slice(0, limit + 1)
         )
     })
   })
