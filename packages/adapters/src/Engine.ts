@@ -28,6 +28,7 @@ import * as Intents from "@huddle/domain/huddle/Intents"
 import * as Memories from "@huddle/domain/memories/Memories"
 import * as MeteredCall from "@huddle/domain/models/MeteredCall"
 import * as Council from "@huddle/domain/council/Council"
+import * as IndexerLive from "./grounding/IndexerLive.js"
 import * as Operator from "@huddle/domain/operator/Operator"
 import * as OrgAccess from "@huddle/domain/orgs/OrgAccess"
 import * as Organizations from "@huddle/domain/orgs/Organizations"
@@ -39,8 +40,8 @@ import * as Router from "@huddle/domain/models/Router"
 import * as Workspaces from "@huddle/domain/accounts/Workspaces"
 import * as IndexJobs from "@huddle/domain/grounding/IndexJobs"
 import * as Repositories from "@huddle/domain/grounding/Repositories"
-import { IndexFailed, RepositoryIndexer } from "@huddle/domain/grounding/RepositoryIndexer"
-import { type Duration, Effect, Layer } from "effect"
+import type { RepositoryIndexer } from "@huddle/domain/grounding/RepositoryIndexer"
+import { type Duration, Layer } from "effect"
 import * as NodeSecretTokens from "./crypto/NodeSecretTokens.js"
 import * as ScryptPasswordHasher from "./crypto/ScryptPasswordHasher.js"
 import * as NodeRepositorySources from "./grounding/NodeRepositorySources.js"
@@ -74,16 +75,11 @@ export interface Options {
 export interface GroundingOptions {
   /** Allowed roots and git schemes, and where clones go; default: no roots, `https`, `.huddle/repos`. */
   readonly sources?: NodeRepositorySources.Options | undefined
-  /** The indexer; default: none (every index run fails, saying so). */
+  /** The indexer; default: `grounding/Indexer` (files from git or a walk, tree-sitter definitions). */
   readonly indexer?: Layer.Layer<RepositoryIndexer> | undefined
   /** Leases and polling of index runs (default: 60 s leases, a look every 5 s). */
   readonly jobs?: Partial<IndexJobs.Settings> | undefined
 }
-
-/** Until an indexer is configured, index runs fail with a message that says so. */
-const noIndexer = Layer.succeed(RepositoryIndexer, {
-  index: () => Effect.fail(new IndexFailed({ message: "This server has no repository indexer configured" }))
-})
 
 /** Every service of `@huddle/domain`, ready to use; the database is migrated when it starts. */
 export const layer = (options: Options) => {
@@ -121,7 +117,7 @@ export const layer = (options: Options) => {
     Layer.provideMerge(IndexJobs.layer),
     Layer.provide(Layer.succeed(IndexJobs.IndexJobSettings, { ...IndexJobs.defaults, ...options.grounding?.jobs })),
     Layer.provideMerge(NodeRepositorySources.layer(options.grounding?.sources ?? { roots: [], cloneDir: ".huddle/repos" })),
-    Layer.provideMerge(options.grounding?.indexer ?? noIndexer)
+    Layer.provideMerge(options.grounding?.indexer ?? IndexerLive.layer)
   )
   return Layer.mergeAll(Operator.layer, ApiKeys.layer, Authentication.layer, expiry, liveness).pipe(
     Layer.provideMerge(Accounts.layer),
