@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Backends from "@huddle/testkit/evals/Backends"
-import { evaluate } from "@huddle/testkit/evals/CouncilEval"
+import { collect, evaluate, layerFor, proposalOf } from "@huddle/testkit/evals/CouncilEval"
 import * as Questions from "@huddle/testkit/evals/Questions"
-import type { Participant, Regime } from "@huddle/testkit/evals/SimulatedPanel"
+import { catalogModel, outageFrom, type Participant, type Regime } from "@huddle/testkit/evals/SimulatedPanel"
 import { Effect } from "effect"
 
 const seed = 7
@@ -19,6 +19,8 @@ const regime = (participants: ReadonlyArray<Participant>, rest: Partial<Regime> 
   participants,
   correlation: 0,
   conformity: 0,
+  outage: 0,
+  transient: 0,
   failure: 0,
   difficulty: 0,
   selfConsistency: 0,
@@ -119,13 +121,61 @@ describe("the council evaluation", () => {
       expect(summary.majority.correct).toBe(0)
     }))
 
+  it.effect("retries transient failures through the router: the same answers, at the same charge, with more attempts", () =>
+    Effect.gen(function*() {
+      const panel = [
+        { model: "sim-1", accuracy: 0.9, discernment: 1 },
+        { model: "sim-2", accuracy: 0.7, discernment: 0.8 },
+        { model: "sim-3", accuracy: 0.6, discernment: 0.7 }
+      ]
+      // Enough attempts that no call is lost to a run of transient failures.
+      const patient = { ...Backends.simulatedPolicy, attempts: 20 }
+      const steady = yield* evaluate(seed, Backends.simulated(seed, regime(panel), questions, patient), questions)
+      const flaky = yield* evaluate(seed, Backends.simulated(seed, regime(panel, { transient: 0.3 }), questions, patient), questions)
+
+      expect(flaky.council.attempts).toBeGreaterThan(flaky.council.calls)
+      expect(flaky.council.calls).toBe(steady.council.calls)
+      expect(flaky.council).toMatchObject({ correct: steady.council.correct, failed: 0, credits: steady.council.credits })
+      expect(flaky.auto).toEqual(steady.auto)
+      expect(flaky.majority).toEqual(steady.majority)
+    }))
+
+  it.effect("a seat whose model goes down answers nothing from that round on, in the council and in the vote", () => {
+    const panel = [
+      { model: "sim-1", accuracy: 1, discernment: 1 },
+      { model: "sim-2", accuracy: 1, discernment: 1 },
+      { model: "sim-3", accuracy: 1, discernment: 1 }
+    ]
+    const many = Questions.generate(seed, 24)
+    const down = regime(panel, { outage: 1 })
+    const backend = Backends.simulated(seed, down, many)
+    return Effect.gen(function*() {
+      const outcomes = yield* collect(backend, many)
+      const starts = new Set<number>()
+      for (const outcome of outcomes) {
+        for (const [i, p] of panel.entries()) {
+          const from = outageFrom(seed, down, outcome.question, p.model)!
+          starts.add(from)
+          // Its proposal is there only if it went down after the proposals.
+          expect(proposalOf(outcome.multi, i + 1, outcome.question) !== undefined).toBe(from > 0)
+          for (let k = 1; k <= 5; k++) {
+            const vote = yield* backend.sample(outcome.question, i + 1, catalogModel(p), panel.length, k, false)
+            expect(vote === undefined).toBe(Math.min(k, 3) >= from)
+          }
+        }
+      }
+      // Every round is a possible start of an outage.
+      expect([...starts].sort()).toEqual([0, 1, 2, 3])
+    }).pipe(Effect.provide(layerFor(backend)))
+  })
+
   it.effect("gives the same measures for the same seed", () =>
     Effect.gen(function*() {
       const noisy = regime([
         { model: "sim-1", accuracy: 0.7, discernment: 0.8 },
         { model: "sim-2", accuracy: 0.6, discernment: 0.7 },
         { model: "sim-3", accuracy: 0.5, discernment: 0.6 }
-      ], { correlation: 0.5, conformity: 0.5, failure: 0.1 })
+      ], { correlation: 0.5, conformity: 0.5, outage: 0.1, transient: 0.1, failure: 0.1 })
 
       expect(yield* run(noisy)).toEqual(yield* run(noisy))
     }))

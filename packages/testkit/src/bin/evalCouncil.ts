@@ -4,7 +4,7 @@
  * or, with `--real`, by the deployment's configured models. See docs/evals.md.
  *
  *   node packages/testkit/dist/bin/evalCouncil.js [--questions N] [--seed S] [--regime NAME]
- *     [--self-consistency P] [--difficulty SPREAD] [--real [--tier T]]
+ *     [--self-consistency P] [--difficulty SPREAD] [--outage P] [--transient P] [--real [--tier T]]
  */
 import { ModelTier } from "@huddle/domain/accounts/Preferences"
 import { Effect, Schema } from "effect"
@@ -15,6 +15,7 @@ import * as Regimes from "../evals/Regimes.js"
 import * as Report from "../evals/Report.js"
 
 const usage = "usage: eval:council [--questions N] [--seed S] [--regime NAME] [--self-consistency P] [--difficulty SPREAD]\n" +
+  "                    [--outage P] [--transient P]\n" +
   "                    [--real [--tier economy|standard|premium]]\n" +
   `regimes: ${Regimes.regimes.map((regime) => regime.name).join(", ")}`
 
@@ -30,6 +31,8 @@ const parse = (argv: ReadonlyArray<string>) => {
     regime: undefined as string | undefined,
     selfConsistency: undefined as number | undefined,
     difficulty: undefined as number | undefined,
+    outage: undefined as number | undefined,
+    transient: undefined as number | undefined,
     real: false,
     tier: "economy" as ModelTier
   }
@@ -39,6 +42,10 @@ const parse = (argv: ReadonlyArray<string>) => {
     const count = (name: string) => {
       const n = Number(value())
       return Number.isSafeInteger(n) && n > 0 ? n : refuse(`${name} must be a positive integer`)
+    }
+    const probability = (name: string) => {
+      const p = Number(value())
+      return p >= 0 && p <= 1 ? p : refuse(`${name} must be between 0 and 1`)
     }
     switch (flag) {
       case "--questions":
@@ -50,16 +57,20 @@ const parse = (argv: ReadonlyArray<string>) => {
       case "--regime":
         options.regime = value()
         break
-      case "--self-consistency": {
-        const p = Number(value())
-        options.selfConsistency = p >= 0 && p <= 1 ? p : refuse("--self-consistency must be between 0 and 1")
+      case "--self-consistency":
+        options.selfConsistency = probability("--self-consistency")
         break
-      }
       case "--difficulty": {
         const spread = Number(value())
         options.difficulty = spread >= 0 && spread <= 10 ? spread : refuse("--difficulty must be between 0 and 10")
         break
       }
+      case "--outage":
+        options.outage = probability("--outage")
+        break
+      case "--transient":
+        options.transient = probability("--transient")
+        break
       case "--real":
         options.real = true
         break
@@ -102,7 +113,9 @@ const runs: ReadonlyArray<
         const regime = {
           ...named,
           ...(options.selfConsistency === undefined ? {} : { selfConsistency: options.selfConsistency }),
-          ...(options.difficulty === undefined ? {} : { difficulty: options.difficulty })
+          ...(options.difficulty === undefined ? {} : { difficulty: options.difficulty }),
+          ...(options.outage === undefined ? {} : { outage: options.outage }),
+          ...(options.transient === undefined ? {} : { transient: options.transient })
         }
         return {
           name: regime.name,
@@ -145,6 +158,12 @@ const main = async () => {
   console.log("Auto mode (credits per question, as charged)")
   console.log(Report.autoTable(rows))
   for (const { name, summary } of rows) {
+    if (summary.council.attempts > summary.council.calls) {
+      console.log(
+        `${name}: ${summary.council.calls.toFixed(2)} calls a multi run, tried ${summary.council.attempts.toFixed(2)} times ` +
+          "(the router's retries of transient failures; a failed attempt consumed nothing)"
+      )
+    }
     if (summary.council.firstError !== undefined) console.log(`${name}: the first failed run: ${summary.council.firstError}`)
   }
   console.log("")

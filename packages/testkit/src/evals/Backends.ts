@@ -9,22 +9,45 @@ import * as Providers from "@huddle/adapters/models/Providers"
 import type { ModelTier } from "@huddle/domain/accounts/Preferences"
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { ModelProviders } from "@huddle/domain/models/ModelProviders"
-import { Effect, Layer, Option, Stream } from "effect"
+import * as Router from "@huddle/domain/models/Router"
+import { Duration, Effect, Layer, Option, Stream } from "effect"
 import type { Backend } from "./CouncilEval.js"
 import { letterOf, messagesOf, type Question } from "./Questions.js"
 import * as SimulatedPanel from "./SimulatedPanel.js"
 
-export const simulated = (seed: number, regime: SimulatedPanel.Regime, questions: ReadonlyArray<Question>): Backend => ({
+/**
+ * The router's own attempts and retry rules, without its waits between attempts: nothing in the
+ * simulation depends on the time they take (the council's deadline is two minutes away), and
+ * waiting them on the real clock would make the evaluation several times slower.
+ */
+export const simulatedPolicy: Router.Policy = { ...Router.defaultPolicy, baseDelay: Duration.zero }
+
+export const simulated = (
+  seed: number,
+  regime: SimulatedPanel.Regime,
+  questions: ReadonlyArray<Question>,
+  routerPolicy: Router.Policy = simulatedPolicy
+): Backend => ({
   providers: SimulatedPanel.providers(seed, regime, questions),
   catalog: SimulatedPanel.catalog(regime),
   tier: "standard",
+  routerPolicy,
   simulated: true,
   sample: (question, _seat, model, _size, k, fresh) =>
     Effect.sync(() => {
       const p = regime.participants.find((participant) => participant.model === model.id)
-      return p === undefined || SimulatedPanel.fails(seed, regime, "sample", question.id, p.model, k)
-        ? undefined
-        : SimulatedPanel.resampleOf(seed, regime, question, p, k, fresh ? 0 : regime.selfConsistency)
+      if (p === undefined) return undefined
+      // The failure model of the council's calls: a seat's k-th answer comes at the time of the
+      // council's k-th round (its proposal, the critique, the synthesis, the ratification; later
+      // ones after the last), so a seat that went down in a round gives no answer from it on; a
+      // transient failure is retried as often as the router tries a call; and, in the stress
+      // model, any answer is lost independently.
+      const down = SimulatedPanel.outageFrom(seed, regime, question, p.model)
+      if (down !== undefined && Math.min(k, SimulatedPanel.lastRound) >= down) return undefined
+      if (SimulatedPanel.fails(seed, regime, "sample", question.id, p.model, k)) return undefined
+      const attempts = Array.from({ length: routerPolicy.attempts }, (_, i) => i)
+      if (attempts.every((i) => SimulatedPanel.blips(seed, regime, "sample", question.id, p.model, k, i))) return undefined
+      return SimulatedPanel.resampleOf(seed, regime, question, p, k, fresh ? 0 : regime.selfConsistency)
     })
 })
 
@@ -36,6 +59,7 @@ export const real = (tier: ModelTier): Backend => ({
   providers: Providers.layerConfig(Providers.fromEnv).pipe(Layer.provide(FetchHttpClient.layer)),
   catalog: CatalogFile.layerConfig(CatalogFile.fromEnv),
   tier,
+  routerPolicy: Router.defaultPolicy,
   simulated: false,
   // One more proposal from the seat's model, asked as the council asks it (same perspective): as
   // self-consistent as the model really is.

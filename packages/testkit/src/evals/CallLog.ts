@@ -1,8 +1,9 @@
 /**
  * What the models were asked during one council run, seen from the provider's side: how many
- * calls were made (failed ones included), and each seat's proposal with what it cost. The
- * proposals are the participants' single answers: the baseline of "one call of one model", and
- * auto mode's answer when the first two agreed.
+ * calls were made (failed ones included; the router's retries of a call are attempts of that
+ * call, counted apart), and each seat's proposal with what it cost. The proposals are the
+ * participants' single answers: the baseline of "one call of one model", and auto mode's answer
+ * when the first two agreed.
  */
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { type ChatMessage, costOf, type ModelRequest, type Usage } from "@huddle/domain/models/Model"
@@ -18,7 +19,10 @@ export interface Proposal {
 }
 
 export interface Log {
+  /** Calls made, each counted once however many times the router tried it. */
   readonly calls: number
+  /** Attempts made: the calls and the router's retries of them. */
+  readonly attempts: number
   /** By seat (1-based). */
   readonly proposals: ReadonlyMap<number, Proposal>
 }
@@ -45,14 +49,20 @@ const seatOf = (messages: ReadonlyArray<ChatMessage>): number | undefined => {
 /** The providers below, each call logged. */
 export const layer: Layer.Layer<ModelProviders | CallLog, never, ModelProviders> = Layer.effectContext(Effect.gen(function*() {
   const inner = yield* ModelProviders
-  let log = { calls: 0, proposals: new Map<number, Proposal>() }
+  const fresh = () => ({ calls: 0, attempts: 0, seen: new WeakSet<ReadonlyArray<ChatMessage>>(), proposals: new Map<number, Proposal>() })
+  let log = fresh()
 
   const logged = (provider: Provider): Provider => ({
     ...provider,
     stream: (request: ModelRequest) =>
       Stream.suspend(() => {
         const current = log
-        current.calls++
+        current.attempts++
+        // The router tries a call again with the same conversation: a retry is not a new call.
+        if (!current.seen.has(request.messages)) {
+          current.seen.add(request.messages)
+          current.calls++
+        }
         const seat = Protocol.roundOf(request.messages) === "proposals" ? seatOf(request.messages) : undefined
         if (seat === undefined) return provider.stream(request)
         let text = ""
@@ -77,8 +87,8 @@ export const layer: Layer.Layer<ModelProviders | CallLog, never, ModelProviders>
 
   const providers = ModelProviders.of({ get: (name) => Option.map(inner.get(name), logged) })
   const service: Service = {
-    reset: Effect.sync(() => void (log = { calls: 0, proposals: new Map() })),
-    current: Effect.sync(() => ({ calls: log.calls, proposals: new Map(log.proposals) }))
+    reset: Effect.sync(() => void (log = fresh())),
+    current: Effect.sync(() => ({ calls: log.calls, attempts: log.attempts, proposals: new Map(log.proposals) }))
   }
   return Context.make(ModelProviders, providers).pipe(Context.add(CallLog, service))
 }))

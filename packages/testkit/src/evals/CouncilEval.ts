@@ -29,6 +29,8 @@ export interface Backend {
   readonly catalog: Layer.Layer<Catalog, unknown>
   /** The tier whose models sit on the council. */
   readonly tier: ModelTier
+  /** How the router retries and falls back (the deployment's, or the same without its waits). */
+  readonly routerPolicy: Router.Policy
   /**
    * Simulated answers, which cost nothing: the summary then also takes the baseline with fresh
    * resamples and seat 1's self-consistency curve (40 answers a question).
@@ -62,7 +64,7 @@ const payer: MeteredCall.Payer = {
 const domain = (backend: Backend) =>
   Council.layer.pipe(
     Layer.provideMerge(MeteredCall.layer),
-    Layer.provideMerge(Layer.mergeAll(Router.layer, Credits.layer)),
+    Layer.provideMerge(Layer.mergeAll(Router.layer.pipe(Layer.provide(Layer.succeed(Router.RouterPolicy, backend.routerPolicy))), Credits.layer)),
     Layer.provideMerge(Layer.mergeAll(InMemoryPorts.auditLog, InMemoryCreditStore.layer(), backend.catalog)),
     Layer.provideMerge(Layer.mergeAll(CallLog.layer.pipe(Layer.provide(backend.providers)), InMemoryPorts.ids))
   )
@@ -159,6 +161,8 @@ export interface Summary {
     /** The reason the first failed run gave, to tell a provider's outage from the protocol's rule. */
     readonly firstError: string | undefined
     readonly calls: number
+    /** Provider attempts per run: the calls and the router's retries of them. */
+    readonly attempts: number
     readonly credits: number
   }
   /**
@@ -286,6 +290,7 @@ const summarise = (seed: number, backend: Backend, outcomes: ReadonlyArray<Outco
         failed: outcomes.filter((o) => o.multi.result === undefined).length,
         firstError: outcomes.find((o) => o.multi.error !== undefined)?.multi.error,
         calls,
+        attempts: sum((o) => o.multi.log.attempts) / Math.max(1, n),
         credits: sum((o) => o.multi.charged)
       },
       majority: { correct: majorityCorrect, calls: k, fresh: backend.simulated ? freshCorrect : undefined },

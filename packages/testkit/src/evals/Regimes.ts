@@ -1,9 +1,10 @@
 /**
  * The simulated panels the evaluation runs, one factor changed at a time from the first. The
  * default regimes are panels a team would plausibly seat on a council (a strong, a middling and a
- * weaker model; three middling ones); the targets are judged on them. The stress regimes (a weak
- * panel, a very conformist one) are shown for information. Every parameter is printed with the
- * table, and docs/evals.md says where each comes from.
+ * weaker model; three middling ones), and one under failures as providers have them; the targets
+ * are judged on them. The stress regimes (a weak panel, a very conformist one, calls failing for
+ * good each independently) are shown for information. Every parameter is printed with the table,
+ * and docs/evals.md says where each comes from.
  */
 import { participant, type Regime } from "./SimulatedPanel.js"
 
@@ -19,7 +20,16 @@ const weak = [participant("sim-1", 0.75), participant("sim-2", 0.6), participant
  * conformity, no failures; questions of spread difficulty; resamples that repeat an earlier
  * answer half of the time.
  */
-export const base = { correlation: 0, conformity: 0.2, failure: 0, difficulty: 1.5, selfConsistency: 0.5, stress: false } as const
+export const base = {
+  correlation: 0,
+  conformity: 0.2,
+  outage: 0,
+  transient: 0,
+  failure: 0,
+  difficulty: 1.5,
+  selfConsistency: 0.5,
+  stress: false
+} as const
 
 export const regimes: ReadonlyArray<Regime> = [
   { name: "het-indep", title: "heterogeneous, independent errors", heterogeneous: true, participants: heterogeneous, ...base },
@@ -42,11 +52,12 @@ export const regimes: ReadonlyArray<Regime> = [
   },
   {
     name: "failures",
-    title: "heterogeneous, 10% of calls fail",
+    title: "heterogeneous, seats down for the rest of a run, transient failures retried",
     heterogeneous: true,
     participants: heterogeneous,
     ...base,
-    failure: 0.1
+    outage: 0.1,
+    transient: 0.1
   },
   {
     name: "stress-weak",
@@ -54,6 +65,15 @@ export const regimes: ReadonlyArray<Regime> = [
     heterogeneous: true,
     participants: weak,
     ...base,
+    stress: true
+  },
+  {
+    name: "stress-failures",
+    title: "STRESS: heterogeneous, 10% of calls fail for good, each independently",
+    heterogeneous: true,
+    participants: heterogeneous,
+    ...base,
+    failure: 0.1,
     stress: true
   },
   {
@@ -73,5 +93,6 @@ export const find = (name: string): Regime | undefined => regimes.find((regime) 
 export const describe = (regime: Regime): string =>
   `${regime.name}: ${regime.title}; accuracy ${regime.participants.map((p) => `${p.model} ${p.accuracy}`).join(", ")}; ` +
   `chair discernment ${regime.participants.map((p) => p.discernment).join("/")}; correlation ${regime.correlation}; ` +
-  `conformity ${regime.conformity}; failure ${regime.failure}; difficulty spread ${regime.difficulty}; ` +
+  `conformity ${regime.conformity}; outage ${regime.outage} a seat a run; transient ${regime.transient} an attempt (retried); ` +
+  `independent failure ${regime.failure} a call; difficulty spread ${regime.difficulty}; ` +
   `self-consistency ${regime.selfConsistency}`

@@ -18,15 +18,24 @@
  *   its belief. A participant that switched in the critique round holds its first belief again
  *   with probability 1 − conformity / 2 (alone, nobody to conform to).
  *
- * Any call fails, before any output and for good (retrying would not cure it), with probability
- * `failure`. Every draw is keyed by question, model and round (`Prng.keyed`), so a participant
- * answers a question the same way in a multi run and an auto run: the two modes are compared on
- * the same answers. Usage is reported as a provider would: the prompt's and the answer's tokens.
+ * Failures, all before any output (docs/evals.md says why these):
+ *
+ * - outage: with probability `outage`, a seat's model goes down for the rest of the run from a
+ *   round drawn at random (the proposals … the ratification); its calls from then on fail for good;
+ * - transient: each attempt fails with probability `transient`, retryably (a 429, a 503), and the
+ *   router retries it as it would a provider's;
+ * - independent (the stress model): any call fails for good with probability `failure`.
+ *
+ * Every draw is keyed by question, model and round (`Prng.keyed`), so a participant answers a
+ * question the same way in a multi run and an auto run, and goes down at the same point: the two
+ * modes are compared on the same answers. Usage is reported as a provider would: the prompt's and
+ * the answer's tokens.
  */
 import { Catalog } from "@huddle/domain/models/Catalog"
 import { CatalogModel, type ChatMessage, estimateTokens, type ModelChunk, ModelCatalog, type ModelRequest, Usage } from "@huddle/domain/models/Model"
 import { estimateInput } from "@huddle/domain/models/MeteredCall"
 import { ModelProviders, ProviderFailure } from "@huddle/domain/models/ModelProviders"
+import { rounds } from "@huddle/domain/council/ConsensusReport"
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { Layer, Option, Stream } from "effect"
 import * as Difficulty from "./Difficulty.js"
@@ -54,7 +63,14 @@ export interface Regime {
   readonly correlation: number
   /** How often a participant in the minority switches to the majority after reading the others. */
   readonly conformity: number
-  /** How often a call fails. */
+  /**
+   * How often a seat's model goes down for the rest of a run (an outage of its provider, or a model
+   * that stops answering), from a round drawn at random; its calls from then on fail for good.
+   */
+  readonly outage: number
+  /** How often one attempt of a call fails transiently (a 429, a 503): the router retries it. */
+  readonly transient: number
+  /** How often any call fails for good, each independently of the others (a stress model). */
   readonly failure: number
   /**
    * The spread (standard deviation, logit scale) of the questions' difficulty (`Difficulty`):
@@ -125,9 +141,26 @@ export const resampleOf = (
   return answers[k]!
 }
 
-/** Whether a call under these names fails. */
+/** Whether a call under these names fails for good, independently of every other call (the stress model). */
 export const fails = (seed: number, regime: Regime, ...names: ReadonlyArray<string | number>): boolean =>
   regime.failure > 0 && draw(seed, "fail", ...names) < regime.failure
+
+/**
+ * The round (its index in `rounds`: 0 the proposals … 3 the ratification) from which `model` is down
+ * for the rest of `question`'s run, if it goes down at all.
+ */
+export const outageFrom = (seed: number, regime: Regime, question: Question, model: string): number | undefined => {
+  if (regime.outage <= 0) return undefined
+  const rng = keyed(seed, "outage", question.id, model)
+  return rng.next() < regime.outage ? rng.int(rounds.length) : undefined
+}
+
+/** The index of the last round, the ratification. */
+export const lastRound = rounds.length - 1
+
+/** Whether one attempt of a call under these names fails transiently. */
+export const blips = (seed: number, regime: Regime, ...names: ReadonlyArray<string | number>): boolean =>
+  regime.transient > 0 && draw(seed, "transient", ...names) < regime.transient
 
 // ---------------------------------------------------------------------------------------------
 // What the participants write: the labelled lines the protocol asks for, and prose of a plausible
@@ -249,31 +282,49 @@ const ratify = (ctx: Context, messages: ReadonlyArray<ChatMessage>): string => {
     })
 }
 
-/** The answer text of one call, or undefined when the call fails. */
-export const reply = (seed: number, regime: Regime, questions: ReadonlyMap<number, Question>, request: ModelRequest): string | undefined => {
+/** How one attempt of a call ends: an answer, or a failure before any output. */
+export type Reply =
+  | { readonly _tag: "Answer"; readonly text: string }
+  | { readonly _tag: "Down" }
+  | { readonly _tag: "Transient" }
+
+/**
+ * The answer to one attempt of a call; `attempt` counts the router's attempts at the same call
+ * (0 the first), so that a retry has a draw of its own.
+ */
+export const reply = (
+  seed: number,
+  regime: Regime,
+  questions: ReadonlyMap<number, Question>,
+  request: ModelRequest,
+  attempt = 0
+): Reply => {
   const self = regime.participants.find((p) => p.model === request.model.id)
   const id = idOf(request.messages)
   const question = id === undefined ? undefined : questions.get(id)
-  if (self === undefined || question === undefined) return "I cannot tell which question this is."
+  if (self === undefined || question === undefined) return { _tag: "Answer", text: "I cannot tell which question this is." }
   const round = Protocol.roundOf(request.messages) ?? "proposals"
   // A retry after an unreadable answer is a call of its own, with a draw of its own.
-  const attempt = request.messages.filter((message) => message.content === Protocol.retryNote(round).content).length
-  if (fails(seed, regime, question.id, self.model, round, attempt)) return undefined
+  const asked = request.messages.filter((message) => message.content === Protocol.retryNote(round).content).length
+  const down = outageFrom(seed, regime, question, self.model)
+  if (down !== undefined && rounds.indexOf(round) >= down) return { _tag: "Down" }
+  if (fails(seed, regime, question.id, self.model, round, asked)) return { _tag: "Down" }
+  if (blips(seed, regime, question.id, self.model, round, asked, attempt)) return { _tag: "Transient" }
   const ctx: Context = { seed, regime, question, self }
   switch (round) {
     case "proposals":
-      return propose(ctx)
+      return { _tag: "Answer", text: propose(ctx) }
     case "critique":
-      return critique(ctx, request.messages)
+      return { _tag: "Answer", text: critique(ctx, request.messages) }
     case "synthesis":
-      return synthesise(ctx, request.messages)
+      return { _tag: "Answer", text: synthesise(ctx, request.messages) }
     case "ratification":
-      return ratify(ctx, request.messages)
+      return { _tag: "Answer", text: ratify(ctx, request.messages) }
   }
 }
 
-const streamOf = (request: ModelRequest, text: string | undefined): Stream.Stream<ModelChunk, ProviderFailure> => {
-  if (text === undefined) {
+const streamOf = (request: ModelRequest, answer: Reply): Stream.Stream<ModelChunk, ProviderFailure> => {
+  if (answer._tag === "Down") {
     return Stream.fail(
       new ProviderFailure({
         provider: providerName,
@@ -285,6 +336,19 @@ const streamOf = (request: ModelRequest, text: string | undefined): Stream.Strea
       })
     )
   }
+  if (answer._tag === "Transient") {
+    return Stream.fail(
+      new ProviderFailure({
+        provider: providerName,
+        model: request.model.id,
+        reason: "rate_limited",
+        retryable: true,
+        status: 429,
+        message: "simulated transient failure"
+      })
+    )
+  }
+  const text = answer.text
   const deltas = text.match(/[\s\S]{1,400}/g) ?? []
   const usage = new Usage({ input_tokens: estimateInput(request.messages, undefined), output_tokens: estimateTokens(text) })
   return Stream.fromIterable<ModelChunk>([
@@ -297,7 +361,14 @@ const streamOf = (request: ModelRequest, text: string | undefined): Stream.Strea
 /** The simulated panel as the deployment's only provider. */
 export const providers = (seed: number, regime: Regime, questions: ReadonlyArray<Question>): Layer.Layer<ModelProviders> => {
   const byId = new Map(questions.map((question) => [question.id, question]))
-  const stream = (request: ModelRequest) => Stream.suspend(() => streamOf(request, reply(seed, regime, byId, request)))
+  // The router retries a call with the same conversation: how many times it was tried so far.
+  const tried = new WeakMap<ReadonlyArray<ChatMessage>, number>()
+  const stream = (request: ModelRequest) =>
+    Stream.suspend(() => {
+      const attempt = tried.get(request.messages) ?? 0
+      tried.set(request.messages, attempt + 1)
+      return streamOf(request, reply(seed, regime, byId, request, attempt))
+    })
   return Layer.succeed(
     ModelProviders,
     ModelProviders.of({
