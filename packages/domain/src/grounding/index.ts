@@ -1,2 +1,3 @@
 /** Code grounding: connected repositories, retrieval, verified citations, deep inspection. */
 export * as Snapshot from "./Snapshot.js"
+export * as Citations from "./Citations.js"
