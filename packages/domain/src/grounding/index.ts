@@ -1,4 +1,6 @@
 /** Code grounding: connected repositories, their index runs and stored snapshots, retrieval, verified citations. */
+export * as Citations from "./Citations.js"
+export * as DeepInspection from "./DeepInspection.js"
 export * as IndexJobs from "./IndexJobs.js"
 export * as Repositories from "./Repositories.js"
 export * as RepositoryConnection from "./RepositoryConnection.js"
