@@ -29,6 +29,8 @@ import * as Memories from "@huddle/domain/memories/Memories"
 import * as MeteredCall from "@huddle/domain/models/MeteredCall"
 import * as Council from "@huddle/domain/council/Council"
 import * as IndexerLive from "./grounding/IndexerLive.js"
+import * as LexicalCodeSearch from "./grounding/LexicalCodeSearch.js"
+import * as Grounding from "@huddle/domain/grounding/Grounding"
 import * as Operator from "@huddle/domain/operator/Operator"
 import * as OrgAccess from "@huddle/domain/orgs/OrgAccess"
 import * as Organizations from "@huddle/domain/orgs/Organizations"
@@ -105,6 +107,7 @@ export const layer = (options: Options) => {
     Layer.provideMerge(Huddles.layer),
     Layer.provideMerge(Layer.merge(IntentPipeline.layer, Completions.layer)),
     Layer.provideMerge(models),
+    Layer.provideMerge(Grounding.layer.pipe(Layer.provideMerge(LexicalCodeSearch.layer))),
     Layer.provideMerge(RequestScope.layer)
   )
   const expiry = ReservationExpiry.layer.pipe(

@@ -49,11 +49,25 @@ const maxLine = 200
 
 const shorten = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
+/** The opening of the system message that carries repository excerpts (`grounding/Grounding`). */
+const groundingMarker = "Code from the workspace's connected repository"
+
+/**
+ * Of repository excerpts, their headers (`path:start-end (why)`, cited as such) and the computed
+ * coverage lines; the code itself is not restated.
+ */
+const groundingLines = (content: string): ReadonlyArray<string> =>
+  content.split(/\r?\n/).flatMap((line) => {
+    const header = /^--- (.+) ---$/.exec(line)
+    if (header !== null) return [`excerpt ${header[1]}`]
+    return line.startsWith("untested: ") || line.startsWith("Test coverage computed") ? [line] : []
+  })
+
 /** One line per non-empty line of the system messages, without its list marker. */
 const contextLines = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<string> =>
   messages
     .filter((message) => message.role === "system")
-    .flatMap((message) => message.content.split(/\r?\n/))
+    .flatMap((message) => message.content.startsWith(groundingMarker) ? groundingLines(message.content) : message.content.split(/\r?\n/))
     .map((line) => line.trim().replace(/^(?:[-*•]|\d+[.)])\s+/, ""))
     .filter((line) => line.length > 0)
     .map((line) => shorten(line.replace(/\s+/g, " "), maxLine))

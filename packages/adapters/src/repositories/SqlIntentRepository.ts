@@ -21,6 +21,7 @@ interface IntentRow {
   readonly usage: unknown
   readonly credits_charged: number
   readonly consensus: unknown
+  readonly grounding: unknown
   readonly error: unknown
   readonly created_at: Date
   readonly updated_at: Date
@@ -63,6 +64,7 @@ const fromRow = (row: IntentRow) =>
     usage: row.usage,
     credits_charged: row.credits_charged,
     ...(row.consensus === null || row.consensus === undefined ? {} : { consensus: row.consensus }),
+    ...(row.grounding === null || row.grounding === undefined ? {} : { grounding: row.grounding }),
     error: row.error,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString()
@@ -73,25 +75,25 @@ export const make = Effect.gen(function*() {
   // Every write records the instance running the intent, so that a lost instance's intents can be failed.
   const instance = (yield* Instances).id
   const columns = sql`id, user_id, workspace_id, status, input, mode, org_id, session_id, settings, plan, output,
-                      models, usage, credits_charged, consensus, error, created_at, updated_at`
+                      models, usage, credits_charged, consensus, grounding, error, created_at, updated_at`
 
   return IntentRepository.of({
     insert: (intent, { userId, workspaceId }) =>
       Effect.gen(function*() {
         const e = yield* encode(intent)
         yield* sql`INSERT INTO intents (id, user_id, org_id, session_id, workspace_id, input, mode, status, settings, plan,
-                                        output, models, usage, credits_charged, consensus, error, created_at, updated_at, instance_id)
+                                        output, models, usage, credits_charged, consensus, grounding, error, created_at, updated_at, instance_id)
                    VALUES (${e.id}, ${userId}, ${e.org_id}, ${e.session_id}, ${workspaceId}, ${e.input}, ${e.mode},
                            ${e.status}, ${json(e.settings)}::jsonb, ${json(e.plan)}::jsonb, ${e.output},
                            ${json(e.models)}::jsonb, ${json(e.usage)}::jsonb, ${e.credits_charged},
-                           ${json(e.consensus)}::jsonb, ${json(e.error)}::jsonb, ${toDate(intent.created_at)}, ${toDate(intent.updated_at)}, ${instance})`
+                           ${json(e.consensus)}::jsonb, ${json(e.grounding)}::jsonb, ${json(e.error)}::jsonb, ${toDate(intent.created_at)}, ${toDate(intent.updated_at)}, ${instance})`
       }).pipe(Effect.orDie),
     update: (intent, reviewedBy) =>
       Effect.gen(function*() {
         const e = yield* encode(intent)
         yield* sql`UPDATE intents SET status = ${e.status}, mode = ${e.mode}, settings = ${json(e.settings)}::jsonb, plan = ${json(e.plan)}::jsonb, output = ${e.output},
                      models = ${json(e.models)}::jsonb, usage = ${json(e.usage)}::jsonb,
-                     credits_charged = ${e.credits_charged}, consensus = ${json(e.consensus)}::jsonb, error = ${json(e.error)}::jsonb,
+                     credits_charged = ${e.credits_charged}, consensus = ${json(e.consensus)}::jsonb, grounding = ${json(e.grounding)}::jsonb, error = ${json(e.error)}::jsonb,
                      reviewed_by = COALESCE(${reviewedBy ?? null}, reviewed_by), updated_at = ${toDate(intent.updated_at)},
                      instance_id = ${instance}
                    WHERE id = ${e.id}`

@@ -15,6 +15,7 @@ import operatorCapsInstances from "../migrations/0007_operator_caps_instances.js
 import reservationParts from "../migrations/0008_reservation_parts.js"
 import consensus from "../migrations/0009_consensus.js"
 import codeGrounding from "../migrations/0010_code_grounding.js"
+import groundingReports from "../migrations/0011_grounding_reports.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -26,7 +27,8 @@ export const loader = Migrator.fromRecord({
   "0007_operator_caps_instances": operatorCapsInstances,
   "0008_reservation_parts": reservationParts,
   "0009_consensus": consensus,
-  "0010_code_grounding": codeGrounding
+  "0010_code_grounding": codeGrounding,
+  "0011_grounding_reports": groundingReports
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */

@@ -4,6 +4,7 @@ import { EffectiveSettings } from "../orgs/Policy.js"
 import { HuddleMode } from "../accounts/Preferences.js"
 import { Line } from "../shared/WireString.js"
 import { ConsensusReport } from "../council/ConsensusReport.js"
+import { GroundingReport } from "../grounding/GroundingReport.js"
 
 export const SessionTitle = Line.pipe(Schema.compose(Schema.Trim), Schema.minLength(1), Schema.maxLength(200))
 
@@ -11,7 +12,9 @@ export const SessionTitle = Line.pipe(Schema.compose(Schema.Trim), Schema.minLen
 export class Reference extends Schema.Class<Reference>("Reference")({
   path: Schema.String,
   start_line: Schema.Int,
-  end_line: Schema.Int
+  end_line: Schema.Int,
+  /** Why the passage was chosen for the answer. */
+  why: Schema.optional(Schema.String)
 }) {}
 
 export class HuddleMessage extends Schema.Class<HuddleMessage>("HuddleMessage")({
@@ -64,5 +67,7 @@ export class HuddleReply extends Schema.Class<HuddleReply>("HuddleReply")({
   /** Set when the answer comes from the offline provider, not a language model. */
   offline: Schema.Boolean,
   /** Multi mode: the council's consensus report (DESIGN §6). */
-  consensus: Schema.optional(ConsensusReport)
+  consensus: Schema.optional(ConsensusReport),
+  /** When the workspace has a connected repository: the mode, what was analysed, the excerpts, the citations checked. */
+  grounding: Schema.optional(GroundingReport)
 }) {}

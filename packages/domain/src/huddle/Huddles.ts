@@ -4,7 +4,7 @@
  */
 import { Context, DateTime, Effect, Layer, Option, Stream } from "effect"
 import { NotFound } from "../shared/Errors.js"
-import { HuddleMessage, HuddleReply, HuddleSession, HuddleSessionWithMessages } from "./Huddle.js"
+import { HuddleMessage, HuddleReply, HuddleSession, HuddleSessionWithMessages, Reference } from "./Huddle.js"
 import { Ids } from "../shared/Ids.js"
 import type { Intent } from "./Intent.js"
 import { Usage } from "../models/Model.js"
@@ -47,6 +47,10 @@ export interface Service {
 export class Huddles extends Context.Tag("@huddle/domain/Huddles")<Huddles, Service>() {}
 
 const sessionNotFound = new NotFound({ message: "Session not found" })
+
+/** An answer's verified citations, as references (none for an answer not grounded in a repository). */
+const referencesOf = (intent: Intent): ReadonlyArray<Reference> =>
+  (intent.grounding?.references ?? []).map((reference) => new Reference(reference))
 const titleOf = (input: string) => {
   const line = input.trim().split("\n")[0] ?? ""
   return line.length > 80 ? `${line.slice(0, 77)}...` : line.length > 0 ? line : "Untitled huddle"
@@ -74,7 +78,7 @@ export const make = Effect.gen(function*() {
         models: intent.models,
         usage: intent.usage,
         credits_charged: intent.credits_charged,
-        references: [],
+        references: referencesOf(intent),
         ...(intent.consensus === undefined ? {} : { consensus: intent.consensus }),
         created_at: yield* DateTime.now
       })
@@ -98,13 +102,14 @@ export const make = Effect.gen(function*() {
         requested_mode: outcome.requestedMode,
         ...(intent.plan?.mode_reason === undefined ? {} : { mode_reason: intent.plan.mode_reason }),
         output: intent.output,
-        references: [],
+        references: referencesOf(intent),
         usage: intent.usage ?? new Usage({ input_tokens: 0, output_tokens: 0 }),
         credits_charged: intent.credits_charged,
         models: intent.models,
         policy: intent.settings,
         offline: outcome.offline,
-        ...(intent.consensus === undefined ? {} : { consensus: intent.consensus })
+        ...(intent.consensus === undefined ? {} : { consensus: intent.consensus }),
+        ...(intent.grounding === undefined ? {} : { grounding: intent.grounding })
       })
     })
 

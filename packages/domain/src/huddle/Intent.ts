@@ -4,6 +4,7 @@ import { HuddleMode } from "../accounts/Preferences.js"
 import { RiskFlag } from "./RiskFlags.js"
 import { ChatRole, Usage } from "../models/Model.js"
 import { ConsensusReport } from "../council/ConsensusReport.js"
+import { GroundingReport } from "../grounding/GroundingReport.js"
 
 export const IntentStatus = Schema.Literal(
   "received",
@@ -39,7 +40,14 @@ export class Plan extends Schema.Class<Plan>("Plan")({
   /** A council's seats (model ids by seat) and the worst case of its whole run (multi and auto mode). */
   council: Schema.optional(Schema.Struct({ seats: Schema.Array(Schema.String), worst_case_credits: Schema.Int })),
   /** Why auto mode chose the mode it did, once it chose. */
-  mode_reason: Schema.optional(Schema.String)
+  mode_reason: Schema.optional(Schema.String),
+  /** The repository excerpts in `messages`, kept to verify the answer's citations when it runs. */
+  grounding: Schema.optional(Schema.Struct({
+    repository_id: Schema.String,
+    index_version: Schema.Int,
+    report: GroundingReport,
+    excerpts: Schema.Array(Schema.Struct({ path: Schema.String, start_line: Schema.Int, end_line: Schema.Int, text: Schema.String }))
+  }))
 }) {}
 
 export class IntentError extends Schema.Class<IntentError>("IntentError")({
@@ -62,6 +70,8 @@ export class Intent extends Schema.Class<Intent>("Intent")({
   credits_charged: Schema.Int,
   /** The council's report (multi mode, or auto mode that convened one). */
   consensus: Schema.optional(ConsensusReport),
+  /** What grounding in the workspace's repository did: excerpts, verified references, citations checked. */
+  grounding: Schema.optional(GroundingReport),
   error: Schema.NullOr(IntentError),
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc

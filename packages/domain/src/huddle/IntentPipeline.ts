@@ -12,8 +12,10 @@
  */
 import { Cause, Chunk, Context, DateTime, Effect, Exit, Layer, Option, Predicate, Stream } from "effect"
 import { Council, type CouncilEvent, type Spent } from "../council/Council.js"
-import type { CouncilRound } from "../council/ConsensusReport.js"
+import { ConsensusReport, type CouncilRound } from "../council/ConsensusReport.js"
 import * as AutoMode from "../council/AutoMode.js"
+import { CitationFilter, type Context as CitableContext, verify } from "../grounding/Citations.js"
+import { Grounding, withCitations } from "../grounding/Grounding.js"
 import { codeOf, type InsufficientCredits, InvalidRequest, type NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
 import { Ids } from "../shared/Ids.js"
 import { Intent, IntentError, Plan } from "./Intent.js"
@@ -30,7 +32,7 @@ import { OrgSettings } from "../orgs/OrgSettings.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
 
 /** The stages of a run; a council's rounds are stages of its execution. */
-export type StageName = "context" | "planning" | "review" | "execution" | CouncilRound | "completion"
+export type StageName = "context" | "retrieval" | "planning" | "review" | "execution" | CouncilRound | "completion"
 
 /** `progress`: something happened within a stage (a council participant finished its round). */
 export type StageStatus = "started" | "progress" | "completed" | "skipped"
@@ -183,6 +185,9 @@ const failure = (error: { readonly _tag: string; readonly message: string }) =>
     message: error.message
   })
 
+/** The grounding a plan carries, as what its answer's citations are checked against. */
+type PlanGrounding = NonNullable<Plan["grounding"]>
+
 interface Steps {
   /** Records the intent as executing once its credits are held; the events that announce it. */
   readonly begin: Effect.Effect<readonly [Intent, ReadonlyArray<PipelineEvent>]>
@@ -195,6 +200,7 @@ export const make = Effect.gen(function*() {
   const intents = yield* IntentRepository
   const metered = yield* MeteredCall
   const council = yield* Council
+  const grounding = yield* Grounding
   const orgSettings = yield* OrgSettings
   const context = yield* ContextAssembly
 
@@ -223,6 +229,9 @@ export const make = Effect.gen(function*() {
    * cost. A refused reservation fails before `begin` (after `refused`), so whatever `begin`
    * writes is written only for a request that will run.
    */
+  const citableOf = (grounded: PlanGrounding): Effect.Effect<CitableContext> =>
+    grounding.citable(grounded.repository_id, grounded.index_version, grounded.excerpts)
+
   const executeSingle = (
     intent: Intent,
     payer: Payer,
@@ -231,6 +240,8 @@ export const make = Effect.gen(function*() {
   ): Stream.Stream<PipelineEvent, PipelineError> =>
     Stream.unwrapScoped(Effect.gen(function*() {
       const plan = intent.plan!
+      // A grounded answer streams through the citation filter: no unverified citation goes out.
+      const filter = plan.grounding === undefined ? undefined : new CitationFilter(yield* citableOf(plan.grounding))
       const candidates = yield* metered.candidates({ _tag: "Candidates", ids: plan.models }, undefined)
       const call: Metered = yield* metered.run({
         payer,
@@ -256,6 +267,7 @@ export const make = Effect.gen(function*() {
             usage: settled.consumed ? settled.usage : null,
             credits_charged: settled.charged,
             models: progress.answered ? [settled.model.id] : [],
+            ...(filter === undefined || plan.grounding === undefined ? {} : { grounding: withCitations(plan.grounding.report, filter.report()) }),
             // The plan that ran (auto mode's single answer, when a council was not affordable).
             mode: "single",
             plan: intent.plan
@@ -281,12 +293,18 @@ export const make = Effect.gen(function*() {
               case "AttemptFailed":
                 out.push(stage("execution", "started", { model: event.model.id, failed: event.reason, retrying: event.willRetry }))
                 break
-              case "Delta":
-                progress.text += event.text
-                out.push({ _tag: "Token", text: event.text })
+              case "Delta": {
+                const text = filter === undefined ? event.text : filter.push(event.text)
+                progress.text += text
+                if (text.length > 0) out.push({ _tag: "Token", text })
                 break
-              case "Settled":
+              }
+              case "Settled": {
+                const rest = filter === undefined ? "" : filter.end()
+                progress.text += rest
+                if (rest.length > 0) out.push({ _tag: "Token", text: rest })
                 return Effect.map(completed(event), (last) => Chunk.unsafeFromArray([...out, ...last]))
+              }
               // The huddle offers no tools, so a model has none to call; the finish reason is not reported.
               case "ToolCallDelta":
               case "Finish":
@@ -355,8 +373,17 @@ export const make = Effect.gen(function*() {
           (closed) => (progress.closed = closed)
         )
 
-      const concluded = (result: Extract<CouncilEvent, { readonly _tag: "Concluded" }>["result"]) =>
-        Effect.map(
+      const citable = plan.grounding === undefined ? undefined : yield* citableOf(plan.grounding)
+      const concluded = (concludedWith: Extract<CouncilEvent, { readonly _tag: "Concluded" }>["result"]) => {
+        // The consensus (or auto's single answer) with its citations verified, as a grounded answer must be.
+        const checked = citable === undefined ? undefined : verify(concludedWith._tag === "Council" ? concludedWith.report.text : concludedWith.text, citable)
+        const result: typeof concludedWith = checked === undefined
+          ? concludedWith
+          : concludedWith._tag === "Council"
+          ? { ...concludedWith, report: new ConsensusReport({ ...concludedWith.report, text: checked.text }, { disableValidation: true }) }
+          : { ...concludedWith, text: checked.text }
+        const grounded = checked === undefined || plan.grounding === undefined ? {} : { grounding: withCitations(plan.grounding.report, checked) }
+        return Effect.map(
           result._tag === "Council"
             ? close(result, {
               status: "completed",
@@ -364,6 +391,7 @@ export const make = Effect.gen(function*() {
               mode: "multi",
               output: result.report.text,
               consensus: result.report,
+              ...grounded,
               ...(auto ? { plan: new Plan({ ...plan, mode_reason: AutoMode.reasons.disagreed }) } : {})
             })
             : close(result, {
@@ -371,7 +399,8 @@ export const make = Effect.gen(function*() {
               error: null,
               mode: "single",
               output: result.text,
-              plan: new Plan({ ...plan, mode_reason: result.reason })
+              plan: new Plan({ ...plan, mode_reason: result.reason }),
+              ...grounded
             }),
           (final): ReadonlyArray<PipelineEvent> => [
             ...tokensOf(final.output ?? ""),
@@ -384,6 +413,7 @@ export const make = Effect.gen(function*() {
             { _tag: "Done", outcome: { intent: final, requestedMode, offline } }
           ]
         )
+      }
 
       const run = council.run({
         plan: priced,
@@ -446,15 +476,24 @@ export const make = Effect.gen(function*() {
         budgetTokens: Math.floor(primary.context_window * memoryShare)
       })
       const system = systemPrompt(settings, memories.memories)
+      const contextWindow = Math.min(...candidates.map((model) => model.context_window))
+      // The workspace's repository, when one is connected and indexed: excerpts within a share of the window.
+      const grounded = Option.getOrUndefined(yield* grounding.ground({
+        userId: principal.user.id,
+        workspaceId: scope.workspaceId,
+        question: submission.input,
+        contextWindow
+      }))
       const maxOutput = maxOutputOf(candidates)
-      const inputBudget = Math.min(...candidates.map((model) => model.context_window)) - maxOutput -
-        estimateTokens(system) - estimateTokens(submission.input)
+      const inputBudget = contextWindow - maxOutput - estimateTokens(system) - estimateTokens(submission.input) -
+        (grounded === undefined ? 0 : estimateTokens(grounded.instructions))
       if (inputBudget < 0) {
         return yield* new InvalidRequest({ message: "The input is too long for the model's context window" })
       }
       const history = fitHistory(submission.history ?? [], inputBudget)
       const messages: ReadonlyArray<ChatMessage> = [
         { role: "system", content: system },
+        ...(grounded === undefined ? [] : [{ role: "system" as const, content: grounded.instructions }]),
         ...history,
         { role: "user", content: submission.input }
       ]
@@ -487,7 +526,15 @@ export const make = Effect.gen(function*() {
         ...(submission.model === undefined ? {} : { requested_model: submission.model }),
         flags,
         ...(seats === undefined ? {} : { council: { seats: seats.seats.map((model) => model.id), worst_case_credits: seats.worstCase } }),
-        ...(modeReason === undefined ? {} : { mode_reason: modeReason })
+        ...(modeReason === undefined ? {} : { mode_reason: modeReason }),
+        ...(grounded === undefined ? {} : {
+          grounding: {
+            repository_id: grounded.repositoryId,
+            index_version: grounded.version,
+            report: grounded.report,
+            excerpts: grounded.excerpts.map(({ end_line, path, start_line, text }) => ({ path, start_line, end_line, text }))
+          }
+        })
       })
       const planned = new Intent({
         id: yield* ids.next("int"),
@@ -513,6 +560,17 @@ export const make = Effect.gen(function*() {
           history_messages: history.length,
           model_tier: settings.model_tier.value
         }),
+        ...(grounded === undefined ? [] : [
+          stage("retrieval", "completed", {
+            mode: grounded.report.mode,
+            reason: grounded.report.reason,
+            files_analysed: grounded.report.files_analysed,
+            files_indexed: grounded.report.files_indexed,
+            analysed_by_category: grounded.report.analysed_by_category,
+            excerpts: grounded.report.excerpts.length,
+            files: [...new Set(grounded.report.excerpts.map((excerpt) => excerpt.path))]
+          })
+        ]),
         stage("planning", "started")
       ]
       // Nothing is written before this point: a request refused above leaves no trace.

@@ -87,8 +87,8 @@ export const HuddleStreamEvent = Schema.Union(
     "stage",
     Schema.Struct(
       {
-        stage: Schema.Literal("context", "planning", "review", "execution", ...CouncilRound.literals, "completion").annotations({
-          description: "A council's rounds (`proposals`, `critique`, `synthesis`, `ratification`) are stages of its execution (multi mode)"
+        stage: Schema.Literal("context", "retrieval", "planning", "review", "execution", ...CouncilRound.literals, "completion").annotations({
+          description: "`retrieval`: what was taken from the workspace's connected repository (mode, files analysed of files indexed, which files). A council's rounds (`proposals`, `critique`, `synthesis`, `ratification`) are stages of its execution (multi mode)"
         }),
         status: Schema.Literal("started", "progress", "completed", "skipped").annotations({
           description: "`progress`: a council participant finished a round (`seat`, `model`, `outcome`: answered, abstained or dropped, with a `reason`)"

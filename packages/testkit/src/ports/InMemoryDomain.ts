@@ -23,12 +23,15 @@ import * as ContextAssembly from "@huddle/domain/memories/ContextAssembly"
 import * as Completions from "@huddle/domain/models/Completions"
 import * as MeteredCall from "@huddle/domain/models/MeteredCall"
 import * as Council from "@huddle/domain/council/Council"
+import * as Grounding from "@huddle/domain/grounding/Grounding"
+import * as LexicalCodeSearch from "@huddle/adapters/grounding/LexicalCodeSearch"
 import * as Router from "@huddle/domain/models/Router"
 import * as OrgAccess from "@huddle/domain/orgs/OrgAccess"
 import * as OrgSettings from "@huddle/domain/orgs/OrgSettings"
 import * as RequestScope from "@huddle/domain/request/RequestScope"
 import { DateTime, Layer } from "effect"
 import * as InMemoryCreditStore from "./InMemoryCreditStore.js"
+import * as InMemoryRepositoryStore from "./InMemoryRepositoryStore.js"
 import * as InMemoryIntents from "./InMemoryIntents.js"
 import * as InMemoryMemberships from "./InMemoryMemberships.js"
 import * as InMemoryMemories from "./InMemoryMemories.js"
@@ -62,6 +65,7 @@ export const ports = (options: Options = {}) =>
 export const layer = (options: Options = {}) =>
   Layer.mergeAll(RequestScope.layer, Completions.layer, IntentPipeline.layer).pipe(
     Layer.provideMerge(Council.layer),
+    Layer.provideMerge(Grounding.layer.pipe(Layer.provideMerge(LexicalCodeSearch.layer), Layer.provideMerge(InMemoryRepositoryStore.layer))),
     Layer.provideMerge(MeteredCall.layer),
     Layer.provideMerge(Layer.mergeAll(Router.layer, Credits.layer, ContextAssembly.layer, OrgSettings.layer)),
     Layer.provideMerge(OrgAccess.layer),
