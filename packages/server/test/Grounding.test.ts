@@ -8,6 +8,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { Accounts, type FakeOpenAi, SseClient, type TestServer, WithFakeUpstream } from "@huddle/testkit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { answerCouncil, roundOfRequest } from "./councilUpstream.js"
 
 const files: Record<string, string> = {
   "src/math.ts": "export const add = (a: number, b: number) =>\n  a + b\n\nexport const multiply = (a: number, b: number) =>\n  a * b\n",
@@ -108,5 +109,26 @@ describe("answers grounded in a connected repository", () => {
     })
     expect(res.body.grounding.files_analysed).toBe(3)
     expect(JSON.stringify(fake.requests.at(-1)!.body)).toContain("untested: src/strings.ts")
+  })
+
+  it("grounds every council participant in the same excerpts, and JSON-RPC submissions too", async () => {
+    fake.reset()
+    answerCouncil(fake)
+    const multi = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "Where is add defined in math?", mode: "multi" } })
+    expect(multi.status, multi.text).toBe(200)
+    expect(multi.body.mode).toBe("multi")
+    const rounds = fake.requests.filter((request) => roundOfRequest(request) !== undefined)
+    expect(rounds.length).toBeGreaterThanOrEqual(10)
+    for (const request of rounds) expect(JSON.stringify(request.body)).toContain("a + b")
+    expect(multi.body.grounding).toMatchObject({ mode: "focused", files_indexed: 4 })
+
+    fake.reset()
+    fake.enqueue({ answer })
+    const rpc = await server.request("POST", "/v1/rpc", {
+      token: user.session,
+      body: { jsonrpc: "2.0", id: 1, method: "intent.submit", params: { input: "Where is add defined in math?" } }
+    })
+    expect(rpc.body.result.grounding.citations.checked).toBe(4)
+    expect(rpc.body.result.output).not.toContain("missing.ts")
   })
 })
