@@ -31,14 +31,15 @@ const held = Effect.flatMap(CreditStoreState, (state) => state.held)
 // ---------------------------------------------------------------------------------------------
 // Participants
 
-/** What seat `seat` answers when asked in `round`. */
-type Behaviour = (seat: number, round: CouncilRound, request: ModelRequest) => Answer
+/** What seat `seat` answers when asked in `round` (or, `position`, for auto mode's second opinion). */
+type Behaviour = (seat: number, round: Protocol.PromptRound, request: ModelRequest) => Answer
 
 const say = (text: string): Answer => answer([text.slice(0, 7), text.slice(7)], usage)
 
 const agreed = "Start with PostgreSQL."
 const said = {
   proposal: (seat: number, position = agreed) => `POSITION: ${position}\nProposal ${seat}: a relational store fits a small team.`,
+  position: (position = agreed) => `POSITION: ${position}`,
   critique: (seat: number, position = agreed, changed = false) =>
     `CRITIQUE: Critique ${seat}: the others are sound.\nPOSITION: ${position}\nCHANGED: ${changed ? "yes" : "no"}\nREASON: Reason ${seat}.`,
   synthesis: (seat: number) => `POSITION: ${agreed}\nConsensus ${seat}: PostgreSQL, with backups from day one.`,
@@ -52,6 +53,8 @@ const standard: Behaviour = (seat, round) => {
   switch (round) {
     case "proposals":
       return say(said.proposal(seat))
+    case "position":
+      return say(said.position())
     case "critique":
       return say(said.critique(seat))
     case "synthesis":
@@ -62,10 +65,10 @@ const standard: Behaviour = (seat, round) => {
 }
 
 /** `standard`, except what `overrides` says for some seats and rounds. */
-const except = (overrides: ReadonlyArray<readonly [number, CouncilRound, Behaviour]>): Behaviour => (seat, round, request) =>
+const except = (overrides: ReadonlyArray<readonly [number, Protocol.PromptRound, Behaviour]>): Behaviour => (seat, round, request) =>
   (overrides.find(([s, r]) => s === seat && r === round)?.[2] ?? standard)(seat, round, request)
 
-const isRetry = (request: ModelRequest, round: CouncilRound) => request.messages.at(-1)?.content === Protocol.retryNote(round).content
+const isRetry = (request: ModelRequest, round: Protocol.PromptRound) => request.messages.at(-1)?.content === Protocol.retryNote(round).content
 
 /** What a call answered with `reply` is charged: the reported usage, else an estimate once there was output. */
 const chargeOf = (request: ModelRequest, reply: Answer): number => {
@@ -106,7 +109,7 @@ const seat = (seats: number, behaviour: Behaviour) =>
   })
 
 /** The requests seat `seat` received in `round`, in order. */
-const asked = (seat: number, round: CouncilRound) =>
+const asked = (seat: number, round: Protocol.PromptRound) =>
   Effect.map(
     Effect.flatMap(ScriptedModels, (script) => script.calls),
     (calls) => calls.filter((call) => call.model.id === panel[seat - 1]!.id && Protocol.roundOf(call.messages) === round)
@@ -478,7 +481,11 @@ describe("the council", () => {
     }).pipe(Effect.provide(domain())))
 
   describe("in auto mode", () => {
-    it.effect("answers once when the two opening proposals agree, after two model calls", () =>
+    const calls = Effect.flatMap(ScriptedModels, (script) => script.calls)
+    const started = (outcome: Outcome) => outcome.events.flatMap((event) => event._tag === "RoundStarted" ? [[event.round, event.seats]] : [])
+    const cap = (round: Protocol.PromptRound, seat: number) => Math.min(defaults.outputTokens[round], panel[seat - 1]!.max_output_tokens)
+
+    it.effect("answers with the opening proposal when a second opinion agrees: two calls, the second its position alone, capped at a line", () =>
       Effect.gen(function*() {
         yield* grant
         const charges = yield* seat(3, standard)
@@ -487,42 +494,60 @@ describe("the council", () => {
         const last = outcome.events.at(-1)
         assert(last?._tag === "Concluded" && last.result._tag === "Single")
         expect(last.result.text).toBe("Proposal 1: a relational store fits a small team.")
-        expect(last.result.reason).toBe("two independent answers agreed")
-        expect((yield* Effect.flatMap(ScriptedModels, (script) => script.calls)).map((call) => call.model.id)).toEqual(
-          expect.arrayContaining([panel[0]!.id, panel[1]!.id])
-        )
-        expect(yield* Effect.flatMap(ScriptedModels, (script) => script.calls)).toHaveLength(2)
+        expect(last.result.reason).toBe(AutoMode.reasons.agreed)
+        expect(yield* calls).toHaveLength(2)
+        const [proposal] = yield* asked(1, "proposals")
+        expect(proposal!.maxOutputTokens).toBe(cap("proposals", 1))
+        // The second opinion: seat 2's own perspective, only its position, a few dozen tokens at most,
+        // and nothing of seat 1's answer in front of it.
+        const [opinion] = yield* asked(2, "position")
+        expect(opinion!.messages).toEqual(Protocol.positionPrompt(question, 2, 3))
+        expect(opinion!.messages[0]!.content).toContain(`Your perspective: ${Protocol.perspectiveOf(2)}`)
+        expect(opinion!.maxOutputTokens).toBe(48)
+        expect(yield* asked(2, "proposals")).toEqual([])
+        expect(started(outcome)).toEqual([["proposals", [1, 2]]])
         expect(outcome.events.some((event) => event._tag === "Escalated")).toBe(false)
         expect(last.result.charged).toBe(outcome.taken)
         expectSettled(outcome, charges)
       }).pipe(Effect.provide(domain())))
 
-    it.effect("escalates to the full council when the two opening proposals disagree", () =>
+    it.effect("escalates when the second opinion disagrees, and asks its seat for a full proposal beside the third's, without the first's", () =>
       Effect.gen(function*() {
         yield* grant
-        const charges = yield* seat(3, except([[2, "proposals", (s) => say(said.proposal(s, "Start with SQLite."))]]))
+        const sqlite = "Start with SQLite."
+        const charges = yield* seat(3, except([
+          [2, "position", () => say(said.position(sqlite))],
+          [2, "proposals", (s) => say(said.proposal(s, sqlite))]
+        ]))
         const outcome = yield* runCouncil(3, { mode: "auto" })
         const report = reportOf(outcome)
 
-        expect(outcome.events.find((event) => event._tag === "Escalated")).toMatchObject({ reason: "two independent answers disagreed" })
-        const started = outcome.events.flatMap((event) => event._tag === "RoundStarted" ? [[event.round, event.seats]] : [])
-        expect(started).toEqual([
+        expect(outcome.events.find((event) => event._tag === "Escalated")).toMatchObject({ reason: AutoMode.reasons.disagreed })
+        expect(started(outcome)).toEqual([
           ["proposals", [1, 2]],
-          ["proposals", [3]],
+          ["proposals", [2, 3]],
           ["critique", [1, 2, 3]],
           ["synthesis", [1, 2, 3]],
           ["ratification", [1, 2, 3]]
         ])
+        // Seat 2's full proposal is asked as every proposal is: independent, at a proposal's cap.
+        const [full] = yield* asked(2, "proposals")
+        expect(full!.messages).toEqual(Protocol.proposalPrompt(question, 2, 3))
+        expect(full!.maxOutputTokens).toBe(cap("proposals", 2))
+        expect(yield* asked(2, "position")).toHaveLength(1)
         expect(votes(report)).toEqual(["endorse", "endorse", "endorse"])
-        expect(report.participants[1]!.initial_position).toBe("Start with SQLite.")
-        expect(yield* Effect.flatMap(ScriptedModels, (script) => script.calls)).toHaveLength(3 + 3 + 1 + 3)
+        expect(report.participants.map((participant) => participant.initial_position)).toEqual([agreed, sqlite, agreed])
+        expect(yield* calls).toHaveLength(2 + 2 + 3 + 1 + 3)
+        // The second opinion is paid by its seat: position, proposal, critique and ballot.
+        expect(report.participants[1]!.credits).toBe(4 * costOf(panel[1]!, usage))
+        expect(sum(report.participants.map((participant) => participant.credits))).toBe(outcome.taken)
         expectSettled(outcome, charges)
       }).pipe(Effect.provide(domain())))
 
-    it.effect("asks the third participant when an opening proposal fails, and answers once if the two answers agree", () =>
+    it.effect("asks the third participant for the second opinion when seat 2's fails, and answers once if it agrees", () =>
       Effect.gen(function*() {
         yield* grant
-        const charges = yield* seat(3, except([[2, "proposals", () => failBefore()]]))
+        const charges = yield* seat(3, except([[2, "position", () => failBefore()]]))
         const outcome = yield* runCouncil(3, { mode: "auto" })
 
         const last = outcome.events.at(-1)
@@ -530,33 +555,99 @@ describe("the council", () => {
         expect(last.result.text).toBe("Proposal 1: a relational store fits a small team.")
         expect(last.result.reason).toBe(AutoMode.reasons.agreedAfterFailure)
         expect(outcome.events.some((event) => event._tag === "Escalated")).toBe(false)
-        const started = outcome.events.flatMap((event) => event._tag === "RoundStarted" ? [[event.round, event.seats]] : [])
-        expect(started).toEqual([["proposals", [1, 2]], ["proposals", [3]]])
-        expect(yield* Effect.flatMap(ScriptedModels, (script) => script.calls)).toHaveLength(3)
+        expect(started(outcome)).toEqual([["proposals", [1, 2]], ["proposals", [3]]])
+        expect((yield* asked(3, "position")).map((request) => request.maxOutputTokens)).toEqual([48])
+        expect(yield* calls).toHaveLength(3)
         expectSettled(outcome, charges)
       }).pipe(Effect.provide(domain())))
 
-    it.effect("escalates with the two answers it has when an opening proposal fails and the third disagrees", () =>
+    it.effect("replaces a failed opening proposal with the next seat's full proposal, and answers with it if the second opinion agrees", () =>
+      Effect.gen(function*() {
+        yield* grant
+        const charges = yield* seat(3, except([[1, "proposals", () => failBefore()]]))
+        const outcome = yield* runCouncil(3, { mode: "auto" })
+
+        const last = outcome.events.at(-1)
+        assert(last?._tag === "Concluded" && last.result._tag === "Single")
+        expect(last.result.text).toBe("Proposal 3: a relational store fits a small team.")
+        expect(last.result.reason).toBe(AutoMode.reasons.agreedAfterFailure)
+        expect(started(outcome)).toEqual([["proposals", [1, 2]], ["proposals", [3]]])
+        expect(yield* asked(3, "position")).toEqual([])
+        expect(yield* calls).toHaveLength(3)
+        expectSettled(outcome, charges)
+      }).pipe(Effect.provide(domain())))
+
+    it.effect("escalates with the answers it has when the second opinion fails and the third seat's disagrees", () =>
       Effect.gen(function*() {
         yield* grant
         const charges = yield* seat(3, except([
-          [2, "proposals", () => failBefore()],
+          [2, "position", () => failBefore()],
+          [3, "position", () => say(said.position("Start with SQLite."))],
           [3, "proposals", (s) => say(said.proposal(s, "Start with SQLite."))]
         ]))
         const outcome = yield* runCouncil(3, { mode: "auto" })
         const report = reportOf(outcome)
 
         expect(outcome.events.find((event) => event._tag === "Escalated")).toMatchObject({ reason: AutoMode.reasons.disagreed })
-        const started = outcome.events.flatMap((event) => event._tag === "RoundStarted" ? [[event.round, event.seats]] : [])
-        expect(started).toEqual([
+        expect(started(outcome)).toEqual([
           ["proposals", [1, 2]],
+          ["proposals", [3]],
           ["proposals", [3]],
           ["critique", [1, 3]],
           ["synthesis", [1, 3]],
           ["ratification", [1, 3]]
         ])
+        expect(report.dropped.map((dropped) => [dropped.seat, dropped.round])).toEqual([[2, "proposals"]])
         expect(votes(report)).toEqual(["endorse", "dropped", "endorse"])
         expectSettled(outcome, charges)
+      }).pipe(Effect.provide(domain())))
+
+    it.effect("with two seats, fails at once when the opening proposal fails, asking the other for nothing more", () =>
+      Effect.gen(function*() {
+        yield* grant
+        const charges = yield* seat(2, except([[1, "proposals", () => failBefore()]]))
+        const outcome = yield* runCouncil(2, { mode: "auto" })
+
+        expect(outcome.events.find((event) => event._tag === "Escalated")).toMatchObject({ reason: AutoMode.reasons.failed })
+        expect(outcome.error?._tag).toBe("UpstreamUnavailable")
+        expect(yield* asked(2, "proposals")).toEqual([])
+        expect(yield* calls).toHaveLength(2)
+        expectSettled(outcome, charges)
+      }).pipe(Effect.provide(domain())))
+
+    it.effect("holds enough for its most expensive run: every call retried at its cap, the second opinion's too, and two chairs replaced", () =>
+      Effect.gen(function*() {
+        yield* grant
+        // Every call is charged all that it carved out of the run's budget.
+        const dear = { input_tokens: 10_000_000, output_tokens: 10_000_000 }
+        const full = (head: string, tokens: number) => head + "\n" + "A relational store fits a small team. ".repeat(tokens).slice(0, tokens * 4 - head.length - 1)
+        const behaviour: Behaviour = (s, round, request) => {
+          const retry = isRetry(request, round)
+          switch (round) {
+            case "proposals":
+              return answer(retry ? [full(`POSITION: ${agreed}`, cap(round, s))] : [], dear)
+            case "position":
+              return answer(retry ? [`POSITION: Start with SQLite, ${"one file and no server ".repeat(20)}`.slice(0, cap(round, s) * 4)] : [], dear)
+            case "critique":
+              return answer([full(retry ? `POSITION: ${agreed}\nCHANGED: no` : "CRITIQUE: unlabelled", cap(round, s))], dear)
+            case "synthesis":
+              return answer(retry && s === 3 ? [full(`POSITION: ${agreed}`, cap(round, s))] : [], dear)
+            case "ratification":
+              return answer([retry ? said.endorse(s) : full("No vote yet.", cap(round, s))], dear)
+          }
+        }
+        yield* seat(3, behaviour)
+        const council = yield* CouncilModule.make
+        const plan = yield* council.plan({ models: panel.slice(0, 3), messages: question, participants: 3 })
+        const outcome = yield* runCouncil(3, { mode: "auto" })
+        const report = reportOf(outcome)
+
+        // Nobody was dropped for want of credits: every carve fitted in the run's reservation.
+        expect(report.dropped).toEqual([])
+        expect(report.chair.seat).toBe(3)
+        expect(yield* calls).toHaveLength(2 * (3 + 1 + 3 + 3 + 3))
+        expect(outcome.taken).toBeLessThanOrEqual(plan.worstCase)
+        expect(outcome.held).toBe(0)
       }).pipe(Effect.provide(domain())))
   })
 
@@ -605,6 +696,7 @@ describe("the council", () => {
 
   /** What seat `seat` answers when `scripts` says how it acts in each round. */
   const acting = (scripts: ReadonlyArray<Script>): Behaviour => (seat, round) => {
+    if (round === "position") throw new Error("a council in multi mode asks for no second opinion")
     const does = scripts[seat - 1]![round]
     if (does === "fails") return failBefore()
     switch (round) {

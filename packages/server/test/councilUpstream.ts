@@ -5,8 +5,7 @@
  * a claim of its own, the others endorse. Every call reports the same usage, so that a run's
  * charge is known from the number of its calls.
  */
-import { roundOf } from "@huddle/domain/council/Protocol"
-import type { CouncilRound } from "@huddle/domain/council/ConsensusReport"
+import { type PromptRound, roundOf } from "@huddle/domain/council/Protocol"
 import { FakeOpenAi } from "@huddle/testkit"
 
 export const position = "Keep the ledger in PostgreSQL."
@@ -16,8 +15,9 @@ export const dissent = { claim: "Keep the ledger in SQLite for the first release
 /** What every call reports: 60 input and 12 output tokens. */
 export const usagePerCall = { prompt_tokens: 60, completion_tokens: 12 } as const
 
-const answers: Readonly<Record<CouncilRound, (dissenting: boolean) => string>> = {
+const answers: Readonly<Record<PromptRound, (dissenting: boolean) => string>> = {
   proposals: () => `POSITION: ${position}\nIt has transactions, and we already operate it.`,
+  position: () => `POSITION: ${position}`,
   critique: () => `CRITIQUE: The others agree and their reasons hold.\nPOSITION: ${position}\nCHANGED: no\nREASON: Nothing said changes it.`,
   synthesis: () => `POSITION: ${position}\n${consensusText}`,
   ratification: (dissenting) =>
@@ -27,7 +27,7 @@ const answers: Readonly<Record<CouncilRound, (dissenting: boolean) => string>> =
 type Body = { readonly model?: string; readonly messages?: ReadonlyArray<{ readonly role: "system" | "user" | "assistant" | "tool"; readonly content: string }> }
 
 /** The round of a request the fake received, if it is a council's. */
-export const roundOfRequest = (request: FakeOpenAi.RecordedRequest): CouncilRound | undefined =>
+export const roundOfRequest = (request: FakeOpenAi.RecordedRequest): PromptRound | undefined =>
   roundOf(((request.body ?? {}) as Body).messages ?? [])
 
 /**
@@ -40,7 +40,7 @@ export const answerCouncil = (
     readonly dissenter?: string
     readonly fails?: ReadonlyArray<string>
     /** Milliseconds before each answer of these rounds begins. */
-    readonly slow?: Partial<Record<CouncilRound, number>>
+    readonly slow?: Partial<Record<PromptRound, number>>
   } = {}
 ) =>
   fake.respondWith((request) => {

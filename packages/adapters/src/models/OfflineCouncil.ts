@@ -9,6 +9,8 @@
  *   chosen by a hash of their perspective and the question;
  * - a yes/no question (`Should we…?`, `Is…?`): the same rule over `yes` and `no`;
  * - anything else: every seat restates the question the same way, and they agree.
+ * Asked for its position alone (auto mode's second opinion), a seat gives the position it would
+ * propose, in one line.
  * In the critique each keeps its position; the chair adopts the position most members hold (its
  * own on a tie); each member endorses a consensus that states its position and dissents, with its
  * position as the claim, from one that does not.
@@ -47,7 +49,7 @@ const seatOf = (messages: ReadonlyArray<ChatMessage>): number => {
 /** The member's question: the last user turn of the conversation, before the round's own turn. */
 const questionOf = (messages: ReadonlyArray<ChatMessage>, round: string): string => {
   const users = messages.filter((message) => message.role === "user")
-  const turn = round === "proposals" ? users.at(-1) : users.at(-2)
+  const turn = round === "proposals" || round === "position" ? users.at(-1) : users.at(-2)
   return (turn?.content ?? "").trim().replace(/\s+/g, " ")
 }
 
@@ -88,6 +90,8 @@ export const answerFor = (
         plain(messages.filter((message) => !message.content.startsWith(Protocol.marker))),
         `As a council member it took ${own.rule}, by a fixed rule of its seat's perspective.`
       ].join("\n")
+    case "position":
+      return `POSITION: ${own.position}`
     case "critique": {
       const peers = [...last.matchAll(/--- Participant (\w+) ---\nPOSITION: (.*)/g)].map((m) => `Participant ${m[1]} holds "${m[2]}"`)
       return [

@@ -5,11 +5,12 @@
  *    question) gets a single answer; nothing is gained by deliberating it.
  * 2. The member's credits and policy: when the council's worst case cannot be reserved (the
  *    balance, the org's fallback policy or the member's cap), a single answer.
- * 3. The answer's uncertainty: two participants answer independently (the council's first two
- *    proposals, so nothing is wasted); when their positions agree (`Protocol.samePosition`) the
- *    first is the answer, otherwise the council goes on with them. A participant whose call
+ * 3. The answer's uncertainty: seat 1 proposes (the council's first proposal) and seat 2 gives a
+ *    second opinion, independently: its position alone, a call capped at a line. When the two
+ *    positions agree (`Protocol.samePosition`) the proposal is the answer; otherwise the council
+ *    goes on, seat 2 asked for its full proposal with the others. A participant whose call
  *    failed is replaced by the next seat before deciding: a failure says nothing about the
- *    question, and the council would ask that seat anyway.
+ *    question.
  *
  * Research on debate finds most of its gain where independent answers disagree, and little where
  * they agree; deciding when to deliberate saves most of the cost (see the decision record).

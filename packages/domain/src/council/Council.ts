@@ -18,8 +18,10 @@
  * (`UpstreamUnavailable`), after every call made was settled. A deadline bounds the whole run:
  * each round must end by its share of it, and who has not answered by then is dropped.
  *
- * In `auto` mode the run opens with two proposals only: when they agree, it concludes with the
- * first as a single answer (`Concluded` with a `Single` result); otherwise the council goes on.
+ * In `auto` mode the run opens with one proposal and a second opinion (another seat's position
+ * alone, a small call): when they agree, it concludes with the proposal as a single answer
+ * (`Concluded` with a `Single` result); otherwise the council goes on, the second opinion's seat
+ * asked for its full proposal with the others.
  */
 import { Clock, Context, Duration, Effect, Layer, Mailbox, Option, Stream } from "effect"
 import { type InsufficientCredits, InvalidRequest, type NotFound, type Unauthorized, UpstreamUnavailable } from "../shared/Errors.js"
@@ -46,15 +48,18 @@ export interface Settings {
   readonly participants: number
   /** The whole run's time budget. */
   readonly deadline: Duration.Duration
-  /** The most output tokens asked of each round's calls (each model's own cap applies too). */
-  readonly outputTokens: Readonly<Record<CouncilRound, number>>
+  /**
+   * The most output tokens asked of each round's calls (each model's own cap applies too);
+   * `position`, of auto mode's second opinion, which is one line.
+   */
+  readonly outputTokens: Readonly<Record<Protocol.PromptRound, number>>
 }
 
 export class CouncilSettings extends Context.Reference<CouncilSettings>()("@huddle/domain/CouncilSettings", {
   defaultValue: (): Settings => ({
     participants: 3,
     deadline: Duration.seconds(120),
-    outputTokens: { proposals: 1024, critique: 768, synthesis: 1536, ratification: 256 }
+    outputTokens: { proposals: 1024, position: 48, critique: 768, synthesis: 1536, ratification: 256 }
   })
 }) {}
 
@@ -75,10 +80,13 @@ export interface CouncilPlan {
   readonly seats: ReadonlyArray<CatalogModel>
   /** The estimated tokens of the conversation every prompt carries. */
   readonly estimatedInput: number
-  /** The most the whole run can cost: every round, every retry, every chair. */
+  /**
+   * The most the whole run can cost: every round, every retry, every chair, and auto mode's
+   * second opinions (counted in every plan: a plan does not know the mode it will run in).
+   */
   readonly worstCase: number
   /** The cap on each round's output, per seat (the round's cap within the model's own). */
-  readonly outputTokens: ReadonlyArray<Readonly<Record<CouncilRound, number>>>
+  readonly outputTokens: ReadonlyArray<Readonly<Record<Protocol.PromptRound, number>>>
 }
 
 export type CouncilEvent =
@@ -92,7 +100,7 @@ export type CouncilEvent =
     readonly reason?: string | undefined
   }
   | { readonly _tag: "RoundEnded"; readonly round: CouncilRound; readonly cut: boolean }
-  /** Auto mode: the two opening proposals disagreed (or one failed), so the council goes on. */
+  /** Auto mode: the opening proposal and second opinion disagreed (or one could not be had), so the council goes on. */
   | { readonly _tag: "Escalated"; readonly reason: string }
   /** Always the last event of a run that did not fail. */
   | { readonly _tag: "Concluded"; readonly result: CouncilResult }
@@ -106,7 +114,7 @@ export interface Spent {
 
 export type CouncilResult =
   | ({ readonly _tag: "Council"; readonly report: ConsensusReport } & Spent)
-  /** Auto mode's answer when two independent proposals agreed: the first of them. */
+  /** Auto mode's answer when a proposal and an independent second opinion agreed: the proposal. */
   | ({ readonly _tag: "Single"; readonly text: string; readonly reason: string } & Spent)
 
 export type CouncilError = UpstreamUnavailable | InsufficientCredits | Unauthorized | NotFound | InvalidRequest
@@ -120,7 +128,7 @@ export interface RunInput {
   /** The conversation every participant answers: system instructions, history, the question last. */
   readonly messages: ReadonlyArray<ChatMessage>
   readonly temperature?: number | undefined
-  /** `auto`: open with two proposals and go on only if they disagree. */
+  /** `auto`: open with a proposal and a second opinion, and go on only if they disagree. */
   readonly mode?: "multi" | "auto" | undefined
   /**
    * Told what the run spent once every call is settled, however it ended (concluded, failed,
@@ -160,6 +168,8 @@ interface Seat {
   readonly model: CatalogModel
   alive: boolean
   proposal: Protocol.Stated | undefined
+  /** Auto mode: the position it gave as the second opinion (before any proposal of its own). */
+  opinion: string | undefined
   /** The proposal as the model wrote it (what it sees as its own earlier turn). */
   proposalText: string
   critique: Protocol.Critique | undefined
@@ -199,6 +209,7 @@ export const make = Effect.gen(function*() {
       const base = estimateInput(messages, undefined) + instructionTokens
       const caps = seats.map((model) => ({
         proposals: Math.min(settings.outputTokens.proposals, model.max_output_tokens),
+        position: Math.min(settings.outputTokens.position, model.max_output_tokens),
         critique: Math.min(settings.outputTokens.critique, model.max_output_tokens),
         synthesis: Math.min(settings.outputTokens.synthesis, model.max_output_tokens, maxOutputTokens ?? Infinity),
         ratification: Math.min(settings.outputTokens.ratification, model.max_output_tokens)
@@ -207,6 +218,7 @@ export const make = Effect.gen(function*() {
       // What each round's prompt can hold at most: the conversation, the instruction, and the
       // earlier rounds' outputs as far as their caps let them grow (a retry adds its own answer).
       const proposalIn = base
+      const positionIn = base + Math.max(...caps.map((cap) => cap.position))
       const critiqueIn = base + sum((cap) => cap.proposals) + Math.max(...caps.map((cap) => cap.critique))
       const synthesisIn = base + sum((cap) => cap.proposals + cap.critique) + Math.max(...caps.map((cap) => cap.synthesis))
       const ratificationIn = base + Math.max(...caps.map((cap) => cap.synthesis)) + 3 * positionTokens +
@@ -218,10 +230,13 @@ export const make = Effect.gen(function*() {
           field: "messages"
         })
       }
-      // Every seat may propose, critique and ratify twice (one retry each) and chair once.
+      // Every seat may propose, critique and ratify twice (one retry each) and chair once; in
+      // auto mode every seat but the first may also give a second opinion twice (a seat's that
+      // failed is asked of the next).
       const worstCase = seats.reduce((total, model, i) => {
         const cap = caps[i]!
         return total +
+          (i === 0 ? 0 : 2 * worstCall(model, positionIn, cap.position)) +
           2 * worstCall(model, proposalIn, cap.proposals) +
           2 * worstCall(model, critiqueIn, cap.critique) +
           2 * worstCall(model, synthesisIn, cap.synthesis) +
@@ -259,6 +274,7 @@ export const make = Effect.gen(function*() {
         model,
         alive: true,
         proposal: undefined,
+        opinion: undefined,
         proposalText: "",
         critique: undefined,
         changed: false,
@@ -282,7 +298,7 @@ export const make = Effect.gen(function*() {
       }
 
       /** One metered call of a seat: its text, settled and counted against the seat however it ends. */
-      const call = (seat: Seat, round: CouncilRound, messages: ReadonlyArray<ChatMessage>) =>
+      const call = (seat: Seat, round: Protocol.PromptRound, messages: ReadonlyArray<ChatMessage>) =>
         Effect.scoped(Effect.gen(function*() {
           const maxOutputTokens = plan.outputTokens[seat.seat - 1]![round]
           const quote = yield* metered.quote([seat.model], messages, { maxOutputTokens })
@@ -314,7 +330,7 @@ export const make = Effect.gen(function*() {
        */
       const ask = <A>(
         seat: Seat,
-        round: CouncilRound,
+        round: Protocol.PromptRound,
         messages: ReadonlyArray<ChatMessage>,
         parse: (text: string) => A | undefined
       ): Effect.Effect<Outcome<A>> =>
@@ -394,46 +410,71 @@ export const make = Effect.gen(function*() {
       })
       tally.current = spent
 
-      // Round 1: proposals, independent and in parallel (in auto mode, two first).
-      const propose = (members: ReadonlyArray<Seat>) =>
-        roundOf("proposals", members, (seat) =>
-          ask(seat, "proposals", Protocol.proposalPrompt(input.messages, seat.seat, seats.length), Protocol.parseStated), (seat, outcome) => {
-          if (outcome._tag === "Answered") {
-            seat.proposal = outcome.value
-            seat.proposalText = outcome.text
-            return "answered"
-          }
-          drop(seat, "proposals", outcome._tag === "Failed" ? outcome.reason : "gave no readable proposal, even when asked again")
-          return "dropped"
-        })
+      // Round 1: proposals, independent and in parallel.
+      const proposal = (seat: Seat) =>
+        ask(seat, "proposals", Protocol.proposalPrompt(input.messages, seat.seat, seats.length), Protocol.parseStated)
+      const proposed = (seat: Seat, outcome: Outcome<Protocol.Stated>) => {
+        if (outcome._tag === "Answered") {
+          seat.proposal = outcome.value
+          seat.proposalText = outcome.text
+          return "answered" as const
+        }
+        drop(seat, "proposals", outcome._tag === "Failed" ? outcome.reason : "gave no readable proposal, even when asked again")
+        return "dropped" as const
+      }
+      const propose = (members: ReadonlyArray<Seat>) => roundOf("proposals", members, proposal, proposed)
 
       if (input.mode === "auto") {
-        // Two answers decide. A failed call says nothing about the question, so a seat that
-        // could not propose is replaced by the next one, whose proposal the council would ask
-        // for anyway if it went on.
-        yield* propose(seats.slice(0, 2))
-        let asked = 2
-        while (seats.slice(0, asked).filter((seat) => seat.proposal !== undefined).length < 2 && asked < seats.length) {
-          yield* propose([seats[asked]!])
-          asked++
+        // The opening, within the proposals round: seat 1's full proposal, which is the answer
+        // if it stands, and seat 2's second opinion, its position alone (a call capped at a line);
+        // each independent. A failed call says nothing about the question, so a seat that could
+        // not give its part is replaced by the next one.
+        let first: Seat | undefined
+        let second: Seat | undefined
+        let next = 0
+        while ((first === undefined || second === undefined) && next < seats.length) {
+          const full = first === undefined ? seats[next++] : undefined
+          const opinion = second === undefined && next < seats.length ? seats[next++] : undefined
+          yield* roundOf(
+            "proposals",
+            [full, opinion].filter((seat): seat is Seat => seat !== undefined),
+            (seat) =>
+              seat === opinion
+                ? ask(seat, "position", Protocol.positionPrompt(input.messages, seat.seat, seats.length), Protocol.parseStated)
+                : proposal(seat),
+            (seat, outcome) => {
+              if (seat !== opinion) return proposed(seat, outcome)
+              if (outcome._tag === "Answered") {
+                seat.opinion = outcome.value.position
+                return "answered"
+              }
+              drop(seat, "proposals", outcome._tag === "Failed" ? outcome.reason : "gave no readable position, even when asked again")
+              return "dropped"
+            }
+          )
+          if (full?.proposal !== undefined) first = full
+          if (opinion?.opinion !== undefined) second = opinion
         }
-        const [a, b] = seats.slice(0, asked).filter((seat) => seat.proposal !== undefined)
-        if (a?.proposal !== undefined && b?.proposal !== undefined && Protocol.samePosition(a.proposal.position, b.proposal.position)) {
+        if (first?.proposal !== undefined && second?.opinion !== undefined && Protocol.samePosition(first.proposal.position, second.opinion)) {
           return yield* emit({
             _tag: "Concluded",
             result: {
               _tag: "Single",
-              text: a.proposal.text,
-              reason: asked > 2 ? AutoMode.reasons.agreedAfterFailure : AutoMode.reasons.agreed,
+              text: first.proposal.text,
+              reason: next > 2 ? AutoMode.reasons.agreedAfterFailure : AutoMode.reasons.agreed,
               ...spent()
             }
           })
         }
         yield* emit({
           _tag: "Escalated",
-          reason: a?.proposal === undefined || b?.proposal === undefined ? AutoMode.reasons.failed : AutoMode.reasons.disagreed
+          reason: first === undefined || second === undefined ? AutoMode.reasons.failed : AutoMode.reasons.disagreed
         })
-        if (seats.length > asked) yield* propose(seats.slice(asked))
+        yield* enough("proposals")
+        // Every proposal the council weighs is a full and independent one: the second opinion's
+        // seat is asked for its own, beside the seats not asked yet.
+        const rest = alive().filter((seat) => seat.proposal === undefined)
+        if (rest.length > 0) yield* propose(rest)
       } else {
         yield* propose(seats)
       }

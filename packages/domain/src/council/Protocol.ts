@@ -5,7 +5,8 @@
  * evaluation's simulated participants).
  *
  * Every council prompt starts its instruction with `Council round: <round>`, one line a program
- * can recognise (`roundOf`). Answers are plain text with labelled lines (`POSITION:`, `CHANGED:`,
+ * can recognise (`roundOf`): one of the four rounds, or `position`, auto mode's cheap second
+ * opinion (a position and nothing else; part of the proposals round, not a round of its own). Answers are plain text with labelled lines (`POSITION:`, `CHANGED:`,
  * `REASON:`) or, for the vote, one JSON object: forms every provider can produce without a
  * structured-output feature, read leniently (labels in any case, markdown emphasis, code fences).
  */
@@ -14,6 +15,12 @@ import type { CouncilRound } from "./ConsensusReport.js"
 
 /** The line that opens every council instruction. */
 export const marker = "Council round:"
+
+/**
+ * What a council prompt asks for: a round's answer, or (`position`) auto mode's second opinion,
+ * the position alone, asked within the proposals round.
+ */
+export type PromptRound = CouncilRound | "position"
 
 /**
  * What each seat is asked to weigh first. A panel of copies of one model (a catalog with one
@@ -28,11 +35,11 @@ export const perspectives: ReadonlyArray<string> = [
 
 export const perspectiveOf = (seat: number): string => perspectives[(seat - 1) % perspectives.length]!
 
-/** The round a council prompt belongs to, from its instruction; undefined for any other request. */
-export const roundOf = (messages: ReadonlyArray<ChatMessage>): CouncilRound | undefined => {
+/** What a council prompt asks for, from its instruction; undefined for any other request. */
+export const roundOf = (messages: ReadonlyArray<ChatMessage>): PromptRound | undefined => {
   for (const message of messages) {
-    const match = /^Council round: (proposals|critique|synthesis|ratification)$/m.exec(message.content)
-    if (match !== null) return match[1] as CouncilRound
+    const match = /^Council round: (proposals|position|critique|synthesis|ratification)$/m.exec(message.content)
+    if (match !== null) return match[1] as PromptRound
   }
   return undefined
 }
@@ -63,7 +70,7 @@ export const clip = (text: string, tokens: number): string => {
 // ---------------------------------------------------------------------------------------------
 // Prompts
 
-const instruction = (round: CouncilRound, lines: ReadonlyArray<string>): ChatMessage => ({
+const instruction = (round: PromptRound, lines: ReadonlyArray<string>): ChatMessage => ({
   role: "system",
   content: [`${marker} ${round}`, ...lines].join("\n")
 })
@@ -74,6 +81,20 @@ export const proposalPrompt = (base: ReadonlyArray<ChatMessage>, seat: number, s
     `You are one of ${size} members of a council that answers the question below; the others answer it independently.`,
     `Your perspective: ${perspectiveOf(seat)}`,
     "Begin your reply with one line `POSITION: <your answer in one sentence>`, then give your full answer."
+  ]),
+  ...base
+]
+
+/**
+ * Auto mode's second opinion: the same independent question and perspective as a proposal, but
+ * only its `POSITION:` line, so that it costs its prompt and a line. It decides whether the
+ * first proposal stands alone; on an escalation the seat is asked for its full proposal.
+ */
+export const positionPrompt = (base: ReadonlyArray<ChatMessage>, seat: number, size: number): ReadonlyArray<ChatMessage> => [
+  instruction("position", [
+    `You are one of ${size} members of a council that answers the question below; the others answer it independently.`,
+    `Your perspective: ${perspectiveOf(seat)}`,
+    "Reply with only one line `POSITION: <your answer in one sentence>`: no explanation, nothing before or after it."
   ]),
   ...base
 ]
@@ -165,10 +186,12 @@ export const ratificationPrompt = (
 ]
 
 /** What a participant is told when its answer could not be read, for its one retry. */
-export const retryNote = (round: CouncilRound): ChatMessage => ({
+export const retryNote = (round: PromptRound): ChatMessage => ({
   role: "user",
   content: round === "ratification"
     ? "Your reply could not be read. Reply with only the JSON object, as asked."
+    : round === "position"
+    ? "Your reply could not be read. Reply with only the `POSITION:` line, as asked."
     : "Your reply could not be read. Use the labelled lines exactly as asked."
 })
 

@@ -1,9 +1,9 @@
 /**
  * What the models were asked during one council run, seen from the provider's side: how many
  * calls were made (failed ones included; the router's retries of a call are attempts of that
- * call, counted apart), and each seat's proposal with what it cost. The proposals are the
- * participants' single answers: the baseline of "one call of one model", and auto mode's answer
- * when the first two agreed.
+ * call, counted apart), each seat's proposal with what it cost, and each seat's second opinion
+ * (auto mode's position-only call). The proposals are the participants' single answers: the
+ * baseline of "one call of one model", and auto mode's answer when a second opinion agreed.
  */
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { type ChatMessage, costOf, type ModelRequest, type Usage } from "@huddle/domain/models/Model"
@@ -25,6 +25,8 @@ export interface Log {
   readonly attempts: number
   /** By seat (1-based). */
   readonly proposals: ReadonlyMap<number, Proposal>
+  /** Auto mode's second opinions, by seat (1-based). */
+  readonly positions: ReadonlyMap<number, Proposal>
 }
 
 export interface Service {
@@ -36,7 +38,7 @@ export interface Service {
 
 export class CallLog extends Context.Tag("@huddle/testkit/evals/CallLog")<CallLog, Service>() {}
 
-/** The seat a proposal prompt is for, from its perspective line (seats 1–4 have one each). */
+/** The seat a proposal or position prompt is for, from its perspective line (seats 1–4 have one each). */
 const seatOf = (messages: ReadonlyArray<ChatMessage>): number | undefined => {
   for (const message of messages) {
     const match = /^Your perspective: (.*)$/m.exec(message.content)
@@ -49,7 +51,13 @@ const seatOf = (messages: ReadonlyArray<ChatMessage>): number | undefined => {
 /** The providers below, each call logged. */
 export const layer: Layer.Layer<ModelProviders | CallLog, never, ModelProviders> = Layer.effectContext(Effect.gen(function*() {
   const inner = yield* ModelProviders
-  const fresh = () => ({ calls: 0, attempts: 0, seen: new WeakSet<ReadonlyArray<ChatMessage>>(), proposals: new Map<number, Proposal>() })
+  const fresh = () => ({
+    calls: 0,
+    attempts: 0,
+    seen: new WeakSet<ReadonlyArray<ChatMessage>>(),
+    proposals: new Map<number, Proposal>(),
+    positions: new Map<number, Proposal>()
+  })
   let log = fresh()
 
   const logged = (provider: Provider): Provider => ({
@@ -63,8 +71,10 @@ export const layer: Layer.Layer<ModelProviders | CallLog, never, ModelProviders>
           current.seen.add(request.messages)
           current.calls++
         }
-        const seat = Protocol.roundOf(request.messages) === "proposals" ? seatOf(request.messages) : undefined
-        if (seat === undefined) return provider.stream(request)
+        const round = Protocol.roundOf(request.messages)
+        const kept = round === "proposals" ? current.proposals : round === "position" ? current.positions : undefined
+        const seat = kept === undefined ? undefined : seatOf(request.messages)
+        if (kept === undefined || seat === undefined) return provider.stream(request)
         let text = ""
         let usage: Usage | undefined
         let finished = false
@@ -77,9 +87,9 @@ export const layer: Layer.Layer<ModelProviders | CallLog, never, ModelProviders>
             })
           ),
           Stream.ensuring(Effect.sync(() => {
-            if (current.proposals.get(seat)?.text !== undefined) return
+            if (kept.get(seat)?.text !== undefined) return
             const consumed = consumedOf(usage, text.length, estimateInput(request.messages, undefined))
-            current.proposals.set(seat, { text: finished ? text : undefined, charged: costOf(request.model, consumed) })
+            kept.set(seat, { text: finished ? text : undefined, charged: costOf(request.model, consumed) })
           }))
         )
       })
@@ -88,7 +98,12 @@ export const layer: Layer.Layer<ModelProviders | CallLog, never, ModelProviders>
   const providers = ModelProviders.of({ get: (name) => Option.map(inner.get(name), logged) })
   const service: Service = {
     reset: Effect.sync(() => void (log = fresh())),
-    current: Effect.sync(() => ({ calls: log.calls, attempts: log.attempts, proposals: new Map(log.proposals) }))
+    current: Effect.sync(() => ({
+      calls: log.calls,
+      attempts: log.attempts,
+      proposals: new Map(log.proposals),
+      positions: new Map(log.positions)
+    }))
   }
   return Context.make(ModelProviders, providers).pipe(Context.add(CallLog, service))
 }))

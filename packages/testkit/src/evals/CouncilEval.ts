@@ -189,7 +189,10 @@ export interface Summary {
    */
   readonly survival: { readonly eligible: number; readonly survived: number; readonly dropped: number }
   readonly auto: { readonly correct: number; readonly failed: number; readonly escalated: number; readonly credits: number }
-  /** Credits of the first two proposals of the multi runs: what auto mode spends on every question. */
+  /**
+   * Credits of auto mode's opening, which it spends on every question: seat 1's proposal and the
+   * second opinion (each seat's that was asked, a failed one's replacement included).
+   */
   readonly opening: number
 }
 
@@ -312,7 +315,9 @@ const summarise = (seed: number, backend: Backend, outcomes: ReadonlyArray<Outco
         escalated,
         credits: sum((o) => o.auto.charged)
       },
-      opening: sum((o) => (o.multi.log.proposals.get(1)?.charged ?? 0) + (o.multi.log.proposals.get(2)?.charged ?? 0))
+      opening: sum((o) =>
+        (o.auto.log.proposals.get(1)?.charged ?? 0) + [...o.auto.log.positions.values()].reduce((total, p) => total + p.charged, 0)
+      )
     } satisfies Summary
   })
 

@@ -75,13 +75,15 @@ export const selfConsistencyTable = (rows: ReadonlyArray<Row>): string | undefin
 }
 
 /**
- * The escalation rate at which auto mode would cost half of always-multi: auto pays the two
- * opening proposals on every question and the rest of a council on the escalated ones, so its
- * share of multi's cost is about `s + e·(1 − s)`, s the opening's share.
+ * The escalation rate at which auto mode would cost half of always-multi: auto pays its opening
+ * (seat 1's proposal and a second opinion) on every question, and on the escalated ones the rest
+ * of a council (seat 2's full proposal among it), so its share of multi's cost is about
+ * `o + e·(1 − p)`: o the opening's share, p seat 1's proposal's.
  */
 export const escalationLimit = (s: Summary): number => {
   const opening = ratio(s.opening, s.council.credits)
-  return (0.5 - opening) / (1 - opening)
+  const first = ratio(s.single.credits, s.council.credits)
+  return (0.5 - opening) / (1 - first)
 }
 
 const limitOf = (s: Summary): string => {

@@ -9,6 +9,8 @@
  * - proposals: its belief, correct with the participant's chance on the question (`Difficulty`:
  *   its `accuracy` on average, less on hard questions, more on easy ones); a wrong belief is the
  *   question's popular wrong answer with probability `correlation`, else any wrong answer;
+ * - position (auto mode's second opinion, asked at the proposals' time): the same belief, its
+ *   `POSITION:` line alone;
  * - critique: it reads the peers' `POSITION:` lines; when most of the council (itself counted)
  *   holds another answer, it switches to it with probability `conformity`;
  * - synthesis (the chair): with its chance of `discernment` on the question, it adopts the correct
@@ -214,6 +216,9 @@ interface Context {
   readonly self: Participant
 }
 
+/** The position alone: the belief it would propose. */
+const opine = (ctx: Context): string => `POSITION: ${statement(answerOf(ctx.seed, ctx.regime, ctx.question, ctx.self, "initial"))}`
+
 const propose = (ctx: Context): string => {
   const belief = answerOf(ctx.seed, ctx.regime, ctx.question, ctx.self, "initial")
   return `POSITION: ${statement(belief)}\n${prose(keyed(ctx.seed, "text", ctx.question.id, ctx.self.model, "proposals"), 8)}`
@@ -307,13 +312,16 @@ export const reply = (
   // A retry after an unreadable answer is a call of its own, with a draw of its own.
   const asked = request.messages.filter((message) => message.content === Protocol.retryNote(round).content).length
   const down = outageFrom(seed, regime, question, self.model)
-  if (down !== undefined && rounds.indexOf(round) >= down) return { _tag: "Down" }
+  // The second opinion is asked at the proposals' time: a model down from then fails it too.
+  if (down !== undefined && rounds.indexOf(round === "position" ? "proposals" : round) >= down) return { _tag: "Down" }
   if (fails(seed, regime, question.id, self.model, round, asked)) return { _tag: "Down" }
   if (blips(seed, regime, question.id, self.model, round, asked, attempt)) return { _tag: "Transient" }
   const ctx: Context = { seed, regime, question, self }
   switch (round) {
     case "proposals":
       return { _tag: "Answer", text: propose(ctx) }
+    case "position":
+      return { _tag: "Answer", text: opine(ctx) }
     case "critique":
       return { _tag: "Answer", text: critique(ctx, request.messages) }
     case "synthesis":
