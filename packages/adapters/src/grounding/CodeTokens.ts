@@ -3,8 +3,8 @@
  * camelCase, PascalCase, snake_case, kebab-case and digit boundaries, and kept whole as well, so
  * that `parseArgs` is found by "parse args", by "parseArgs" and by "args"; paths are cut at their
  * separators the same way. Everything is lower-cased; a light folding makes "retries" and
- * "retrying" meet "retry" (no real stemmer: identifiers are not English, and over-stemming merges
- * names).
+ * "retrying" meet "retry", and "parse", "parses" and "parsed" meet (no real stemmer: identifiers
+ * are not English, and over-stemming merges names).
  */
 
 /** An identifier, with dashes inside it (kebab-case) but not at its ends. */
@@ -33,8 +33,9 @@ export const questionStopwords: ReadonlySet<string> = new Set([
 
 /**
  * Folds a plural or an inflection onto its stem: retries → retry, tests → test, tested → test,
- * retrying → retry; leaves class, status, analysis, string and need alone (a stem must keep four
- * letters). Both the text and the question are folded, so an exact match is never lost.
+ * retrying → retry, and a silent e with it (evaluate, evaluates, evaluated → evaluat); leaves
+ * class, status, analysis, string and need alone (a stem must keep four letters). Both the text
+ * and the question are folded, so an exact match is never lost.
  */
 export const fold = (term: string): string => {
   const n = term.length
@@ -42,29 +43,38 @@ export const fold = (term: string): string => {
   if (n > 4 && term.endsWith("ied")) return term.slice(0, -3) + "y"
   if (n > 6 && term.endsWith("ing")) return term.slice(0, -3)
   if (n > 5 && term.endsWith("ed") && !term.endsWith("eed")) return term.slice(0, -2)
-  if (n > 3 && term.endsWith("s") && !/[siu]s$/.test(term)) return term.slice(0, -1)
-  return term
+  const singular = n > 3 && term.endsWith("s") && !/[siu]s$/.test(term) ? term.slice(0, -1) : term
+  // A silent e goes too, so that the base form meets the others: evaluate, evaluates, evaluated → evaluat.
+  return singular.length > 4 && singular.endsWith("e") && !singular.endsWith("ee") ? singular.slice(0, -1) : singular
 }
 
 const push = (out: Array<string>, term: string): void => {
   if (term.length >= 2 && !stopwords.has(term)) out.push(term)
 }
 
+/** A word's folded term, unless the word is a stopword before or after folding ("where" would fold to "wher"). */
+const pushFolded = (out: Array<string>, word: string): void => {
+  if (!stopwords.has(word)) push(out, fold(word))
+}
+
+/** The question stopwords as their terms are folded: "handled" and "defined" meet the list as "handl" and "defin". */
+const foldedQuestionStopwords: ReadonlySet<string> = new Set([...questionStopwords].map(fold))
+
 /** Appends the terms of one identifier to `out`. */
 export const identifierTerms = (word: string, out: Array<string>): void => {
   if (PLAIN.test(word)) {
-    push(out, fold(word))
+    pushFolded(out, word)
     return
   }
   const lower = word.toLowerCase()
   const parts = word.match(PART)
   if (parts === null) return
   if (parts.length === 1) {
-    push(out, fold(lower.replace(/[_$-]/g, "")))
+    pushFolded(out, lower.replace(/[_$-]/g, ""))
     return
   }
   push(out, lower)
-  for (const part of parts) push(out, fold(part.toLowerCase()))
+  for (const part of parts) pushFolded(out, part.toLowerCase())
 }
 
 /** The search terms of a text (code, prose, or a path). */
@@ -137,7 +147,7 @@ export const questionWords = (question: string): Array<{ readonly word: string; 
   for (const match of question.matchAll(WORD)) {
     const found: Array<string> = []
     identifierTerms(match[0], found)
-    const kept = found.filter((term) => !questionStopwords.has(term))
+    const kept = found.filter((term) => !questionStopwords.has(term) && !foldedQuestionStopwords.has(term))
     if (kept.length > 0) out.push({ word: match[0], terms: kept })
   }
   return out

@@ -3,7 +3,8 @@
  * lexically from its text, cheap enough to redo for every file on every run), then resolving them
  * against the repository's files, which may have changed since:
  * - JavaScript/TypeScript: relative specifiers (`import … from "./x"`, `export … from`, `require`,
- *   `import()`), with the extensions and `index` files Node and TypeScript try, and `./x.js` meaning
+ *   `import()`), with the extensions, `package.json` `main` and `index` files Node and TypeScript
+ *   try (`.`, `..` and a trailing `/` name a directory only, as in Node), and `./x.js` meaning
  *   `./x.ts` as in a TypeScript project;
  * - Python: relative (`from .x import y`) and absolute (`import pkg.mod`, `from pkg import mod`)
  *   imports, absolute ones looked up from the repository root, `src/`, each project root (a
@@ -70,6 +71,15 @@ const goModule = /^module\s+("?)([^\s"]+)\1/m
 const javaPackage = /^\s*package\s+([\w.]+)\s*;/m
 const javaImport = /^\s*import\s+(static\s+)?([\w.]+?)(\.\*)?\s*;/gm
 
+const mainOf = (text: string): string | undefined => {
+  try {
+    const main = (JSON.parse(text) as { main?: unknown } | null)?.main
+    return typeof main === "string" && main.trim() !== "" ? main.trim() : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** What `text` (the content of `path`, in `language`) imports and provides. */
 export const importFactsOf = (path: string, language: string, text: string): ImportFacts => {
   switch (language) {
@@ -123,6 +133,11 @@ export const importFactsOf = (path: string, language: string, text: string): Imp
     case "ruby":
       return { specifiers: allMatches(/^\s*require_relative\s*\(?\s*["']([^"'\n]+)["']/gm, text), provides: [] }
     default:
+      if (basename(path) === "package.json") {
+        // What a relative import of its directory loads (`require("../")`): its `main`.
+        const main = mainOf(text)
+        return main === undefined ? none : { specifiers: [], provides: [`main:${main}`] }
+      }
       if (basename(path) === "go.mod") {
         const module = goModule.exec(text)?.[2]
         return module === undefined ? none : { specifiers: [], provides: [`go:${module}`] }
@@ -140,6 +155,8 @@ const emittedToSource: Record<string, ReadonlyArray<string>> = {
 
 interface Repository {
   readonly paths: ReadonlySet<string>
+  /** A directory's `package.json` `main`, by directory. */
+  readonly mains: ReadonlyMap<string, string>
   readonly goFilesByDirectory: ReadonlyMap<string, ReadonlyArray<string>>
   readonly goModules: ReadonlyArray<{ readonly directory: string; readonly module: string }>
   readonly javaClasses: ReadonlyMap<string, string>
@@ -147,17 +164,33 @@ interface Repository {
   readonly bySuffix: (suffix: string) => ReadonlyArray<string>
 }
 
-const resolveEcma = (repo: Repository, from: string, specifier: string): Array<string> => {
-  const target = join(dirname(from), specifier)
-  if (target === undefined) return []
+/** The files Node and TypeScript try for `target` as a file: as written, with an extension, its source for an emitted name. */
+const fileCandidates = (target: string): Array<string> => {
+  if (target === "") return []
   const candidates: Array<string> = []
   const extension = extensionOf(target)
-  if (target !== "" && extension !== "") {
+  if (extension !== "") {
     candidates.push(target)
     for (const source of emittedToSource[extension] ?? []) candidates.push(`${target.slice(0, -extension.length)}${source}`)
   }
-  if (target !== "") for (const candidate of ecmaExtensions) candidates.push(`${target}.${candidate}`)
-  for (const candidate of ecmaIndexes) candidates.push(target === "" ? `index.${candidate}` : `${target}/index.${candidate}`)
+  for (const candidate of ecmaExtensions) candidates.push(`${target}.${candidate}`)
+  return candidates
+}
+
+const indexCandidates = (directory: string): Array<string> =>
+  ecmaIndexes.map((candidate) => (directory === "" ? `index.${candidate}` : `${directory}/index.${candidate}`))
+
+const resolveEcma = (repo: Repository, from: string, specifier: string): Array<string> => {
+  const target = join(dirname(from), specifier)
+  if (target === undefined) return []
+  // `.`, `..` and `x/` name a directory: Node does not try `x.js` for them.
+  const directoryOnly = /(?:^|\/)\.{1,2}$|\/$/.test(specifier)
+  const candidates = directoryOnly ? [] : fileCandidates(target)
+  // A directory: its package.json's main (as a file, then as a directory), then its index.
+  const main = repo.mains.get(target)
+  const mainTarget = main === undefined ? undefined : join(target, main)
+  if (mainTarget !== undefined && mainTarget !== target) candidates.push(...fileCandidates(mainTarget), ...indexCandidates(mainTarget))
+  candidates.push(...indexCandidates(target))
   const found = candidates.find((candidate) => repo.paths.has(candidate))
   return found === undefined ? [] : [found]
 }
@@ -245,6 +278,7 @@ const repository = (
   const goModules: Array<{ directory: string; module: string }> = []
   const javaClasses = new Map<string, string>()
   const pythonRoots = new Set<string>(["", "src"])
+  const mains = new Map<string, string>()
   for (const file of files) {
     const name = basename(file.path)
     if (file.language === "go" && !name.endsWith("_test.go")) {
@@ -260,6 +294,7 @@ const repository = (
     }
     for (const provided of facts.get(file.path)?.provides ?? []) {
       if (provided.startsWith("go:")) goModules.push({ directory: dirname(file.path), module: provided.slice(3) })
+      else if (provided.startsWith("main:") && name === "package.json") mains.set(dirname(file.path), provided.slice(5))
       else if (file.language === "java") javaClasses.set(provided, file.path)
     }
   }
@@ -280,7 +315,7 @@ const repository = (
     }
     return suffixes.get(suffix) ?? []
   }
-  return { paths, goFilesByDirectory, goModules, javaClasses, pythonRoots: [...pythonRoots], bySuffix }
+  return { paths, mains, goFilesByDirectory, goModules, javaClasses, pythonRoots: [...pythonRoots], bySuffix }
 }
 
 /** The import edges between `files`, from what each said (`facts`, by path). Sorted, without duplicates or self-imports. */

@@ -7,7 +7,8 @@
  *   few files are called): ×2.5 for a path, ×1.5 for a name or a folder;
  * - a definition the question names (`parseArgs`, "parse args"): the passage that defines it ×3
  *   (×1.8 when the name is a plain word that could be prose);
- * - tests weigh ×0.75, and ×1.25 when the question is about tests;
+ * - tests weigh ×0.75, and ×1.25 when the question is about tests; documentation likewise, unless
+ *   the question asks about docs (a README restates in prose what the code does, and outranks it);
  * - the import graph: the files the strongest matches import, and those that import them, get a
  *   share of their score (one hop, divided among a file's neighbours, so that a utility imported
  *   everywhere spreads thinly).
@@ -85,6 +86,10 @@ const DEFINES_WORD = 1.8
 /** Tests weigh less than the code they exercise, and more when the question is about tests. */
 const TEST_PRIOR = 0.75
 const TEST_QUESTION_PRIOR = 1.25
+/** Documentation describes what the code does in the question's own words; it weighs less than the code, unless asked for. */
+const DOCS_PRIOR = 0.75
+const DOCS_QUESTION_PRIOR = 1.25
+const DOCS_QUESTION = /\b(?:docs?|documentation|documented|readme|changelog|guide|tutorial|manual)\b/i
 const GRAPH_SHARE = 0.3
 const GRAPH_SEEDS = 5
 /**
@@ -324,7 +329,15 @@ const rank = (index: Index, question: string): Ranking => {
   let postings = 0
   const terms = byRarity.filter(([, n], i) => (postings += n) <= MAX_POSTINGS || i < 2).map(([term]) => term)
   const testQuestion = /\b(tests?|tested|testing|specs?|coverage)\b/i.test(question)
-  const prior = (path: string) => (index.files.get(path)?.category !== "test" ? 1 : testQuestion ? TEST_QUESTION_PRIOR : TEST_PRIOR)
+  const docsQuestion = DOCS_QUESTION.test(question)
+  const prior = (path: string) => {
+    const category = index.files.get(path)?.category
+    return category === "test"
+      ? testQuestion ? TEST_QUESTION_PRIOR : TEST_PRIOR
+      : category === "docs"
+      ? docsQuestion ? DOCS_QUESTION_PRIOR : DOCS_PRIOR
+      : 1
+  }
 
   const chunks = new Map<number, Scored>()
   const results = terms.length === 0 ? [] : index.engine.search(terms.join(" "))
@@ -383,7 +396,8 @@ const rank = (index: Index, question: string): Ranking => {
   const spread = new Map<string, { total: number; top: number; why: string; via: string }>()
   for (const [seed, score] of seeds) {
     const out = index.imports.get(seed) ?? []
-    const back = index.importedBy.get(seed) ?? []
+    // A file that imports the seed and is imported by it is one neighbour, not two.
+    const back = (index.importedBy.get(seed) ?? []).filter((path) => !out.includes(path))
     const share = (GRAPH_SHARE * score) / Math.sqrt(Math.max(1, out.length + back.length))
     const give = (path: string, why: string) => {
       if (seedSet.has(path) || !index.files.has(path)) return

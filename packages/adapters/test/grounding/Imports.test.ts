@@ -44,6 +44,32 @@ describe("Imports", () => {
     expect(edges({ "a.js": "require('./b.js')", "b.js": "", "b.ts": "" }, () => "javascript")).toEqual(["a.js -> b.js"])
   })
 
+  it("a directory resolves through its package.json main before its index; `.`, `..` and a trailing `/` name a directory", () => {
+    const language = (path: string) => (path.endsWith(".json") ? "json" : "javascript")
+    expect(edges({
+      "package.json": "{ \"name\": \"qs\", \"main\": \"lib/index.js\" }",
+      "index.js": "",
+      "lib/index.js": "",
+      "test/parse.js": "var qs = require('../')",
+      "test/dotdot.js": "",
+      "test/dotdot/index.js": "",
+      "test/dotdot/abc/index.js": "var up = require('..'); var here = require('.')",
+      "plugins/a/package.json": "{ \"main\": \"./dist/entry\" }",
+      "plugins/a/dist/entry.js": "",
+      "plugins/b/package.json": "{ \"main\": \"src\" }",
+      "plugins/b/src/index.js": "",
+      "plugins/c/package.json": "not json",
+      "plugins/c/index.js": "",
+      "app.js": "require('./plugins/a'); require('./plugins/b/'); require('./plugins/c')"
+    }, language)).toEqual([
+      "app.js -> plugins/a/dist/entry.js",
+      "app.js -> plugins/b/src/index.js",
+      "app.js -> plugins/c/index.js",
+      "test/dotdot/abc/index.js -> test/dotdot/index.js",
+      "test/parse.js -> lib/index.js"
+    ])
+  })
+
   it("Python: relative levels, packages, submodules named in from-imports, nothing for the standard library", () => {
     expect(edges({
       "app/api/views.py": "from ..models import user, Order\nfrom . import forms\nfrom .helpers import *\nimport json\nimport app.settings as s\n",

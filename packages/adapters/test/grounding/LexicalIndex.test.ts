@@ -85,7 +85,7 @@ const search = (question: string, budgetTokens = 2000, maxFiles = 6) => LexicalI
 
 describe("identifier tokens", () => {
   it("splits camelCase, PascalCase, snake_case, kebab-case and digits, keeps the whole identifier, lower-cases", () => {
-    expect(CodeTokens.terms("parseArgs")).toEqual(["parseargs", "parse", "arg"])
+    expect(CodeTokens.terms("parseArgs")).toEqual(["parseargs", "pars", "arg"])
     expect(CodeTokens.terms("HTTPServer2xx")).toEqual(["httpserver2xx", "http", "server", "xx"])
     expect(CodeTokens.terms("retry_with_backoff")).toEqual(["retry_with_backoff", "retry", "backoff"])
     expect(CodeTokens.terms("max-retries")).toEqual(["max-retries", "max", "retry"])
@@ -93,6 +93,10 @@ describe("identifier tokens", () => {
     // Inflections meet their stem; short words and those whose stem would be too short do not fold.
     expect(CodeTokens.terms("retries retried retrying tested tests")).toEqual(["retry", "retry", "retry", "test", "test"])
     expect(CodeTokens.terms("string need status class")).toEqual(["string", "need", "status", "class"])
+    // A silent e goes with the inflection, so the base form meets the others; a stopword stays one.
+    expect(new Set(CodeTokens.terms("evaluate evaluates evaluated evaluating"))).toEqual(new Set(["evaluat"]))
+    expect(CodeTokens.terms("classes matches parse parses parsed parsing")).toEqual(["class", "match", "pars", "pars", "pars", "pars"])
+    expect(CodeTokens.terms("where there these those Where")).toEqual([])
   })
 
   it.prop(
@@ -104,7 +108,7 @@ describe("identifier tokens", () => {
   )
 
   it("cuts a path at its separators and tokenizes each segment", () => {
-    expect(CodeTokens.terms("src/auth/AuthMiddleware.ts")).toEqual(["src", "auth", "authmiddleware", "auth", "middleware", "ts"])
+    expect(CodeTokens.terms("src/auth/AuthMiddleware.ts")).toEqual(["src", "auth", "authmiddleware", "auth", "middlewar", "ts"])
   })
 })
 
@@ -135,6 +139,16 @@ describe("lexical retrieval", () => {
     expect(LexicalIndex.rankFiles(index, "how is the retry backoff tested")[0]).toBe("test/retry.test.ts")
   })
 
+  it("ranks documentation below the code it describes, unless the question asks about the docs", () => {
+    const documented = LexicalIndex.build(snapshotOf({
+      ...repo,
+      // The README says it in the question's words; the code says it too, amid code.
+      "README.md": lines("Retries: a failed call is retried with exponential backoff, and the wait doubles after each retry, up to five retries.")
+    }))
+    expect(LexicalIndex.rankFiles(documented, "which code waits with exponential backoff")[0]).toBe("src/net/retry.ts")
+    expect(LexicalIndex.rankFiles(documented, "what does the readme say about exponential backoff")[0]).toBe("README.md")
+  })
+
   it("shows a file the question names, even when none of its words are in the question", () => {
     const { excerpts } = search("What is in src/app/main.ts?")
     expect(excerpts[0]).toMatchObject({ path: "src/app/main.ts", start_line: 1, why: expect.stringContaining("named in the question") })
@@ -150,6 +164,23 @@ describe("lexical retrieval", () => {
     expect(retry?.why).toContain("imported by src/net/http.ts")
     // And a file that imports it.
     expect(excerpts.find((e) => e.path === "src/app/main.ts")?.why).toContain("imports src/net/http.ts")
+  })
+
+  it("gives a file that imports the best match and is imported by it one share, as to any neighbour", () => {
+    const graph = LexicalIndex.build(snapshotOf({
+      ...Object.fromEntries(Object.entries(repo).filter(([path]) => path.startsWith("src/misc/"))),
+      "src/jobs/worker.ts": lines(
+        "import { registry } from \"./registry.js\"",
+        "import { clock } from \"./clock.js\"",
+        "// Drains the pending tasks: each pending task runs once, oldest first.",
+        "export const drain = (pending: Array<() => void>) => pending.splice(0).forEach((task) => task())",
+        "export const WORKER_ID = 7"
+      ),
+      "src/jobs/registry.ts": lines("import { WORKER_ID } from \"./worker.js\"", "export const registry = new Map([[WORKER_ID, registry]])"),
+      "src/jobs/clock.ts": lines("export const clock = () => Date.now()")
+    }))
+    // registry.ts imports worker.ts and is imported by it; clock.ts is only imported. Equal shares: a tie, in path order.
+    expect(LexicalIndex.rankFiles(graph, "drain the pending tasks").slice(0, 3)).toEqual(["src/jobs/worker.ts", "src/jobs/clock.ts", "src/jobs/registry.ts"])
   })
 
   it("merges passages of one file that touch into one excerpt", () => {

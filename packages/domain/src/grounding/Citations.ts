@@ -200,6 +200,9 @@ const resolvePath = (files: Files, written: string): string | undefined => {
   return files.suffixes.get(path) ?? undefined
 }
 
+/** A name, qualified or called with plain arguments: `Router.pick`, `parseArgs(argv)`, `a.b(c, d)`. */
+const NAME_LIKE = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\([\w$., ]*\))?$/
+
 /** Where `quote` is in `lines` (consecutive, from line `first`): its line range nearest `near`. */
 const locate = (quote: string, lines: ReadonlyArray<string>, first: number, near: number): { start: number; end: number } | undefined => {
   const wanted = quote.trim().replace(/\(\)$/, "").replace(/\s+/g, " ")
@@ -219,6 +222,8 @@ const locate = (quote: string, lines: ReadonlyArray<string>, first: number, near
   }
   if (best !== undefined) return best
   // A qualified or called name (`Router.pick`, `parseArgs(argv)`): each of its names, as words.
+  // Only such a name: the names of a quoted statement are found almost anywhere, its text is not.
+  if (!NAME_LIKE.test(wanted)) return undefined
   const names = wanted.match(/[A-Za-z_$][\w$]*/g)?.filter((n) => n.length >= 2) ?? []
   if (names.length === 0) return undefined
   let start = Infinity

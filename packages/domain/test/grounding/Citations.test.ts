@@ -102,6 +102,16 @@ describe("verifying citations", () => {
     expect(verify("`usage` is at src/cli/args.ts:30.", context)).toMatchObject({ removed: 1 })
   })
 
+  it("does not take a quoted statement for its names: the cited lines must hold its text", () => {
+    // Every name in it is on lines 12-13; the statement is nowhere.
+    expect(verify("It starts with `const verbose = parseArgs(flags)` (src/cli/args.ts:12-13).", context)).toMatchObject({
+      text: "It starts with `const verbose = parseArgs(flags)`.",
+      removed: 1
+    })
+    // A called name is found by its names, wherever its arguments' types are written.
+    expect(verify("`parseArgs(argv)` is at src/cli/args.ts:12.", context)).toMatchObject({ corrected: 0, removed: 0 })
+  })
+
   it("gives each quote to the citation it stands next to", () => {
     const out = verify("`parseArgs` (src/cli/args.ts:12) is retried by `sleep` (src/net/retry.ts:5).", context)
     expect(out).toMatchObject({ corrected: 0, removed: 0, checked: 2 })
