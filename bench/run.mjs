@@ -2,11 +2,13 @@
 /**
  * `npm run bench`: OpenAI chat completions through Huddle against a bare pass-through proxy and
  * the fake upstream itself, on loopback, bounded in time; before them, the council's overhead
- * (bench/council.mjs, its own process, about 20 s). See docs/performance.md.
+ * (bench/council.mjs, its own process, about 20 s) and code grounding on a generated repository
+ * (bench/grounding.mjs, its own process, 30 to 40 s). See docs/performance.md.
  *
  * Sections: `council` (a council of scripted participants: wall time against the critical path,
- * CPU per council) and `gateway` (the chat completions below). --only NAME[,NAME] runs only
- * those, --skip NAME[,NAME] leaves those out.
+ * CPU per council), `grounding` (indexing, retrieval, re-indexing and storing a repository of
+ * 5,000+ files) and `gateway` (the chat completions below). --only NAME[,NAME] runs only those,
+ * --skip NAME[,NAME] leaves those out.
  *
  * Processes: this one (the load generator: autocannon, and the unloaded prober), the fake
  * upstream (bench/upstream.mjs), the bare proxy (bench/proxy.mjs), and Huddle as its operators
@@ -23,6 +25,7 @@
  * 127.0.0.1:6379 instead of in memory) --server-node-args="..." (node flags for Huddle, e.g.
  * "--max-old-space-size=128") --json FILE (write the results) --keep (keep logs)
  * --council-runs N (councils one after another, default 5) --council-concurrent N (at once, 3)
+ * --grounding-files N (files of the generated repository, default 5000)
  * --time-limit S (the watchdog, default 300). BENCH_DATABASE_URL (else TEST_DATABASE_URL, else
  * postgres://postgres@127.0.0.1:5432/postgres) names the PostgreSQL server; loopback only.
  *
@@ -40,11 +43,13 @@ import * as Postgres from "./lib/postgres.mjs"
 import * as Proc from "./lib/processes.mjs"
 import { answer, usage } from "./lib/answer.mjs"
 import * as CouncilReport from "./lib/councilReport.mjs"
+import * as GroundingReport from "./lib/groundingReport.mjs"
 import { fmt, printTable } from "./lib/table.mjs"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const serverMain = join(root, "packages/server/dist/main.js")
 const councilBuilt = join(root, "packages/domain/dist/council/Council.js")
+const indexerBuilt = join(root, "packages/adapters/dist/grounding/Indexer.js")
 
 const { values: args } = parseArgs({
   options: {
@@ -64,7 +69,8 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     skip: { type: "string", default: "" },
     "council-runs": { type: "string", default: "5" },
-    "council-concurrent": { type: "string", default: "3" }
+    "council-concurrent": { type: "string", default: "3" },
+    "grounding-files": { type: "string", default: "5000" }
   }
 })
 const duration = Number(args.duration)
@@ -76,7 +82,7 @@ const keys = Number(args.keys)
 const engines = args.engines.split(",").map((e) => e.trim()).filter(Boolean)
 if (!["personal", "org"].includes(args.payer)) throw new Error("--payer is personal or org")
 if (engines.some((e) => e !== "postgres" && e !== "pglite")) throw new Error("--engines takes postgres and/or pglite")
-const allSections = ["council", "gateway"]
+const allSections = ["council", "grounding", "gateway"]
 const listOf = (value) => value.split(",").map((e) => e.trim()).filter(Boolean)
 const sections = new Set(listOf(args.only ?? allSections.join(",")).filter((name) => !listOf(args.skip).includes(name)))
 for (const name of [...listOf(args.only ?? ""), ...listOf(args.skip)]) {
@@ -150,6 +156,21 @@ const councilSection = async () => {
   return JSON.parse(readFileSync(out, "utf8"))
 }
 
+/** The grounding section, in a process of its own (its CPU and memory figures are its own): its results, or a failure. */
+const groundingSection = async () => {
+  if (!existsSync(indexerBuilt)) throw new Error(`${indexerBuilt} is missing: run \`npx tsc -b\` first (\`npm run bench\` does)`)
+  const out = join(work, "grounding.json")
+  const { code, signal } = await Proc.runToEnd("grounding", [
+    "--expose-gc",
+    join(root, "bench/grounding.mjs"),
+    "--files", args["grounding-files"],
+    "--json", out,
+    "--clock-offset", String(performance.now() - t0)
+  ])
+  if (code !== 0) throw new Error(`bench/grounding.mjs ended with code ${code}, signal ${signal}: the grounding section did not measure (see above)`)
+  return JSON.parse(readFileSync(out, "utf8"))
+}
+
 const machineOf = () => ({ loadavgAtEnd: loadavg(), cores: cpus().length, cpu: cpus()[0]?.model, memory: totalmem(), node: process.version })
 
 const main = async () => {
@@ -159,11 +180,13 @@ const main = async () => {
   if (load1 > cpus().length * 0.5) log(`note: the machine is already busy (load ${load1.toFixed(2)} on ${cpus().length} cores): absolute figures will be low and noisy; the ratios and CPU per request hold up better`)
   log(`sections: ${allSections.filter((name) => sections.has(name)).join(", ") || "none"}`)
 
-  // 0. The council, first, while nothing else of the benchmark runs.
+  // 0. The council and grounding, first, one after the other, while nothing else of the benchmark runs.
   const council = sections.has("council") ? await councilSection() : undefined
+  const grounding = sections.has("grounding") ? await groundingSection() : undefined
   if (!sections.has("gateway")) {
     if (council) CouncilReport.print(council)
-    if (args.json) writeFileSync(args.json, JSON.stringify({ machine: machineOf(), council }, null, 2))
+    if (grounding) GroundingReport.print(grounding)
+    if (args.json) writeFileSync(args.json, JSON.stringify({ machine: machineOf(), council, grounding }, null, 2))
     log(`done in ${fmt((performance.now() - t0) / 1000)} s; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`)
     return
   }
@@ -421,10 +444,11 @@ const main = async () => {
   }
 
   if (council) CouncilReport.print(council)
+  if (grounding) GroundingReport.print(grounding)
 
   const totalBad = Object.values(summary).reduce((a, s) => a + s.bad, 0)
   const totalAll = Object.values(summary).reduce((a, s) => a + s.total, 0)
-  const results = { machine: { ...machineOf(), postgres: pgDatabase?.version }, options: { duration, rounds, connections, warmup, probes, keys, payer: args.payer, engines, redis: args.redis, serverNodeArgs: args["server-node-args"] }, summary, probe, memory: Object.fromEntries(memory), ledger, verdicts, runs, council }
+  const results = { machine: { ...machineOf(), postgres: pgDatabase?.version }, options: { duration, rounds, connections, warmup, probes, keys, payer: args.payer, engines, redis: args.redis, serverNodeArgs: args["server-node-args"] }, summary, probe, memory: Object.fromEntries(memory), ledger, verdicts, runs, council, grounding }
   if (args.json) writeFileSync(args.json, JSON.stringify(results, null, 2))
   log(`done in ${fmt((performance.now() - t0) / 1000)} s; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`)
   if (totalBad > totalAll * 0.001) {

@@ -13,7 +13,7 @@
  *   share of their score (one hop, divided among a file's neighbours, so that a utility imported
  *   everywhere spreads thinly).
  *
- * Sized for repositories of thousands of files (see bench/retrieval.mjs): a passage is indexed by
+ * Sized for repositories of thousands of files (see bench/grounding.mjs): a passage is indexed by
  * its distinct terms (presence, not counts), terms that a quarter of a large repository's passages
  * contain are not indexed, and a query keeps its rarest terms up to a bound on the passages they
  * touch. `search` then selects passages, merged when they touch, within a token budget (~4
