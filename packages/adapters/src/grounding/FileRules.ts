@@ -143,7 +143,9 @@ export const categoryOf = (path: string): FileCategory => {
   if (isTestName(path)) return "test"
   const extension = extensionOf(name)
   const configByName = configNames.has(name) || configName.test(name)
-  if (!configByName && (docsNames.test(name) || docsExtensions.has(extension))) return "docs"
+  // A docs name only without a code extension: `history.ts` or `notice.js` is code.
+  const named = docsNames.test(name) && (extension === "" || !(extension in languages))
+  if (!configByName && (named || docsExtensions.has(extension))) return "docs"
   if (configByName) return "config"
   const directories = path.split("/").slice(0, -1)
   if (directories.some((directory) => testDirectories.has(directory))) return "test"

@@ -90,7 +90,11 @@ describe("FileRules", () => {
       "cmd/main.go": "source",
       "lib/shop/cart.py": "source",
       "src/testing.ts": "source",
-      "src/contest.py": "source"
+      "src/contest.py": "source",
+      "src/history.ts": "source",
+      "lib/notice.js": "source",
+      "NOTICE": "docs",
+      "HISTORY.md": "docs"
     }
     expect(Object.fromEntries(Object.keys(cases).map((path) => [path, categoryOf(path)]))).toEqual(cases)
   })
