@@ -76,6 +76,8 @@ describe("answers grounded in a connected repository", () => {
       expect(Object.keys(files)).toContain(reference.path)
       expect(reference.start_line).toBeGreaterThanOrEqual(1)
       expect(reference.end_line).toBeLessThanOrEqual(lines)
+      // Each says why its passage was chosen.
+      expect(reference.why).toMatch(/^retrieved: /)
     }
     // Kept with the session's message.
     const session = (await server.request("GET", `/v1/huddle/sessions/${res.body.session_id}`, { token: user.session })).body

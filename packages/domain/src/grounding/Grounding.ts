@@ -63,10 +63,21 @@ export const budgets = {
 /** The most untested files listed to the model (the report always has all of them). */
 const listedUntested = 400
 
+/**
+ * The report with the answer's verified citations as references: each says why its passage was
+ * retrieved (the excerpt it lies in), and what verification changed, if anything.
+ */
 export const withCitations = (report: GroundingReport, citations: CitationReport): GroundingReport =>
   new GroundingReport({
     ...report,
-    references: citations.references,
+    references: citations.references.map((reference) => {
+      const excerpt = report.excerpts.find((e) =>
+        e.path === reference.path && e.start_line <= reference.end_line && reference.start_line <= e.end_line
+      )
+      const retrieved = excerpt === undefined ? undefined : `retrieved: ${excerpt.why}`
+      const why = reference.why === "as cited" ? retrieved ?? "cited" : retrieved === undefined ? reference.why : `${retrieved}; ${reference.why}`
+      return { ...reference, why }
+    }),
     citations: { checked: citations.checked, corrected: citations.corrected, removed: citations.removed }
   })
 
