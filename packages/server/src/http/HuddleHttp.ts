@@ -10,7 +10,6 @@ import { orgAsked } from "../api/Headers.js"
 import * as EventStream from "./streaming/EventStream.js"
 import * as HuddleDialect from "./streaming/HuddleDialect.js"
 import { reportContext } from "./reportContext.js"
-import { SseSettings } from "./streaming/SseSettings.js"
 
 /** The settings a huddle request names; they go through the same precedence as every other source. */
 const requestSettings = (payload: Pick<Preferences, "mode" | "model_tier">) => new Preferences(Struct.pick(payload, "mode", "model_tier"))
@@ -19,8 +18,7 @@ export const HuddleHttp = HttpApiBuilder.group(Api, "huddle", (handlers) =>
   Effect.gen(function*() {
     const huddles = yield* Huddles
     const scopes = yield* RequestScopes
-    const sse = yield* SseSettings
-    const dialect = HuddleDialect.dialect(sse.heartbeat)
+    const dialect = HuddleDialect.dialect
 
     /** A huddle turn as JSON or, with `?stream=true`, as server-sent events. */
     const answer = <E>(

@@ -9,7 +9,6 @@ import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Completions, type Listed, type Request } from "@huddle/domain/models/Completions"
 import { type RequestScope, RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Clock, Effect } from "effect"
-import { SseSettings } from "./streaming/SseSettings.js"
 import { Api } from "../Api.js"
 import { orgAsked, type OrgHeaders } from "../api/Headers.js"
 import { reportContext } from "./reportContext.js"
@@ -72,7 +71,6 @@ const toModelObject = (created: number) => (model: Listed): typeof ModelObject.T
 export const OpenAiHttp = HttpApiBuilder.group(Api, "openai", (handlers) =>
   Effect.gen(function*() {
     const completions = yield* Completions
-    const sse = yield* SseSettings
     const scopes = yield* RequestScopes
     // The catalog has no dates of its own: its models are as old as this process.
     const listedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
@@ -92,7 +90,7 @@ export const OpenAiHttp = HttpApiBuilder.group(Api, "openai", (handlers) =>
           return payload.stream === true
             ? yield* EventStream.respond(
               events,
-              OpenAiDialect.dialect(id, created, payload.model, payload.stream_options?.include_usage === true, sse.heartbeat)
+              OpenAiDialect.dialect(id, created, payload.model, payload.stream_options?.include_usage === true)
             )
             : yield* OpenAiDialect.completion(events, id, created, payload.model)
         }))

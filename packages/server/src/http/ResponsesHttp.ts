@@ -11,7 +11,6 @@ import type { RequestScope } from "@huddle/domain/request/RequestScope"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { InvalidRequest } from "@huddle/domain/shared/Errors"
 import { Clock, Effect, Stream } from "effect"
-import { SseSettings } from "./streaming/SseSettings.js"
 import { Api } from "../Api.js"
 import { orgAsked } from "../api/Headers.js"
 import type { CreateResponse, InputItem, TextFormat } from "../api/ResponsesApi.js"
@@ -108,7 +107,6 @@ const inResponsesTerms = <E>(error: E): E | InvalidRequest =>
 export const ResponsesHttp = HttpApiBuilder.group(Api, "responses", (handlers) =>
   Effect.gen(function*() {
     const completions = yield* Completions
-    const sse = yield* SseSettings
     const scopes = yield* RequestScopes
 
     return handlers.handle("createResponse", ({ headers, payload }) =>
@@ -122,7 +120,7 @@ export const ResponsesHttp = HttpApiBuilder.group(Api, "responses", (handlers) =
           request: payload
         }
         return payload.stream === true
-          ? yield* EventStream.respond(events, ResponsesDialect.dialect(meta, sse.heartbeat))
+          ? yield* EventStream.respond(events, ResponsesDialect.dialect(meta))
           : yield* ResponsesDialect.response(events, meta)
       }))
   }))

@@ -10,8 +10,9 @@
  * scope at the latest: a client that goes away interrupts it, and the run settles its credits.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Chunk, type Duration, Effect, Either, ExecutionStrategy, Exit, Option, Scope, Stream } from "effect"
+import { Chunk, Effect, Either, ExecutionStrategy, Exit, Option, Scope, Stream } from "effect"
 import * as Retention from "../Retention.js"
+import { SseSettings } from "./SseSettings.js"
 
 /** How one wire dialect writes a run's events. */
 export interface Dialect<A> {
@@ -21,11 +22,16 @@ export interface Dialect<A> {
   readonly frames: (events: Chunk.Chunk<A>) => Chunk.Chunk<Uint8Array>
   /** The frame of a failure after the stream began. */
   readonly failure: (error: unknown) => Uint8Array
-  /** A frame sent while nothing else is said, to keep proxies from closing the connection. */
-  readonly heartbeat?: { readonly frame: Uint8Array; readonly every: Duration.Duration } | undefined
 }
 
 const headers = { "cache-control": "no-cache", "x-accel-buffering": "no" }
+
+/**
+ * Sent every `SseSettings.heartbeat` once a stream has begun, to keep proxies from closing a
+ * connection that says nothing for a while (a council deliberating): an SSE comment, which every
+ * dialect's clients skip.
+ */
+const heartbeat = new TextEncoder().encode(": keepalive\n\n")
 
 /**
  * Answers with `events` as `text/event-stream` in `dialect`; fails as they do when they fail
@@ -62,10 +68,8 @@ export const respond = <A, E>(
         return Stream.make(dialect.failure(error))
       })
     )
-    const { heartbeat } = dialect
-    const body = (heartbeat === undefined
-      ? framed
-      : Stream.merge(framed, Stream.tick(heartbeat.every).pipe(Stream.drop(1), Stream.as(heartbeat.frame)), { haltStrategy: "left" })).pipe(
+    const { heartbeat: every } = yield* SseSettings
+    const body = Stream.merge(framed, Stream.tick(every).pipe(Stream.drop(1), Stream.as(heartbeat)), { haltStrategy: "left" }).pipe(
         Stream.ensuring(Scope.close(scope, Exit.void))
       )
     // Sent 200 before it can fail; one that ended by framing a failure stands for a 5xx.

@@ -1,12 +1,12 @@
 /**
  * The huddle's SSE dialect: `stage` and `token` events as the run goes, then `metadata` (the
  * reply) and `done`; a failure after the stream began is an `error` event, then `done` with
- * status `failed`. Comment heartbeats keep the connection open while nothing else is said.
+ * status `failed`. (`EventStream` sends the comment heartbeats.)
  */
 import { HuddleReply } from "@huddle/domain/huddle/Huddle"
 import type { HuddleEvent } from "@huddle/domain/huddle/Huddles"
 import { isCommitted } from "@huddle/domain/huddle/IntentPipeline"
-import { Chunk, type Duration, Schema } from "effect"
+import { Chunk, Schema } from "effect"
 import * as ErrorTable from "../../api/ErrorTable.js"
 import type { Dialect } from "./EventStream.js"
 
@@ -27,8 +27,8 @@ const frameOf = (event: HuddleEvent): string => {
   }
 }
 
-/** The huddle dialect, with a heartbeat every `heartbeat`. */
-export const dialect = (heartbeat: Duration.Duration): Dialect<HuddleEvent> => ({
+/** The huddle dialect. */
+export const dialect: Dialect<HuddleEvent> = {
   // A council's run is long: the response starts with its first round, once its credits are held.
   isOutput: (event) => event._tag !== "Reply" && isCommitted(event),
   frames: (events) => {
@@ -40,6 +40,5 @@ export const dialect = (heartbeat: Duration.Duration): Dialect<HuddleEvent> => (
     // The envelope of a failure after streaming began, from the one error table.
     const { error: code, message } = ErrorTable.envelopeOf(error)
     return encoder.encode(frame("error", { error: code, message }) + frame("done", { status: "failed" }))
-  },
-  heartbeat: { frame: encoder.encode(": keepalive\n\n"), every: heartbeat }
-})
+  }
+}

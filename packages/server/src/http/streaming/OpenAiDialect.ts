@@ -10,7 +10,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
-import { Chunk, type Duration, Effect, Schema, Stream } from "effect"
+import { Chunk, Effect, Schema, Stream } from "effect"
 import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import type { Dialect } from "./EventStream.js"
@@ -134,8 +134,7 @@ export const dialect = (
   id: string,
   created: number,
   firstModel: string,
-  includeUsage: boolean,
-  heartbeat?: Duration.Duration
+  includeUsage: boolean
 ): Dialect<Event> => {
   let prefix = ""
   let model = firstModel
@@ -210,9 +209,7 @@ export const dialect = (
       return text.length === 0 ? Chunk.empty() : Chunk.of(encoder.encode(text))
     },
     /** A failure after the stream began: OpenAI's SDKs raise an `error` chunk as an APIError. */
-    failure: (error) => encoder.encode(`data: ${json({ error: OpenAiErrors.fromError(error).body.error })}\n\n`),
-    // SSE comments, which OpenAI's SDKs and other SSE parsers skip: a council's rounds say nothing else for a while.
-    heartbeat: heartbeat === undefined ? undefined : { frame: encoder.encode(": keepalive\n\n"), every: heartbeat }
+    failure: (error) => encoder.encode(`data: ${json({ error: OpenAiErrors.fromError(error).body.error })}\n\n`)
   }
 }
 

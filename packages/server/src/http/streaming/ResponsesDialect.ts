@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto"
 import { HttpServerResponse } from "@effect/platform"
 import type { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
-import { Chunk, type Duration, Effect, Stream } from "effect"
+import { Chunk, Effect, Stream } from "effect"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import type { CreateResponse, ResponseObject } from "../../api/ResponsesApi.js"
 import type { Dialect } from "./EventStream.js"
@@ -195,7 +195,7 @@ export const response = <E>(events: Stream.Stream<Event, E>, meta: Meta) =>
 const encoder = new TextEncoder()
 
 /** The semantic events, framed as SSE with their sequence numbers; `response.created` first. */
-export const dialect = (meta: Meta, heartbeat?: Duration.Duration): Dialect<Event> => {
+export const dialect = (meta: Meta): Dialect<Event> => {
   const builder = new Builder(meta)
   let sequence = 0
   let started = false
@@ -222,8 +222,6 @@ export const dialect = (meta: Meta, heartbeat?: Duration.Duration): Dialect<Even
     failure: (error) => {
       const { error: body } = OpenAiErrors.fromError(error).body
       return encoder.encode(opening() + frame({ type: "error", code: body.code, message: body.message, param: body.param, error: body }))
-    },
-    // SSE comments while a council deliberates; SDKs skip them.
-    heartbeat: heartbeat === undefined ? undefined : { frame: encoder.encode(": keepalive\n\n"), every: heartbeat }
+    }
   }
 }
