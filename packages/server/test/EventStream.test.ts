@@ -21,9 +21,11 @@ const dialect: EventStream.Dialect<Event> = {
 describe("EventStream", () => {
   it.live("sends comment heartbeats while a begun stream is quiet, and only then", () =>
     Effect.gen(function*() {
-      const events = Stream.concat(
-        Stream.make<Event>({ output: false, text: "held" }, { output: true, text: "begun" }),
-        Stream.fromEffect(Effect.as(Effect.sleep("300 millis"), { output: true, text: "end" }))
+      const opening: ReadonlyArray<Event> = [{ output: false, text: "held" }, { output: true, text: "begun" }]
+      const last: Event = { output: true, text: "end" }
+      const events: Stream.Stream<Event> = Stream.concat(
+        Stream.fromIterable(opening),
+        Stream.fromEffect(Effect.as(Effect.sleep("300 millis"), last))
       )
       const response = yield* EventStream.respond(events, dialect)
       const body = response.body
