@@ -17,13 +17,7 @@
  */
 import * as Protocol from "@huddle/domain/council/Protocol"
 import type { ChatMessage } from "@huddle/domain/models/Model"
-
-/** A short deterministic hash (FNV-1a). */
-const hash = (text: string): number => {
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
-  return h >>> 0
-}
+import { fnv1a } from "./Fnv1a.js"
 
 const token = String.raw`[\p{L}\p{N}][\p{L}\p{N}.+#_-]*`
 
@@ -58,7 +52,7 @@ const positionFor = (question: string, seat: number): { readonly position: strin
   if (options.length === 0) {
     return { position: `The question "${question.slice(0, 120)}" has one answer from every perspective.`, rule: "the question names no options" }
   }
-  const index = seat === 1 ? 0 : seat === 2 ? options.length - 1 : hash(`${seat}\n${question}`) % options.length
+  const index = seat === 1 ? 0 : seat === 2 ? options.length - 1 : fnv1a(`${seat}\n${question}`) % options.length
   const choice = options[index]!
   const rule = seat === 1 ? "the option named first" : seat === 2 ? "the option named last" : "an option chosen by a hash of the question"
   const position = choice === "yes" ? "Yes." : choice === "no" ? "No." : `${choice} is the better choice.`

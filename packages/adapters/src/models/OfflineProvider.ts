@@ -36,6 +36,7 @@ import {
 import type { Provider } from "@huddle/domain/models/ModelProviders"
 import { Stream } from "effect"
 import { exampleOf } from "./JsonSchemaExample.js"
+import { fnv1a } from "./Fnv1a.js"
 import * as OfflineCouncil from "./OfflineCouncil.js"
 
 export const name = "offline"
@@ -146,12 +147,8 @@ export const toolToCall = (request: ModelRequest): ToolDefinition | undefined =>
   return toolResults(request.messages).length > 0 ? undefined : named
 }
 
-/** A short deterministic hash (FNV-1a), for call ids that differ between conversations. */
-const hash = (text: string): string => {
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
-  return (h >>> 0).toString(16).padStart(8, "0")
-}
+/** A short deterministic hash, for call ids that differ between conversations. */
+const hash = (text: string): string => fnv1a(text).toString(16).padStart(8, "0")
 
 /** Input tokens as the offline model counts them: message contents, tool calls and definitions. */
 const inputTokens = (request: ModelRequest): number =>
