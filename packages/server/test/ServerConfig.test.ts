@@ -61,3 +61,19 @@ describe("HUDDLE_REPO_*", () => {
     }
   })
 })
+
+describe("HUDDLE_COUNCIL_*", () => {
+  it("defaults to three seats and 120 s, and takes 2–4 seats and any positive duration", () => {
+    expect(Either.map(read({}), (config) => config.council)).toEqual(Either.right({ participants: 3, deadline: Duration.seconds(120) }))
+    expect(Either.map(read({ HUDDLE_COUNCIL_PARTICIPANTS: "4", HUDDLE_COUNCIL_DEADLINE: "45 seconds" }), (config) => config.council))
+      .toEqual(Either.right({ participants: 4, deadline: Duration.seconds(45) }))
+  })
+
+  it("refuses a seat count outside 2–4 or a deadline that is no time, naming the variable", () => {
+    for (const [name, value] of [["HUDDLE_COUNCIL_PARTICIPANTS", "1"], ["HUDDLE_COUNCIL_PARTICIPANTS", "5"], ["HUDDLE_COUNCIL_PARTICIPANTS", "three"], ["HUDDLE_COUNCIL_DEADLINE", "0 seconds"]] as const) {
+      const config = read({ [name]: value })
+      expect(Either.isLeft(config), `${name}=${value}`).toBe(true)
+      if (Either.isLeft(config)) expect(String(config.left), value).toContain(name)
+    }
+  })
+})
