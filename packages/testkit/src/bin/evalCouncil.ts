@@ -26,7 +26,7 @@ const refuse = (message: string): never => {
 
 const parse = (argv: ReadonlyArray<string>) => {
   const options = {
-    questions: 300,
+    questions: 1000,
     seed: 1,
     regime: undefined as string | undefined,
     selfConsistency: undefined as number | undefined,
