@@ -108,6 +108,9 @@ export const make = Effect.gen(function*() {
         models: intent.models,
         policy: intent.settings,
         offline: outcome.offline,
+        ...(intent.plan?.max_output_tokens_lowered_from === undefined
+          ? {}
+          : { max_tokens_lowered: { from: intent.plan.max_output_tokens_lowered_from, to: intent.plan.max_output_tokens } }),
         ...(intent.consensus === undefined ? {} : { consensus: intent.consensus }),
         ...(intent.grounding === undefined ? {} : { grounding: intent.grounding })
       })
