@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { HuddleMessage, HuddleSession } from "@huddle/domain/huddle/Huddle"
 import { HuddleRepository } from "@huddle/domain/huddle/HuddleRepository"
 import { Effect, Layer, Option, Schema } from "effect"
@@ -37,11 +37,29 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const sessionColumns = sql`id, title, org_id, workspace_id, created_at, updated_at`
 
+  /** The message's row, to insert; its session id comes from `sessionId` (a value or a column). */
+  const messageRow = (e: typeof HuddleMessage.Encoded, sessionId: Statement.Fragment | string, createdAt: Date) =>
+    sql`${e.id}, ${sessionId}, ${e.intent_id}, ${e.role}, ${e.content}, ${e.mode},
+        ${JSON.stringify(e.models)}::jsonb, ${e.usage === null ? null : JSON.stringify(e.usage)}::jsonb,
+        ${e.credits_charged}, ${JSON.stringify(e.references)}::jsonb,
+        ${e.consensus === undefined ? null : JSON.stringify(e.consensus)}::jsonb, ${createdAt}`
+  const messageColumns = sql`id, session_id, intent_id, role, content, mode, models, usage, credits_charged, refs, consensus, created_at`
+
   return HuddleRepository.of({
-    createSession: (session, userId) =>
-      sql`INSERT INTO huddle_sessions (id, user_id, org_id, workspace_id, title, created_at, updated_at)
-          VALUES (${session.id}, ${userId}, ${session.org_id}, ${session.workspace_id}, ${session.title},
-                  ${toDate(session.created_at)}, ${toDate(session.updated_at)})`.pipe(Effect.asVoid, Effect.orDie),
+    // One statement: the session (updated as of its first message) and the message; the
+    // message's foreign key is checked at the statement's end, when the session exists.
+    createSession: (session, userId, first) =>
+      Effect.gen(function*() {
+        const e = yield* encodeMessage(first)
+        const at = toDate(first.created_at)
+        yield* sql`WITH created AS (
+                     INSERT INTO huddle_sessions (id, user_id, org_id, workspace_id, title, created_at, updated_at)
+                     VALUES (${session.id}, ${userId}, ${session.org_id}, ${session.workspace_id}, ${session.title},
+                             ${toDate(session.created_at)}, ${at})
+                     RETURNING id
+                   )
+                   INSERT INTO huddle_messages (${messageColumns}) SELECT ${messageRow(e, sql`created.id`, at)} FROM created`
+      }).pipe(Effect.orDie),
     findSession: (userId, id) =>
       sql<SessionRow>`SELECT ${sessionColumns} FROM huddle_sessions WHERE id = ${id} AND user_id = ${userId}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), sessionFromRow)),
@@ -65,16 +83,16 @@ export const make = Effect.gen(function*() {
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       ),
+    // One statement: the message, and the session's `updated_at`.
     addMessage: (sessionId, message) =>
       Effect.gen(function*() {
         const e = yield* encodeMessage(message)
-        yield* sql`INSERT INTO huddle_messages (id, session_id, intent_id, role, content, mode, models, usage,
-                                                credits_charged, refs, consensus, created_at)
-                   VALUES (${e.id}, ${sessionId}, ${e.intent_id}, ${e.role}, ${e.content}, ${e.mode},
-                           ${JSON.stringify(e.models)}::jsonb, ${e.usage === null ? null : JSON.stringify(e.usage)}::jsonb,
-                           ${e.credits_charged}, ${JSON.stringify(e.references)}::jsonb,
-                           ${e.consensus === undefined ? null : JSON.stringify(e.consensus)}::jsonb, ${toDate(message.created_at)})`
-        yield* sql`UPDATE huddle_sessions SET updated_at = ${toDate(message.created_at)} WHERE id = ${sessionId}`
+        const at = toDate(message.created_at)
+        yield* sql`WITH added AS (
+                     INSERT INTO huddle_messages (${messageColumns}) VALUES (${messageRow(e, sessionId, at)})
+                     RETURNING session_id
+                   )
+                   UPDATE huddle_sessions SET updated_at = ${at} WHERE id = (SELECT session_id FROM added)`
       }).pipe(Effect.orDie),
     messages: (sessionId, limit) =>
       sql<MessageRow>`SELECT * FROM (

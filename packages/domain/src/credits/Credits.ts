@@ -27,6 +27,12 @@ export interface ReserveInput {
   readonly purpose: string
   /** Who acts: their credential and the memberships are checked again as the credits are taken. */
   readonly authority: Authority
+  /**
+   * When no source covers `amount`: the smaller amount that would still do, given what is
+   * spendable (see `spendable`), or undefined when none would. That amount is then reserved
+   * instead (refused as usual if it no longer fits); without `lower`, refused at once.
+   */
+  readonly lower?: ((spendable: number) => number | undefined) | undefined
 }
 
 /** The authority of a principal acting for themselves. */
@@ -61,6 +67,12 @@ export interface Service {
    * was revoked, `NotFound` when a membership of the org context is gone.
    */
   readonly reserve: (input: ReserveInput) => Effect.Effect<Reservation, InsufficientCredits | Unauthorized | NotFound>
+  /**
+   * The most one reservation could take for this payer now: the largest of the sources that may
+   * pay (a reservation comes whole from one), an org source within the member's cap. A reading,
+   * not a hold: only `reserve` takes credits.
+   */
+  readonly spendable: (payer: Pick<ReserveInput, "userId" | "orgId" | "creditFallback">) => Effect.Effect<number>
   /** Charges the real cost (never more than was reserved); returns what was charged. */
   readonly settle: (reservation: Reservation, actual: number) => Effect.Effect<number>
   readonly release: (reservation: Reservation) => Effect.Effect<void>
@@ -74,17 +86,45 @@ export const make = Effect.gen(function*() {
   const store = yield* CreditStore
   const audit = yield* AuditLog
 
+  // Read only when a reservation was refused: the path of every request that can pay is unchanged.
+  const spendable: Service["spendable"] = (payer) =>
+    Effect.gen(function*() {
+      const sources = sourcesFor(payer)
+      const [balances, spending] = yield* Effect.all([
+        Effect.forEach(sources, (account) => store.balance(account), { concurrency: "unbounded" }),
+        payer.orgId === null || sources.length === 1
+          ? Effect.succeed(undefined)
+          : Effect.map(store.spending(payer.orgId, [payer.userId]), (all) => all.get(payer.userId))
+      ], { concurrency: "unbounded" })
+      const cap = spending?.cap ?? null
+      const capLeft = cap === null ? Infinity : Math.max(0, cap.amount - (cap.period === "total" ? spending!.total : spending!.month))
+      return Math.max(0, ...sources.map((account, i) => account.ownerType === "org" ? Math.min(balances[i]!, capLeft) : balances[i]!))
+    })
+
   const reserve: Service["reserve"] = (input) =>
     Effect.gen(function*() {
-      const amount = Math.max(1, Math.ceil(input.amount))
-      const held = yield* store.reserve({
-        accounts: sourcesFor(input),
-        amount,
-        userId: input.userId,
-        orgId: input.orgId,
-        purpose: input.purpose,
-        authority: input.authority
-      })
+      const asked = Math.max(1, Math.ceil(input.amount))
+      const attempt = (amount: number) =>
+        store.reserve({
+          accounts: sourcesFor(input),
+          amount,
+          userId: input.userId,
+          orgId: input.orgId,
+          purpose: input.purpose,
+          authority: input.authority
+        })
+      let amount = asked
+      let held = yield* attempt(amount)
+      if (held._tag === "Insufficient" && input.lower !== undefined) {
+        const smaller = input.lower(yield* spendable(input))
+        if (smaller !== undefined && Math.ceil(smaller) < asked && smaller >= 1) {
+          amount = Math.ceil(smaller)
+          const retried = yield* attempt(amount)
+          // Refused again (spent meanwhile): the denial names what was asked first.
+          if (retried._tag === "Insufficient") amount = asked
+          held = retried
+        }
+      }
       switch (held._tag) {
         case "Held":
           return new Reservation({ id: held.id, source: held.account.pool, amount })
@@ -123,7 +163,7 @@ export const make = Effect.gen(function*() {
     )
   }
 
-  return Credits.of({ reserve, settle, release, carve })
+  return Credits.of({ reserve, spendable, settle, release, carve })
 })
 
 export const layer = Layer.effect(Credits, make)

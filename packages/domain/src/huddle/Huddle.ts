@@ -66,6 +66,11 @@ export class HuddleReply extends Schema.Class<HuddleReply>("HuddleReply")({
   policy: EffectiveSettings,
   /** Set when the answer comes from the offline provider, not a language model. */
   offline: Schema.Boolean,
+  /**
+   * Set when the member's credits could not cover the worst case of the answer's full length
+   * but could cover a shorter one: the output cap it ran under (`to`) and the one it had (`from`).
+   */
+  max_tokens_lowered: Schema.optional(Schema.Struct({ from: Schema.Int, to: Schema.Int })),
   /** Multi mode: the council's consensus report (DESIGN §6). */
   consensus: Schema.optional(ConsensusReport),
   /** When the workspace has a connected repository: the mode, what was analysed, the excerpts, the citations checked. */

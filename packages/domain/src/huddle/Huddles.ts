@@ -108,6 +108,9 @@ export const make = Effect.gen(function*() {
         models: intent.models,
         policy: intent.settings,
         offline: outcome.offline,
+        ...(intent.plan?.max_output_tokens_lowered_from === undefined
+          ? {}
+          : { max_tokens_lowered: { from: intent.plan.max_output_tokens_lowered_from, to: intent.plan.max_output_tokens } }),
         ...(intent.consensus === undefined ? {} : { consensus: intent.consensus }),
         ...(intent.grounding === undefined ? {} : { grounding: intent.grounding })
       })
@@ -122,7 +125,8 @@ export const make = Effect.gen(function*() {
     session: HuddleSession,
     earlier: ReadonlyArray<HuddleMessage>,
     input: Ask,
-    createSession: Effect.Effect<void>
+    /** Writes the session with its first message; none when it exists already. */
+    createSession: ((question: HuddleMessage) => Effect.Effect<void>) | undefined
   ): Stream.Stream<HuddleEvent, PipelineError> =>
     Stream.unwrap(Effect.gen(function*() {
       const question = new HuddleMessage({
@@ -143,7 +147,7 @@ export const make = Effect.gen(function*() {
         input: input.input,
         request: input.request,
         history: earlier.filter((m) => m.content.length > 0).map((m) => ({ role: m.role, content: m.content })),
-        accepted: Effect.zipRight(createSession, repo.addMessage(session.id, question))
+        accepted: createSession === undefined ? repo.addMessage(session.id, question) : createSession(question)
       }).pipe(
         Stream.mapEffect((event): Effect.Effect<HuddleEvent> =>
           event._tag === "Done"
@@ -164,7 +168,7 @@ export const make = Effect.gen(function*() {
         created_at: now,
         updated_at: now
       })
-      return ask(scope, session, [], input, repo.createSession(session, scope.principal.user.id))
+      return ask(scope, session, [], input, (question) => repo.createSession(session, scope.principal.user.id, question))
     }))
 
   const reply: Service["reply"] = (principal, sessionId, input) =>
@@ -172,7 +176,7 @@ export const make = Effect.gen(function*() {
       const session = yield* owned(principal, sessionId)
       const scope = yield* scopes.resolve(principal, { orgId: session.org_id, workspaceId: session.workspace_id })
       const earlier = yield* repo.messages(session.id, 40)
-      return ask(scope, session, earlier, input, Effect.void)
+      return ask(scope, session, earlier, input, undefined)
     }))
 
   const list: Service["list"] = (principal, page) =>

@@ -20,7 +20,10 @@ export type IntentStatus = typeof IntentStatus.Type
 /** What the planning stage decided, kept so that an approved intent executes as reviewed. */
 export class Plan extends Schema.Class<Plan>("Plan")({
   models: Schema.Array(Schema.String),
+  /** The most output tokens the answer may take (lowered, when it ran, to what the credits covered). */
   max_output_tokens: Schema.Int,
+  /** Set when the member's credits lowered `max_output_tokens` from this, rather than refusing (402). */
+  max_output_tokens_lowered_from: Schema.optional(Schema.Int),
   estimated_input_tokens: Schema.Int,
   worst_case_credits: Schema.Int,
   temperature: Schema.Number,

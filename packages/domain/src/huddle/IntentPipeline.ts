@@ -27,7 +27,7 @@ import { lastOf } from "../shared/Streams.js"
 import { IntentRepository } from "./IntentRepository.js"
 import { ContextAssembly, leadingInstructions, memoryShare } from "../memories/ContextAssembly.js"
 import { authorityOf } from "../credits/Credits.js"
-import { type Metered, MeteredCall, type Payer, type Settled, worstCaseOf } from "../models/MeteredCall.js"
+import { floorOf, type Metered, MeteredCall, type Payer, type Settled, worstCaseOf } from "../models/MeteredCall.js"
 import { OrgSettings } from "../orgs/OrgSettings.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
 
@@ -250,12 +250,20 @@ export const make = Effect.gen(function*() {
         quote: {
           estimatedInput: plan.estimated_input_tokens,
           maxOutputTokens: plan.max_output_tokens,
-          worstCase: plan.worst_case_credits
+          worstCase: plan.worst_case_credits,
+          floorOutputTokens: floorOf(plan.max_output_tokens)
         },
         messages: plan.messages ?? [],
         temperature: plan.temperature
       }).pipe(Effect.tapError(steps.refused))
       const [executing, announced] = yield* steps.begin
+      // The plan that runs: the member's credits may have lowered its output cap.
+      const ran = call.quote.loweredFrom === undefined ? plan : new Plan({
+        ...plan,
+        max_output_tokens: call.quote.maxOutputTokens,
+        max_output_tokens_lowered_from: call.quote.loweredFrom,
+        worst_case_credits: call.quote.worstCase
+      }, { disableValidation: true })
 
       const progress = { text: "", answered: false, closed: undefined as Intent | undefined }
       const close = (settled: Settled, error: IntentError | null) =>
@@ -270,7 +278,7 @@ export const make = Effect.gen(function*() {
             ...(filter === undefined || plan.grounding === undefined ? {} : { grounding: withCitations(plan.grounding.report, filter.report()) }),
             // The plan that ran (auto mode's single answer, when a council was not affordable).
             mode: "single",
-            plan: intent.plan
+            plan: ran
           }),
           (closed) => (progress.closed = closed)
         )
@@ -308,6 +316,8 @@ export const make = Effect.gen(function*() {
               // The huddle offers no tools, so a model has none to call; the finish reason is not reported.
               case "ToolCallDelta":
               case "Finish":
+              // Said by the plan and the `execution` stage's start.
+              case "Lowered":
                 break
             }
           }
@@ -318,7 +328,10 @@ export const make = Effect.gen(function*() {
           progress.closed === undefined ? Effect.flatMap(call.settle, (settled) => close(settled, closeWith(exit))) : Effect.void
         )
       )
-      return Stream.concat(Stream.fromIterable([...announced, stage("execution", "started", { models: plan.models })]), answer)
+      const lowered = ran.max_output_tokens_lowered_from === undefined
+        ? {}
+        : { max_tokens_lowered: { from: ran.max_output_tokens_lowered_from, to: ran.max_output_tokens } }
+      return Stream.concat(Stream.fromIterable([...announced, stage("execution", "started", { models: plan.models, ...lowered })]), answer)
     }))
 
   /**

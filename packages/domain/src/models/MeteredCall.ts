@@ -16,6 +16,11 @@
  * When the stream fails or is interrupted instead, `settle` (or, at the latest, closing the scope)
  * charges what was consumed — the provider's counts, else an estimate from the output — or
  * releases the reservation when nothing was. A reservation is settled exactly once.
+ *
+ * A call whose payer cannot cover `quote.worstCase` but can cover a useful answer (at least
+ * `quote.floorOutputTokens`) is not refused: its output cap is lowered to the most the payer's
+ * spendable credits pay for (`lowerQuote`), `Metered.quote` is the lowered quote, its events
+ * start with `Lowered` and its `Settled` says so. Below the floor: `InsufficientCredits`, as before.
  */
 import { Chunk, Context, Effect, Layer, Option, type Scope, Stream } from "effect"
 import { InsufficientCredits, InvalidRequest, NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
@@ -57,6 +62,14 @@ export interface Quote {
   readonly maxOutputTokens: number
   /** The reservation: the dearest candidate at the estimated input with headroom and its output cap. */
   readonly worstCase: number
+  /**
+   * The fewest output tokens worth answering with (see `minimumAnswerTokens`): when the payer's
+   * credits cannot cover `worstCase` but can cover this many, `run` lowers `maxOutputTokens` to
+   * what they pay for instead of refusing. Absent, or not below `maxOutputTokens`: no lowering.
+   */
+  readonly floorOutputTokens?: number | undefined
+  /** Set on a quote `run` lowered: the `maxOutputTokens` asked for. */
+  readonly loweredFrom?: number | undefined
 }
 
 /** Who pays for a call, and who acts (checked again as the credits are taken). */
@@ -101,9 +114,20 @@ export interface Settled {
   /** Whether anything was produced or reported: a call with nothing consumed is released, not charged. */
   readonly consumed: boolean
   readonly charged: number
+  /** Set when the payer's credits lowered the call's output cap (see `Quote.floorOutputTokens`). */
+  readonly lowered?: Lowered | undefined
+}
+
+/** A call whose output cap was lowered to what the payer's credits cover: `to` tokens instead of `from`. */
+export interface Lowered {
+  readonly _tag: "Lowered"
+  readonly from: number
+  readonly to: number
 }
 
 export type CallEvent =
+  /** First, and only when it happened: the output cap was lowered to what the credits cover. */
+  | Lowered
   /** The model being tried; a later one replaces it when it fails before any output. */
   | { readonly _tag: "Answering"; readonly model: CatalogModel }
   /** A try that failed before any output; `willRetry` when the same model is tried again. */
@@ -120,6 +144,8 @@ export const isOutput = (event: CallEvent): boolean => event._tag === "Delta" ||
 export interface Metered {
   /** The model tried first. */
   readonly model: CatalogModel
+  /** The quote the call runs under: the one given, or that one lowered (`loweredFrom` set). */
+  readonly quote: Quote
   readonly events: Stream.Stream<CallEvent, UpstreamUnavailable>
   /**
    * Settles now for what was consumed, if that has not happened yet (the stream's end does it on
@@ -176,6 +202,16 @@ const perReply = 3
  */
 export const inputMargin = 1.25
 
+/**
+ * The fewest output tokens a lowered call may be left with (or what was asked, when that is
+ * fewer): below this an answer is mostly cut off, so the request is refused (402) rather than
+ * charged for a stub.
+ */
+export const minimumAnswerTokens = 256
+
+/** The floor of a call asking for `maxOutputTokens` (see `Quote.floorOutputTokens`). */
+export const floorOf = (maxOutputTokens: number): number => Math.min(maxOutputTokens, minimumAnswerTokens)
+
 /** The estimated input tokens of a call: messages with their framing, and the tool definitions. */
 export const estimateInput = (messages: ReadonlyArray<ChatMessage>, options: CallOptions | undefined): number => {
   let tokens = perReply
@@ -200,6 +236,26 @@ export const worstCaseOf = (candidates: ReadonlyArray<CatalogModel>, estimatedIn
       })
     )
   )
+
+/**
+ * `quote` with the most output tokens, at or above its floor, whose worst case `spendable` covers;
+ * undefined when even the floor is beyond it. The worst case only grows with the output cap, so
+ * the largest such cap is found by bisection.
+ */
+export const lowerQuote = (candidates: ReadonlyArray<CatalogModel>, quote: Quote, spendable: number): Quote | undefined => {
+  const floor = quote.floorOutputTokens
+  if (floor === undefined || floor < 1 || floor >= quote.maxOutputTokens) return undefined
+  const cost = (tokens: number) => worstCaseOf(candidates, quote.estimatedInput, tokens)
+  if (cost(floor) > spendable) return undefined
+  let low = floor
+  let high = quote.maxOutputTokens - 1
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2)
+    if (cost(mid) <= spendable) low = mid
+    else high = mid - 1
+  }
+  return { ...quote, maxOutputTokens: low, worstCase: cost(low), loweredFrom: quote.loweredFrom ?? quote.maxOutputTokens }
+}
 
 /**
  * What a call consumed: the provider's counts when it reported them; otherwise, once anything was
@@ -269,18 +325,38 @@ export const make = Effect.gen(function*() {
       )
     }
     const maxOutputTokens = Math.min(limits?.maxOutputTokens ?? modelCap, modelCap)
-    return Effect.succeed({ estimatedInput, maxOutputTokens, worstCase: worstCaseOf(models, estimatedInput, maxOutputTokens) })
+    return Effect.succeed({
+      estimatedInput,
+      maxOutputTokens,
+      worstCase: worstCaseOf(models, estimatedInput, maxOutputTokens),
+      floorOutputTokens: floorOf(maxOutputTokens)
+    })
   }
 
-  const reserveFor = (payer: Payer, purpose: string, amount: number) =>
+  const reserveFor = (payer: Payer, purpose: string, amount: number, lower?: (spendable: number) => number | undefined) =>
     credits.reserve({
       userId: payer.userId,
       orgId: payer.orgId,
       amount,
       creditFallback: payer.creditFallback,
       purpose,
-      authority: payer.authority
+      authority: payer.authority,
+      lower
     })
+
+  /**
+   * A call's own reservation: its quote's worst case, or, when the payer cannot cover that, the
+   * quote lowered to what they can (`lowerQuote`); with the quote it runs under.
+   */
+  const reserveQuote = (call: Call) =>
+    Effect.map(
+      reserveFor(call.payer, call.purpose, call.quote.worstCase, (spendable) => lowerQuote(call.candidates, call.quote, spendable)?.worstCase),
+      (reservation) => ({
+        reservation,
+        // What the reservation pays for: at least the cap that was lowered to, never more than it covers.
+        quote: reservation.amount < call.quote.worstCase ? lowerQuote(call.candidates, call.quote, reservation.amount)! : call.quote
+      })
+    )
 
   // A run's budget covers each of its calls by construction; one that does not is refused, not overdrawn.
   const carve = (budget: Budget, amount: number) =>
@@ -308,7 +384,8 @@ export const make = Effect.gen(function*() {
         chars: 0,
         /** What earlier attempts reported before failing, at their own models' prices. */
         earlier: 0,
-        settled: undefined as Settled | undefined
+        settled: undefined as Settled | undefined,
+        lowered: undefined as Lowered | undefined
       }
 
       // Once: at the end of the stream, by the caller, or (failure, interruption) as the scope closes.
@@ -323,7 +400,8 @@ export const make = Effect.gen(function*() {
             usage,
             reported: progress.reported !== undefined,
             consumed,
-            charged: 0
+            charged: 0,
+            lowered: progress.lowered
           }
           progress.settled = settled
           return consumed
@@ -334,16 +412,22 @@ export const make = Effect.gen(function*() {
             : Effect.as(credits.release(reservation), settled)
         }))
 
-      const reservation = yield* Effect.acquireRelease(
-        call.budget === undefined ? reserveFor(call.payer, call.purpose, call.quote.worstCase) : carve(call.budget, call.quote.worstCase),
-        settleWith
+      const { quote, reservation } = yield* Effect.acquireRelease(
+        call.budget === undefined
+          ? reserveQuote(call)
+          : Effect.map(carve(call.budget, call.quote.worstCase), (reservation) => ({ reservation, quote: call.quote })),
+        ({ reservation }) => settleWith(reservation)
       )
+      const lowered: Lowered | undefined = quote.loweredFrom === undefined
+        ? undefined
+        : { _tag: "Lowered", from: quote.loweredFrom, to: quote.maxOutputTokens }
+      progress.lowered = lowered
       const settle = settleWith(reservation)
 
-      const events: Stream.Stream<CallEvent, UpstreamUnavailable> = router.stream(call.candidates, {
+      const answer: Stream.Stream<CallEvent, UpstreamUnavailable> = router.stream(call.candidates, {
         messages: call.messages,
         temperature: call.temperature,
-        maxOutputTokens: call.quote.maxOutputTokens,
+        maxOutputTokens: quote.maxOutputTokens,
         options: call.options
       }).pipe(
         Stream.mapChunks((chunks) => {
@@ -380,7 +464,8 @@ export const make = Effect.gen(function*() {
         }),
         Stream.concat(Stream.fromEffect(settle))
       )
-      return { model: primary, events, settle } satisfies Metered
+      const events = lowered === undefined ? answer : Stream.concat(Stream.make<[CallEvent]>(lowered), answer)
+      return { model: primary, quote, events, settle } satisfies Metered
     })
 
   return MeteredCall.of({ candidates, fitting, quote, run, budget })

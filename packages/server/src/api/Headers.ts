@@ -30,3 +30,17 @@ export const orgAsked = (headers: typeof OrgHeaders.Type): string | undefined =>
 export const contextHeader = "huddle-organization"
 
 export const contextOf = (orgId: string | null): string => orgId ?? "personal"
+
+/**
+ * The response header of an answer whose output cap was lowered to what the payer's credits
+ * cover, rather than refused: `Huddle-Max-Tokens: 812; lowered-from=16384`. Absent when nothing
+ * was lowered.
+ */
+export const maxTokensHeader = "huddle-max-tokens"
+
+export const maxTokensValue = (lowered: { readonly from: number; readonly to: number }): string =>
+  `${lowered.to}; lowered-from=${lowered.from}`
+
+/** The lowering as the body's usage carries it (`usage.max_tokens_lowered`). */
+export const loweredUsage = (lowered: { readonly from: number; readonly to: number } | undefined) =>
+  lowered === undefined ? {} : { max_tokens_lowered: { from: lowered.from, to: lowered.to } }

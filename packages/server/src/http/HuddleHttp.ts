@@ -1,4 +1,4 @@
-import { HttpApiBuilder, type HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import type { HuddleReply } from "@huddle/domain/huddle/Huddle"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Preferences } from "@huddle/domain/accounts/Preferences"
@@ -6,7 +6,7 @@ import { type HuddleEvent, Huddles, replyOf } from "@huddle/domain/huddle/Huddle
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Effect, type Scope, type Stream, Struct } from "effect"
 import { Api } from "../Api.js"
-import { orgAsked } from "../api/Headers.js"
+import { maxTokensHeader, maxTokensValue, orgAsked } from "../api/Headers.js"
 import * as EventStream from "./streaming/EventStream.js"
 import * as HuddleDialect from "./streaming/HuddleDialect.js"
 import { reportContext } from "./reportContext.js"
@@ -25,7 +25,13 @@ export const HuddleHttp = HttpApiBuilder.group(Api, "huddle", (handlers) =>
       stream: boolean,
       events: Stream.Stream<HuddleEvent, E>
     ): Effect.Effect<HuddleReply | HttpServerResponse.HttpServerResponse, E, Scope.Scope> =>
-      stream ? EventStream.respond(events, dialect) : replyOf(events)
+      stream ? EventStream.respond(events, dialect) : Effect.tap(replyOf(events), loweredHeader)
+
+    /** `Huddle-Max-Tokens` on a reply whose output cap the member's credits lowered. */
+    const loweredHeader = (reply: HuddleReply) =>
+      reply.max_tokens_lowered === undefined ? Effect.void : HttpApp.appendPreResponseHandler((_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, maxTokensHeader, maxTokensValue(reply.max_tokens_lowered!)))
+      )
 
     return handlers
       .handle("start", ({ headers, payload, urlParams }) =>

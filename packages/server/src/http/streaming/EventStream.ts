@@ -22,6 +22,8 @@ export interface Dialect<A> {
   readonly frames: (events: Chunk.Chunk<A>) => Chunk.Chunk<Uint8Array>
   /** The frame of a failure after the stream began. */
   readonly failure: (error: unknown) => Uint8Array
+  /** Response headers said by the events held back (once, before the body starts). */
+  readonly headers?: ((head: ReadonlyArray<A>) => Record<string, string>) | undefined
 }
 
 const headers = { "cache-control": "no-cache", "x-accel-buffering": "no" }
@@ -74,7 +76,10 @@ export const respond = <A, E>(
       )
     // Sent 200 before it can fail; one that ended by framing a failure stands for a 5xx.
     return Retention.keepAs(
-      HttpServerResponse.stream(body, { contentType: "text/event-stream", headers }),
+      HttpServerResponse.stream(body, {
+        contentType: "text/event-stream",
+        headers: dialect.headers === undefined ? headers : { ...headers, ...dialect.headers(head) }
+      }),
       () => (outcome.failed ? 500 : 200)
     )
   })

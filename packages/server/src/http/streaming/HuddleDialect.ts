@@ -9,6 +9,7 @@ import { isCommitted } from "@huddle/domain/huddle/IntentPipeline"
 import { Chunk, Schema } from "effect"
 import * as ErrorTable from "../../api/ErrorTable.js"
 import type { Dialect } from "./EventStream.js"
+import { maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
 
 const encoder = new TextEncoder()
 
@@ -31,6 +32,14 @@ const frameOf = (event: HuddleEvent): string => {
 export const dialect: Dialect<HuddleEvent> = {
   // A council's run is long: the response starts with its first round, once its credits are held.
   isOutput: (event) => event._tag !== "Reply" && isCommitted(event),
+  // The `execution` stage's start, held back with the run's first events, says when the credits lowered the cap.
+  headers: (head) => {
+    for (const event of head) {
+      const lowered = event._tag === "Stage" ? event.detail["max_tokens_lowered"] as { from: number; to: number } | undefined : undefined
+      if (lowered !== undefined) return { [maxTokensHeader]: maxTokensValue(lowered) }
+    }
+    return {}
+  },
   frames: (events) => {
     let text = ""
     for (const event of events) text += frameOf(event)

@@ -13,6 +13,7 @@ import { type Concluded, type Event, isOutput, type Settled } from "@huddle/doma
 import { Chunk, Effect, Schema, Stream } from "effect"
 import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
+import { loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
 import type { Dialect } from "./EventStream.js"
 
 type Completion = typeof ChatCompletion.Encoded
@@ -39,11 +40,18 @@ export const finishReason = (reason: string): Finish => {
 /** The report on the wire. */
 export const consensusOf = Schema.encodeSync(ConsensusReport)
 
-const usageOf = ({ usage }: Settled | Concluded) => ({
-  prompt_tokens: usage.input_tokens,
-  completion_tokens: usage.output_tokens,
-  total_tokens: usage.input_tokens + usage.output_tokens
+const usageOf = (spent: Settled | Concluded) => ({
+  prompt_tokens: spent.usage.input_tokens,
+  completion_tokens: spent.usage.output_tokens,
+  total_tokens: spent.usage.input_tokens + spent.usage.output_tokens,
+  ...loweredUsage(spent._tag === "Settled" ? spent.lowered : undefined)
 })
+
+/** `Huddle-Max-Tokens` when the call's output cap was lowered (its first event says so). */
+export const loweredHeaders = (head: ReadonlyArray<Event>): Record<string, string> => {
+  const lowered = head.find((event) => event._tag === "Lowered")
+  return lowered === undefined || lowered._tag !== "Lowered" ? {} : { [maxTokensHeader]: maxTokensValue(lowered) }
+}
 
 
 interface Call {
@@ -92,6 +100,7 @@ export const completion = <E>(events: Stream.Stream<Event, E>, id: string, creat
             acc.report = event.report
             break
           case "AttemptFailed":
+          case "Lowered":
             break
         }
         return acc
@@ -120,8 +129,12 @@ export const completion = <E>(events: Stream.Stream<Event, E>, id: string, creat
         usage: acc.settled === undefined ? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } : usageOf(acc.settled),
         ...(acc.report === undefined ? {} : { consensus: consensusOf(acc.report) })
       }
+      const lowered = acc.settled?._tag === "Settled" ? acc.settled.lowered : undefined
       return HttpServerResponse.unsafeJson(body, {
-        headers: { "huddle-credits-charged": String(acc.settled?.charged ?? 0) }
+        headers: {
+          "huddle-credits-charged": String(acc.settled?.charged ?? 0),
+          ...(lowered === undefined ? {} : { [maxTokensHeader]: maxTokensValue(lowered) })
+        }
       })
     }
   )
@@ -155,6 +168,7 @@ export const dialect = (
   const frame = (event: Event): string => {
     switch (event._tag) {
       case "AttemptFailed":
+      case "Lowered":
         return ""
       case "Convened": {
         // A council's answer has begun: the role now, the consensus when the council agrees.
@@ -203,6 +217,7 @@ export const dialect = (
 
   return {
     isOutput,
+    headers: loweredHeaders,
     frames: (events) => {
       let text = ""
       for (const event of events) text += frame(event)

@@ -14,7 +14,9 @@ import { Chunk, Effect, Stream } from "effect"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import type { CreateResponse, ResponseObject } from "../../api/ResponsesApi.js"
 import type { Dialect } from "./EventStream.js"
-import { consensusOf } from "./OpenAiDialect.js"
+import { consensusOf, loweredHeaders } from "./OpenAiDialect.js"
+import { loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
+import type { Lowered } from "@huddle/domain/models/MeteredCall"
 
 type Item = ResponseObject["output"][number]
 type Status = "in_progress" | "completed"
@@ -30,12 +32,13 @@ export interface Meta {
   readonly request: CreateResponse
 }
 
-const usageOf = ({ usage }: Settled | Concluded) => ({
+const usageOf = ({ usage }: Settled | Concluded, lowered: Lowered | undefined) => ({
   input_tokens: usage.input_tokens,
   input_tokens_details: { cached_tokens: 0 },
   output_tokens: usage.output_tokens,
   output_tokens_details: { reasoning_tokens: 0 },
-  total_tokens: usage.input_tokens + usage.output_tokens
+  total_tokens: usage.input_tokens + usage.output_tokens,
+  ...loweredUsage(lowered)
 })
 
 /** One output item as it grows: the items of the answer are derived from these. */
@@ -59,6 +62,8 @@ class Builder {
   finish = "stop"
   settled: Settled | Concluded | undefined
   report: ConsensusReport | undefined
+  /** Set when the credits lowered the output cap: the response then shows the cap it ran under. */
+  lowered: Lowered | undefined
 
   constructor(readonly meta: Meta) {
     this.model = meta.request.model
@@ -73,11 +78,11 @@ class Builder {
       status,
       model: this.model,
       output: this.entries.map((entry) => itemOf(entry, status === "in_progress" ? "in_progress" : "completed")),
-      usage: this.settled === undefined ? null : usageOf(this.settled),
+      usage: this.settled === undefined ? null : usageOf(this.settled, this.lowered),
       error: null,
       incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null,
       instructions: request.instructions ?? null,
-      max_output_tokens: request.max_output_tokens ?? null,
+      max_output_tokens: this.lowered?.to ?? request.max_output_tokens ?? null,
       temperature: request.temperature ?? null,
       top_p: request.top_p ?? null,
       tool_choice: request.tool_choice ?? "auto",
@@ -100,6 +105,9 @@ class Builder {
     switch (event._tag) {
       case "Answering":
         this.model = event.model.id
+        return []
+      case "Lowered":
+        this.lowered = event
         return []
       case "AttemptFailed":
       // A council under way: `response.created` and `in_progress` are what a client sees meanwhile.
@@ -186,7 +194,10 @@ export const response = <E>(events: Stream.Stream<Event, E>, meta: Meta) =>
     return Stream.runForEach(events, (event) => Effect.sync(() => void builder.apply(event))).pipe(
       Effect.map(() =>
         HttpServerResponse.unsafeJson(builder.snapshot(builder.status()), {
-          headers: { "huddle-credits-charged": String(builder.settled?.charged ?? 0) }
+          headers: {
+            "huddle-credits-charged": String(builder.settled?.charged ?? 0),
+            ...(builder.lowered === undefined ? {} : { [maxTokensHeader]: maxTokensValue(builder.lowered) })
+          }
         })
       )
     )
@@ -211,6 +222,12 @@ export const dialect = (meta: Meta): Dialect<Event> => {
   }
   return {
     isOutput,
+    // The held-back events come here before any frame: `response.created` already shows the lowered cap.
+    headers: (head) => {
+      const lowered = head.find((event): event is Lowered => event._tag === "Lowered")
+      if (lowered !== undefined) builder.lowered = lowered
+      return loweredHeaders(head)
+    },
     frames: (events) => {
       let text = opening()
       for (const event of events) for (const semantic of builder.apply(event)) text += frame(semantic)

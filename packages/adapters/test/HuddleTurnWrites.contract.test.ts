@@ -1,0 +1,100 @@
+/**
+ * What a single-mode huddle turn costs the database, counted statement by statement (through
+ * `@effect/sql`'s statement transformer, so on both engines alike): the writes of a turn are
+ * few and batched, and what it writes is what the session shows afterwards.
+ */
+import { SqlClient, Statement } from "@effect/sql"
+import { Engine } from "@huddle/adapters"
+import { Accounts } from "@huddle/domain/accounts/Accounts"
+import { Authentication } from "@huddle/domain/accounts/Authentication"
+import { EmailInput } from "@huddle/domain/accounts/User"
+import { Huddles, replyOf } from "@huddle/domain/huddle/Huddles"
+import { RequestScopes } from "@huddle/domain/request/RequestScope"
+import { TestDatabase } from "@huddle/testkit"
+import { Context, Effect, FiberRef, FiberRefs, Option, Redacted, Schema } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+interface Executed {
+  readonly sql: string
+  readonly write: boolean
+  /** The transaction's connection, when it ran in one. */
+  readonly transaction: unknown
+}
+
+const isWrite = (sql: string) => /^\s*(INSERT|UPDATE|DELETE)\b/i.test(sql) || /^\s*WITH\b[\s\S]*\b(INSERT\s+INTO|UPDATE\s+\w+\s+(\w+\s+)?SET|DELETE\s+FROM)\b/i.test(sql)
+
+/** Runs `effect`, recording every statement it (and whatever it forks) executes. */
+const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const executed: Array<Executed> = []
+    const result = yield* Statement.withTransformer(effect, (statement, _sql, refs) =>
+      Effect.sync(() => {
+        const [sql] = statement.compile()
+        const context = FiberRefs.getOrDefault(refs, FiberRef.currentContext)
+        const transaction = Option.getOrUndefined(Context.getOption(context, SqlClient.TransactionConnection))?.[0]
+        executed.push({ sql, write: isWrite(sql), transaction })
+        return statement
+      }))
+    return { result, executed }
+  })
+
+const summary = (executed: ReadonlyArray<Executed>) => {
+  const writes = executed.filter((statement) => statement.write)
+  return {
+    statements: executed.length,
+    writes: writes.length,
+    transactions: new Set(writes.flatMap((statement) => statement.transaction === undefined ? [] : [statement.transaction])).size,
+    writesOutsideTransactions: writes.filter((statement) => statement.transaction === undefined).length
+  }
+}
+
+/** A turn's statements: two reads (the session or workspace, then history or memories) and its writes. */
+const maxWrites = 6
+const maxStatements = 8
+
+describe.each(TestDatabase.availableEngines())("a single-mode huddle turn's writes (%s)", (engine) => {
+  let database: TestDatabase.FreshDatabase
+  beforeAll(async () => {
+    database = await TestDatabase.fresh(engine)
+  }, 60_000)
+  afterAll(() => database.drop())
+
+  it("writes no more than six statements a turn, and the session shows every turn", async () => {
+    const program = Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const email = Schema.decodeSync(EmailInput)("turns@example.com")
+      const password = Redacted.make("correct horse battery")
+      yield* accounts.signup({ email, password })
+      const { token } = yield* accounts.login({ email, password })
+      const principal = yield* (yield* Authentication).authenticate(token)
+      const scope = yield* (yield* RequestScopes).resolve(principal, {})
+      const huddles = yield* Huddles
+
+      const first = yield* counted(replyOf(huddles.start(scope, { input: "What is a huddle?" })))
+      const second = yield* counted(replyOf(huddles.reply(principal, first.result.session_id, { input: "And a council?" })))
+      const session = yield* huddles.get(principal, first.result.session_id)
+      return { first, second, session }
+    })
+    const { first, second, session } = await Effect.runPromise(Effect.provide(program, Engine.layer({ storage: database.engine })))
+
+    // Before: 9 writes for a turn that starts a session, 8 for a turn that continues one (each
+    // message and the session's updated_at were two statements; a new session one more).
+    // Now: the credits' reserve and settle, the question (with the session, or its updated_at),
+    // the intent as it starts and as it ends, the answer with the session's updated_at.
+    for (const turn of [first, second]) {
+      const counts = summary(turn.executed)
+      expect(counts.writes, turn.executed.map((statement) => statement.sql.slice(0, 60)).join("\n")).toBeLessThanOrEqual(maxWrites)
+      expect(counts.statements).toBeLessThanOrEqual(maxStatements)
+    }
+    expect(session.messages.map((message) => [message.role, message.intent_id])).toEqual([
+      ["user", null],
+      ["assistant", first.result.intent_id],
+      ["user", null],
+      ["assistant", second.result.intent_id]
+    ])
+    expect(session.messages.map((message) => message.content)).toEqual(["What is a huddle?", first.result.output, "And a council?", second.result.output])
+    // What a session shows as updated: its last message's time.
+    expect(session.updated_at).toEqual(session.messages.at(-1)!.created_at)
+    expect(session.messages[1]!.credits_charged).toBe(first.result.credits_charged)
+  }, 60_000)
+})
