@@ -26,9 +26,36 @@ export const percentile = (sorted, p) => (sorted.length === 0 ? NaN : sorted[Mat
 /**
  * One load run: `connections` connections for `seconds`. Latencies are taken from autocannon's
  * per-response event (fractional milliseconds; its own histogram keeps whole milliseconds).
- * With several keys, connection i uses key i mod keys.
+ * With several keys, connection i uses key i mod keys. A target of several instances
+ * (`target.urls`) gets its connections dealt round-robin, one autocannon per instance, all at
+ * once; their figures are summed (latencies pooled).
  */
-export const run = (target, mode, { connections, seconds }) =>
+export const run = async (target, mode, { connections, seconds, body }) => {
+  if (!target.urls || target.urls.length === 1) return runOne(target, mode, { connections, seconds, body })
+  const share = (i) => Math.floor(connections / target.urls.length) + (i < connections % target.urls.length ? 1 : 0)
+  const parts = await Promise.all(target.urls.map((url, i) => runOne({ ...target, url }, mode, { connections: share(i), seconds, body, raw: true })))
+  const latencies = parts.flatMap((p) => p.latencies).sort((a, b) => a - b)
+  const sum = (f) => parts.reduce((a, p) => a + f(p), 0)
+  const seconds_ = Math.max(...parts.map((p) => p.seconds))
+  const statusCodes = {}
+  for (const p of parts) for (const [code, stat] of Object.entries(p.statusCodes ?? {})) statusCodes[code] = { count: (statusCodes[code]?.count ?? 0) + stat.count }
+  return {
+    target: target.name,
+    mode,
+    seconds: seconds_,
+    ok: sum((p) => p.ok),
+    non2xx: sum((p) => p.non2xx),
+    errors: sum((p) => p.errors),
+    timeouts: sum((p) => p.timeouts),
+    statusCodes,
+    rps: sum((p) => p.ok) / seconds_,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    bytesPerResponse: sum((p) => p.bytesPerResponse * (p.ok + p.non2xx)) / Math.max(1, sum((p) => p.ok + p.non2xx))
+  }
+}
+
+const runOne = (target, mode, { connections, seconds, body, raw }) =>
   new Promise((resolve, reject) => {
     const latencies = []
     let next = 0
@@ -37,7 +64,7 @@ export const run = (target, mode, { connections, seconds }) =>
         url: `${target.url}${path}`,
         method: "POST",
         headers: headersFor(target.keys[0]),
-        body: bodies[mode],
+        body: body ?? bodies[mode],
         connections,
         pipelining: 1,
         duration: seconds,
@@ -59,7 +86,8 @@ export const run = (target, mode, { connections, seconds }) =>
           rps: result["2xx"] / result.duration,
           p50: percentile(latencies, 50),
           p99: percentile(latencies, 99),
-          bytesPerResponse: result.throughput.total / Math.max(1, result.requests.total)
+          bytesPerResponse: result.throughput.total / Math.max(1, result.requests.total),
+          ...(raw ? { latencies } : {})
         })
       }
     )
@@ -91,6 +119,45 @@ export const prober = (targets) => {
     const tEnd = process.hrtime.bigint()
     if (statusCode !== 200) throw new Error(`${target.name} ${mode}: status ${statusCode} in the unloaded probe`)
     return { total: ns(t0, tEnd), headers: ns(t0, tHeaders), firstByte: ns(t0, tFirst ?? tEnd), firstToken: tToken === undefined ? undefined : ns(t0, tToken) }
+  }
+  return { once, close: () => Promise.all([...pools.values()].map((pool) => pool.close())) }
+}
+
+/**
+ * The paced model: behind it the fake upstream waits before each piece of its answer
+ * (bench/upstream.mjs), so that the pieces leave it one by one and a gap between them can be
+ * measured. Huddle's catalog serves it as `bench-paced` too.
+ */
+export const pacedModel = "bench-paced"
+const pacedBody = JSON.stringify({ model: pacedModel, messages, max_tokens: 64, stream: true, stream_options: { include_usage: true } })
+
+/** An SSE event that carries a piece of the answer. */
+const contentEvent = /"content":"[^"]/
+
+/**
+ * A prober of the gaps between streamed pieces, as a client sees them: one paced stream at a
+ * time over one keep-alive connection per target; the time of each event that carries content
+ * is the time of the read that completed it (events that arrive in one read are 0 apart). Returns
+ * the gaps between consecutive content events, in ms.
+ */
+export const gapProber = (targets) => {
+  const pools = new Map(targets.map((t) => [t.name, new Pool(t.url, { connections: 1, pipelining: 1, keepAliveTimeout: 60_000 })]))
+  const once = async (target) => {
+    const { body, statusCode } = await pools.get(target.name).request({ method: "POST", path, headers: headersFor(target.keys[0]), body: pacedBody })
+    const times = []
+    let pending = ""
+    for await (const chunk of body) {
+      const now = process.hrtime.bigint()
+      pending += chunk.toString("utf8")
+      let end
+      while ((end = pending.indexOf("\n\n")) >= 0) {
+        if (contentEvent.test(pending.slice(0, end))) times.push(now)
+        pending = pending.slice(end + 2)
+      }
+    }
+    if (statusCode !== 200) throw new Error(`${target.name}: status ${statusCode} for a paced stream`)
+    if (times.length < 2) throw new Error(`${target.name}: a paced stream carried ${times.length} content events`)
+    return times.slice(1).map((t, i) => ns(times[i], t))
   }
   return { once, close: () => Promise.all([...pools.values()].map((pool) => pool.close())) }
 }

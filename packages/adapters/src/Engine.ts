@@ -13,7 +13,7 @@
  * Effect.runPromise(Effect.provide(program, engine))
  * ```
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Accounts from "@huddle/domain/accounts/Accounts"
 import { AccountSettings } from "@huddle/domain/accounts/AccountSettings"
 import * as ApiKeys from "@huddle/domain/accounts/ApiKeys"

@@ -4,8 +4,10 @@
  */
 import { createServer, type Server as NodeServer, STATUS_CODES } from "node:http"
 import { HttpApiBuilder } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Engine } from "@huddle/adapters"
+// By module, not the packages' indexes: `@effect/platform-node`'s index loads its cluster modules
+// and `@huddle/adapters`' the embedded engine, which a server on PostgreSQL never runs.
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Engine from "@huddle/adapters/Engine"
 import { Duration, Effect, Layer, Logger } from "effect"
 import { Api } from "./Api.js"
 import * as ErrorTable from "./api/ErrorTable.js"

@@ -3,7 +3,8 @@
  * (documented in docs/operations.md).
  */
 import { delimiter, isAbsolute, join } from "node:path"
-import type { Database, Engine } from "@huddle/adapters"
+import type * as Engine from "@huddle/adapters/Engine"
+import type * as Database from "@huddle/adapters/sql/Database"
 import * as NodeRepositorySources from "@huddle/adapters/grounding/NodeRepositorySources"
 import * as Catalog from "@huddle/adapters/models/Catalog"
 import * as Providers from "@huddle/adapters/models/Providers"

@@ -1,7 +1,7 @@
 /** Starts Huddle from the environment and runs it until SIGTERM or SIGINT. */
 import { HttpServer } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
-import { Database } from "@huddle/adapters"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Database from "@huddle/adapters/sql/Database"
 import { Cause, ConfigError, Effect, Layer, Logger, LogLevel } from "effect"
 import { describeDefect } from "./edge/ErrorTranslation.js"
 import * as Server from "./Server.js"

@@ -3,10 +3,11 @@
  * `@vscode/tree-sitter-wasm` (the set VS Code ships, built with tree-sitter 0.25, ABI 14–15, which
  * `web-tree-sitter` 0.25–0.27 load). Both come from node_modules: nothing is built natively or
  * downloaded. The runtime is initialised, and each grammar loaded and its query compiled, once, on
- * first use, so that a repository without Rust never loads the Rust grammar.
+ * first use, so that a repository without Rust never loads the Rust grammar; the runtime's
+ * JavaScript too, so that a server that indexes nothing never loads it.
  */
 import { createRequire } from "node:module"
-import { Language, Parser, Query } from "web-tree-sitter"
+import type { Parser, Query } from "web-tree-sitter"
 
 export type Grammar =
   | "typescript"
@@ -29,7 +30,7 @@ export interface LoadedGrammar {
 
 const require = createRequire(import.meta.url)
 
-let runtime: Promise<void> | undefined
+let runtime: Promise<typeof import("web-tree-sitter")> | undefined
 const loaded = new Map<string, Promise<LoadedGrammar>>()
 
 /** The grammar with its query compiled (`query` is the grammar's definitions query), loaded once. */
@@ -38,8 +39,11 @@ export const load = (grammar: Grammar, query: string): Promise<LoadedGrammar> =>
   let entry = loaded.get(key)
   if (entry === undefined) {
     entry = (async () => {
-      runtime ??= Parser.init()
-      await runtime
+      runtime ??= import("web-tree-sitter").then(async (module) => {
+        await module.Parser.init()
+        return module
+      })
+      const { Language, Parser, Query } = await runtime
       const language = await Language.load(require.resolve(`@vscode/tree-sitter-wasm/wasm/tree-sitter-${grammar}.wasm`))
       const parser = new Parser()
       parser.setLanguage(language)

@@ -10,7 +10,8 @@
  * a usage error).
  */
 import { parseArgs } from "node:util"
-import { Database, Engine } from "@huddle/adapters"
+import * as Engine from "@huddle/adapters/Engine"
+import * as Database from "@huddle/adapters/sql/Database"
 import { Operator, type Service as OperatorService } from "@huddle/domain/operator/Operator"
 import { Email, Password } from "@huddle/domain/accounts/User"
 import { Effect, Layer, Logger, LogLevel, Option, ParseResult, Schema } from "effect"
