@@ -28,36 +28,34 @@ export async function load(url, context, next) {
 \`))
 `
 
-if (TestDatabase.availableEngines().includes("postgres")) {
-  describe("the server process on PostgreSQL, at start", () => {
-    it("loads neither PGlite, nor @effect/cluster, nor tree-sitter, nor MiniSearch", async () => {
-      const dir = scratchDir()
-      const hook = join(dir, "record-loads.mjs")
-      const loadedList = join(dir, "loaded.txt")
-      writeFileSync(hook, recorder)
-      writeFileSync(loadedList, "")
-      const database = await TestDatabase.fresh("postgres")
-      onCleanup(() => database.drop())
-      if (database.engine._tag !== "Postgres") throw new Error("expected a PostgreSQL database")
-      const server = await startServer({
-        DATABASE_URL: Redacted.value(database.engine.url),
-        NODE_OPTIONS: `--import ${hook}`,
-        HUDDLE_TEST_LOADED_MODULES: loadedList
-      }, { cwd: dir })
-      const signup = await fetch(`${server.url}/v1/auth/signup`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ email: `startup-${Date.now()}@example.com`, password: "a long enough password" })
-      })
-      expect(signup.status, await signup.text()).toBe(201)
-      await server.stop()
-
-      const loaded = readFileSync(loadedList, "utf8").split("\n").filter((line) => line !== "")
-      // The hook saw the server's modules (else the assertions below would pass for nothing).
-      expect(loaded.some((url) => url.endsWith("/packages/server/dist/main.js"))).toBe(true)
-      expect(loaded.some((url) => url.includes("/node_modules/pg/"))).toBe(true)
-      const unwanted = loaded.filter((url) => /\/node_modules\/(@electric-sql\/pglite|@effect\/cluster|web-tree-sitter|minisearch)\//.test(url) || /\/adapters\/dist\/(sql\/Pglite|cache\/PgliteChangeFeed)/.test(url))
-      expect(unwanted).toEqual([])
+describe.skipIf(!TestDatabase.availableEngines().includes("postgres"))("the server process on PostgreSQL, at start", () => {
+  it("loads neither PGlite, nor @effect/cluster, nor tree-sitter, nor MiniSearch", async () => {
+    const dir = scratchDir()
+    const hook = join(dir, "record-loads.mjs")
+    const loadedList = join(dir, "loaded.txt")
+    writeFileSync(hook, recorder)
+    writeFileSync(loadedList, "")
+    const database = await TestDatabase.fresh("postgres")
+    onCleanup(() => database.drop())
+    if (database.engine._tag !== "Postgres") throw new Error("expected a PostgreSQL database")
+    const server = await startServer({
+      DATABASE_URL: Redacted.value(database.engine.url),
+      NODE_OPTIONS: `--import ${hook}`,
+      HUDDLE_TEST_LOADED_MODULES: loadedList
+    }, { cwd: dir })
+    const signup = await fetch(`${server.url}/v1/auth/signup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: `startup-${Date.now()}@example.com`, password: "a long enough password" })
     })
+    expect(signup.status, await signup.text()).toBe(201)
+    await server.stop()
+
+    const loaded = readFileSync(loadedList, "utf8").split("\n").filter((line) => line !== "")
+    // The hook saw the server's modules (else the assertions below would pass for nothing).
+    expect(loaded.some((url) => url.endsWith("/packages/server/dist/main.js"))).toBe(true)
+    expect(loaded.some((url) => url.includes("/node_modules/pg/"))).toBe(true)
+    const unwanted = loaded.filter((url) => /\/node_modules\/(@electric-sql\/pglite|@effect\/cluster|web-tree-sitter|minisearch)\//.test(url) || /\/adapters\/dist\/(sql\/Pglite|cache\/PgliteChangeFeed)/.test(url))
+    expect(unwanted).toEqual([])
   })
-}
+})
