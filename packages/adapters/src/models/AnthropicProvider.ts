@@ -239,7 +239,8 @@ const interpreter = (call: Upstream.Call, structuredTool: string | undefined): U
         return Upstream.failure(call, "connection", "the stream ended before the answer was complete")
       }
       if (input !== undefined || output !== undefined) {
-        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: input ?? 0, output_tokens: output ?? 0 }) })
+        // Counts the event checks have already accepted: not validated again.
+        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: input ?? 0, output_tokens: output ?? 0 }, true) })
       }
       // The forced structured-answer tool is the answer, not a call the client should make.
       const reason = structuredTool !== undefined && finish === "tool_use" ? "end_turn" : finish ?? "end_turn"

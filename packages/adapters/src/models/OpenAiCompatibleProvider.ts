@@ -154,7 +154,8 @@ const interpreter = (call: Upstream.Call): Upstream.Interpreter => {
         return Upstream.failure(call, "connection", "the stream ended before the answer was complete")
       }
       if (usage) {
-        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens }) })
+        // Counts the chunk check has already accepted: not validated again.
+        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens }, true) })
       }
       // [DONE] without a finish_reason (some older local servers): the model did stop.
       out.push({ _tag: "Finish", reason: finish ?? "stop" })
