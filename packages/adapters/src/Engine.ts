@@ -13,7 +13,6 @@
  * Effect.runPromise(Effect.provide(program, engine))
  * ```
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Accounts from "@huddle/domain/accounts/Accounts"
 import { AccountSettings } from "@huddle/domain/accounts/AccountSettings"
 import * as ApiKeys from "@huddle/domain/accounts/ApiKeys"
@@ -100,7 +99,7 @@ export const layer = (options: Options) => {
   const models = Council.layerWith(options.council ?? {}).pipe(
     Layer.provideMerge(MeteredCall.layer),
     Layer.provideMerge(Router.layer),
-    Layer.provideMerge(Providers.layer(options.providers ?? {}).pipe(Layer.provide(NodeHttpClient.layerUndici))),
+    Layer.provideMerge(Providers.layer(options.providers ?? {})),
     Layer.provideMerge(Catalog.layer(options.catalog ?? {}))
   )
   const huddles = Intents.layer.pipe(

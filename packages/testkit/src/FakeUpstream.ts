@@ -9,18 +9,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { FetchHttpClient } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, type Scope } from "effect"
-
-/**
- * The HTTP clients a provider adapter may be given (fetch's and undici's), so that a suite can
- * run against the fakes over each. Build one in the test's scope (`Layer.build`): undici's owns
- * a connection pool that closes with it.
- */
-export const httpClients = { fetch: FetchHttpClient.layer, undici: NodeHttpClient.layerUndici } as const
-export type HttpClientName = keyof typeof httpClients
-export const httpClientNames: ReadonlyArray<HttpClientName> = ["fetch", "undici"]
 
 export interface RecordedRequest {
   readonly method: string

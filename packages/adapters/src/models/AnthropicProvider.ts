@@ -27,10 +27,10 @@
  * event mid-stream fails the stream like the equivalent HTTP status would. No retries here: the
  * domain's router owns them.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { type CallOptions, type ChatMessage, type ModelChunk, type ModelRequest, type ToolChoice, Usage } from "@huddle/domain/models/Model"
 import { type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import { Duration, Effect, Either, Redacted, Schema, type Stream } from "effect"
+import type { Dispatcher } from "undici"
 import * as Upstream from "./Upstream.js"
 
 export interface Options {
@@ -41,6 +41,8 @@ export interface Options {
   readonly apiKey: Redacted.Redacted
   /** Longest wait for the response headers, and longest silence between chunks of the stream. */
   readonly timeout: Duration.DurationInput
+  /** The undici dispatcher to send through; by default one shared by the providers made without one. */
+  readonly dispatcher?: Dispatcher | undefined
 }
 
 export const apiVersion = "2023-06-01"
@@ -237,7 +239,8 @@ const interpreter = (call: Upstream.Call, structuredTool: string | undefined): U
         return Upstream.failure(call, "connection", "the stream ended before the answer was complete")
       }
       if (input !== undefined || output !== undefined) {
-        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: input ?? 0, output_tokens: output ?? 0 }) })
+        // Counts the event checks have already accepted: not validated again.
+        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: input ?? 0, output_tokens: output ?? 0 }, true) })
       }
       // The forced structured-answer tool is the answer, not a call the client should make.
       const reason = structuredTool !== undefined && finish === "tool_use" ? "end_turn" : finish ?? "end_turn"
@@ -367,23 +370,19 @@ export const toolsOf = (options: CallOptions | undefined) => {
   }
 }
 
-/** A provider over the `HttpClient` in context. */
-export const make = (options: Options): Effect.Effect<Provider, never, HttpClient.HttpClient> =>
-  Effect.gen(function*() {
+/** A provider that sends through undici. */
+export const make = (options: Options): Effect.Effect<Provider> =>
+  Effect.sync(() => {
     const name = options.name ?? "anthropic"
     const timeout = Duration.decode(options.timeout)
-    const baseUrl = (options.baseUrl ?? "https://api.anthropic.com").replace(/\/+$/, "")
-    const client = (yield* HttpClient.HttpClient).pipe(
-      HttpClient.mapRequest((request) =>
-        request.pipe(
-          HttpClientRequest.prependUrl(baseUrl),
-          HttpClientRequest.accept("text/event-stream"),
-          // `x-api-key` is among the header names @effect/platform redacts in traces.
-          HttpClientRequest.setHeaders({ "x-api-key": Redacted.value(options.apiKey), "anthropic-version": apiVersion })
-        )
-      ),
-      HttpClient.withScope
-    )
+    const base = new URL(`${(options.baseUrl ?? "https://api.anthropic.com").replace(/\/+$/, "")}/v1/messages`)
+    const dispatcher = options.dispatcher ?? Upstream.sharedDispatcher()
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "text/event-stream",
+      "x-api-key": Redacted.value(options.apiKey),
+      "anthropic-version": apiVersion
+    }
 
     const stream = (request: ModelRequest): Stream.Stream<ModelChunk, ProviderFailure> => {
       const call: Upstream.Call = { provider: name, model: request.model.id, secret: options.apiKey, timeout }
@@ -402,8 +401,12 @@ export const make = (options: Options): Effect.Effect<Provider, never, HttpClien
         ...(request.temperature === undefined ? {} : { temperature: Math.min(1, Math.max(0, request.temperature)) }),
         ...translatedOptions(request.options)
       }
-      const http = HttpClientRequest.post("/v1/messages").pipe(HttpClientRequest.bodyUnsafeJson(body))
-      return Upstream.modelStream(client, call, http, () => interpreter(call, tools.structuredTool))
+      return Upstream.modelStream(
+        dispatcher,
+        call,
+        { origin: base.origin, path: base.pathname + base.search, headers, body: JSON.stringify(body) },
+        () => interpreter(call, tools.structuredTool)
+      )
     }
 
     return { name, kind: "anthropic", stream } satisfies Provider

@@ -19,10 +19,10 @@
  * `response_format`, `user` …) and the messages' tool calls are sent as they are; the tool-call
  * pieces of `delta.tool_calls` come back as `ToolCallDelta`s.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { type ChatMessage, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
 import { type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
-import { Duration, Effect, Either, type Redacted, Schema, type Stream } from "effect"
+import { Duration, Effect, Either, Redacted, Schema, type Stream } from "effect"
+import type { Dispatcher } from "undici"
 import * as Upstream from "./Upstream.js"
 
 export interface Options {
@@ -34,6 +34,8 @@ export interface Options {
   readonly apiKey?: Redacted.Redacted | undefined
   /** Longest wait for the response headers, and longest silence between chunks of the stream. */
   readonly timeout: Duration.DurationInput
+  /** The undici dispatcher to send through; by default one shared by the providers made without one. */
+  readonly dispatcher?: Dispatcher | undefined
 }
 
 const Count = Schema.NonNegativeInt
@@ -152,7 +154,8 @@ const interpreter = (call: Upstream.Call): Upstream.Interpreter => {
         return Upstream.failure(call, "connection", "the stream ended before the answer was complete")
       }
       if (usage) {
-        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens }) })
+        // Counts the chunk check has already accepted: not validated again.
+        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens }, true) })
       }
       // [DONE] without a finish_reason (some older local servers): the model did stop.
       out.push({ _tag: "Finish", reason: finish ?? "stop" })
@@ -170,20 +173,18 @@ const wireMessage = ({ content, name, role, tool_call_id, tool_calls }: ChatMess
   ...(tool_call_id === undefined ? {} : { tool_call_id })
 })
 
-/** A provider over the `HttpClient` in context (the server gives it undici's or fetch's). */
-export const make = (options: Options): Effect.Effect<Provider, never, HttpClient.HttpClient> =>
-  Effect.gen(function*() {
+/** A provider that sends through undici. */
+export const make = (options: Options): Effect.Effect<Provider> =>
+  Effect.sync(() => {
     const timeout = Duration.decode(options.timeout)
-    const baseUrl = options.baseUrl.replace(/\/+$/, "")
+    const base = new URL(`${options.baseUrl.replace(/\/+$/, "")}/chat/completions`)
+    const dispatcher = options.dispatcher ?? Upstream.sharedDispatcher()
     const apiKey = options.apiKey
-    const client = (yield* HttpClient.HttpClient).pipe(
-      HttpClient.mapRequest((request) => {
-        const prepared = request.pipe(HttpClientRequest.prependUrl(baseUrl), HttpClientRequest.accept("text/event-stream"))
-        return apiKey === undefined ? prepared : HttpClientRequest.bearerToken(prepared, apiKey)
-      }),
-      // The connection belongs to the stream's scope: ending or interrupting the stream aborts it.
-      HttpClient.withScope
-    )
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "text/event-stream",
+      ...(apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(apiKey)}` })
+    }
 
     const stream = (request: ModelRequest): Stream.Stream<ModelChunk, ProviderFailure> => {
       const call: Upstream.Call = { provider: options.name, model: request.model.id, secret: apiKey, timeout }
@@ -197,8 +198,12 @@ export const make = (options: Options): Effect.Effect<Provider, never, HttpClien
         // The pass-through parameters carry their wire names; unset ones are not serialised.
         ...request.options
       }
-      const http = HttpClientRequest.post("/chat/completions").pipe(HttpClientRequest.bodyUnsafeJson(body))
-      return Upstream.modelStream(client, call, http, () => interpreter(call))
+      return Upstream.modelStream(
+        dispatcher,
+        call,
+        { origin: base.origin, path: base.pathname + base.search, headers, body: JSON.stringify(body) },
+        () => interpreter(call)
+      )
     }
 
     return { name: options.name, kind: "openai-compatible", stream } satisfies Provider

@@ -5,17 +5,18 @@
  *
  * ```ts
  * // plain options (tests, embedding)
- * Providers.layer({ openai: { apiKey: Redacted.make(key) } }).pipe(Layer.provide(FetchHttpClient.layer))
+ * Providers.layer({ openai: { apiKey: Redacted.make(key) } })
  * // from the environment (the server)
  * Providers.layerConfig(Providers.fromEnv)
  * ```
  *
- * The layer needs an `HttpClient`: the composition root chooses it (undici's
- * `NodeHttpClient.layerUndici` or `FetchHttpClient.layer`), and tests give the one they drive.
+ * The HTTP providers send through undici directly, an `Agent` of the layer's own (a keep-alive
+ * pool per origin, closed with the layer): the upstream's body is read by undici's handler in
+ * plain code, with no HTTP client stream in between (see `Upstream`).
  */
-import type { HttpClient } from "@effect/platform"
 import { ModelProviders, type Provider, type Service } from "@huddle/domain/models/ModelProviders"
-import { Config, type ConfigError, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Config, type ConfigError, Duration, Effect, Layer, Option, Redacted, type Scope } from "effect"
+import { Agent } from "undici"
 import * as AnthropicProvider from "./AnthropicProvider.js"
 import * as OfflineProvider from "./OfflineProvider.js"
 import * as OpenAiCompatibleProvider from "./OpenAiCompatibleProvider.js"
@@ -44,16 +45,18 @@ export const names = (options: Options): ReadonlyArray<string> => [
   ...(options.servers ?? []).map((server) => server.name)
 ]
 
-export const make = (options: Options): Effect.Effect<Service, never, HttpClient.HttpClient> =>
+export const make = (options: Options): Effect.Effect<Service, never, Scope.Scope> =>
   Effect.gen(function*() {
     const timeout = options.timeout ?? defaultTimeout
+    const dispatcher = yield* Effect.acquireRelease(Effect.sync(() => new Agent()), (agent) => Effect.promise(() => agent.destroy()))
     const providers = new Map<string, Provider>([[OfflineProvider.name, OfflineProvider.make]])
     if (options.openai) {
       providers.set("openai", yield* OpenAiCompatibleProvider.make({
         name: "openai",
         baseUrl: options.openai.baseUrl ?? defaultOpenAiBaseUrl,
         apiKey: options.openai.apiKey,
-        timeout
+        timeout,
+        dispatcher
       }))
     }
     if (options.anthropic) {
@@ -61,17 +64,18 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
         name: "anthropic",
         baseUrl: options.anthropic.baseUrl ?? defaultAnthropicBaseUrl,
         apiKey: options.anthropic.apiKey,
-        timeout
+        timeout,
+        dispatcher
       }))
     }
     for (const server of options.servers ?? []) {
-      providers.set(server.name, yield* OpenAiCompatibleProvider.make({ ...server, timeout: server.timeout ?? timeout }))
+      providers.set(server.name, yield* OpenAiCompatibleProvider.make({ ...server, timeout: server.timeout ?? timeout, dispatcher }))
     }
     return ModelProviders.of({ get: (name) => Option.fromNullable(providers.get(name)) })
   })
 
-export const layer = (options: Options): Layer.Layer<ModelProviders, never, HttpClient.HttpClient> =>
-  Layer.effect(ModelProviders, make(options))
+export const layer = (options: Options): Layer.Layer<ModelProviders> =>
+  Layer.scoped(ModelProviders, make(options))
 
 /** A key that is set but empty counts as unset. */
 const optionalKey = (name: string) =>
@@ -94,5 +98,5 @@ export const fromEnv: Config.Config<Options> = Config.all({
   anthropic: Option.getOrUndefined(Option.map(anthropicKey, (apiKey) => ({ apiKey, baseUrl: anthropicBaseUrl })))
 })))
 
-export const layerConfig = (config: Config.Config<Options>): Layer.Layer<ModelProviders, ConfigError.ConfigError, HttpClient.HttpClient> =>
+export const layerConfig = (config: Config.Config<Options>): Layer.Layer<ModelProviders, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(config, layer))

@@ -3,15 +3,18 @@
  * upstream's statuses, transport errors and silences into `ProviderFailure`s, and its body's
  * server-sent events into model chunks.
  *
- * The body goes through one stream stage (`readBody`): our `SseDecoder`, then the provider's
- * `Interpreter`, called synchronously for each event, with one timer per call for the silences.
- * A stream stage per step (decode, parse, time out, interpret, flatten) cost several channel
- * reads and effects per event; this costs one read per piece of the body.
+ * The request goes straight to undici, whose dispatch handler (`Exchange`) decodes the body as it
+ * arrives, in plain code: our `SseDecoder`, then the provider's `Interpreter`, called
+ * synchronously for each event, with one timer per call for the silences. The stream pulls what
+ * has been decoded, all of it at once. (Through `@effect/platform`'s HTTP client the body was a
+ * stream of its own, read piece by piece through channel reads, and the client cost about twice
+ * a bare undici request.)
  */
-import type { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import type { IncomingHttpHeaders } from "node:http"
 import type { ModelChunk } from "@huddle/domain/models/Model"
 import { ProviderFailure } from "@huddle/domain/models/ModelProviders"
-import { Cause, Channel, Chunk, Clock, Duration, Effect, Either, ExecutionStrategy, Exit, Redacted, Scope, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Option, Redacted, Stream } from "effect"
+import { Agent, type Dispatcher } from "undici"
 import { defaultMaxEventLength, SseDecoder, type SseEvent } from "./SseDecoder.js"
 
 /** One model call, as the failure messages describe it. */
@@ -88,15 +91,6 @@ export const errorMessageOf = (body: string): string => {
   return body
 }
 
-/** The start of a body, for a failure message; never fails, never waits longer than the timeout. */
-const snippet = (call: Call, response: HttpClientResponse.HttpClientResponse, limit = 2048): Effect.Effect<string> =>
-  response.stream.pipe(
-    Stream.decodeText(),
-    Stream.runFoldWhile("", (text) => text.length < limit, (text, part) => text + part),
-    Effect.timeout(call.timeout),
-    Effect.orElseSucceed(() => "")
-  )
-
 const causeCode = (cause: unknown): string | undefined => {
   for (let current = cause, depth = 0; typeof current === "object" && current !== null && depth < 5; depth++) {
     if ("code" in current && typeof current.code === "string") return current.code
@@ -105,28 +99,27 @@ const causeCode = (cause: unknown): string | undefined => {
   return undefined
 }
 
-export const transportFailure = (call: Call, error: HttpClientError.HttpClientError): ProviderFailure => {
-  const code = causeCode(error.cause)
-  const detail = code ?? (error.cause instanceof Error ? error.cause.message : error.reason)
-  if (error._tag === "RequestError") {
-    return error.reason === "Transport"
-      ? failure(call, "connection", `could not reach the provider (${detail})`)
-      : failure(call, "rejected", `could not send the request (${error.reason})`)
-  }
-  return failure(call, "connection", `the connection failed while reading the response (${detail})`, { status: error.response.status })
+/** A transport error, before the response headers (`responded` false) or while reading the body. */
+export const transportFailure = (call: Call, error: Error, responded: { readonly status: number } | undefined): ProviderFailure => {
+  const detail = causeCode(error) ?? error.message
+  return responded === undefined
+    ? failure(call, "connection", `could not reach the provider (${detail})`)
+    : failure(call, "connection", `the connection failed while reading the response (${detail})`, { status: responded.status })
 }
 
 /** A non-2xx status as a failure: 429 and 408 carry `retryAfter`, 5xx are retryable, other 4xx are not. */
-export const statusFailure = (call: Call, response: HttpClientResponse.HttpClientResponse): Effect.Effect<never, ProviderFailure> =>
-  Effect.gen(function*() {
-    const status = response.status
-    const detail = errorMessageOf(yield* snippet(call, response))
+export const statusFailure = (
+  call: Call,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: string
+): Effect.Effect<ProviderFailure> =>
+  Effect.map(retryAfter(headers), (wait) => {
+    const detail = errorMessageOf(body)
     const message = `HTTP ${status}${detail.trim().length > 0 ? `: ${detail}` : ""}`
-    const wait = yield* retryAfter(response.headers)
     const reason: Reason = status === 429 ? "rate_limited" : status === 408 ? "timeout" : status >= 500 ? "server_error" : "rejected"
-    return yield* Effect.fail(failure(call, reason, message, { status, retryAfter: reason === "rejected" ? undefined : wait }))
+    return failure(call, reason, message, { status, retryAfter: reason === "rejected" ? undefined : wait })
   })
-
 
 /** What a provider makes of the events of one call, given them synchronously as they are decoded. */
 export interface Interpreter {
@@ -148,46 +141,22 @@ export const parseJson = (call: Call, data: string): unknown => {
   }
 }
 
+
+let shared: Agent | undefined
+
 /**
- * The call's one timer, armed while the response headers or the next piece of the body are
- * awaited and idle while the consumer is busy, as a timeout around each read would be. Arming
- * refreshes the same timer rather than making one per read. Going off while armed, it aborts
- * the request, which fails the pending read, and the stream reports the timeout.
+ * The dispatcher of a provider made without one: an undici `Agent` of this module's own (never
+ * undici's global dispatcher, which Node's built-in `fetch` may have set to its older undici).
+ * Its idle connections do not keep the process alive.
  */
-class Watchdog {
-  expired = false
-  private armed = false
-  private timer: ReturnType<typeof setTimeout> | undefined
-  private grace: ReturnType<typeof setImmediate> | undefined
+export const sharedDispatcher = (): Dispatcher => (shared ??= new Agent())
 
-  constructor(private readonly millis: number | undefined, private readonly abort: () => void) {}
-
-  arm(): void {
-    this.armed = true
-    if (this.millis === undefined) return
-    if (this.timer === undefined) this.timer = setTimeout(this.check, this.millis)
-    else this.timer.refresh()
-  }
-
-  disarm(): void {
-    this.armed = false
-  }
-
-  /** Aborts the request once what has already arrived has been handled, unless stopped before. */
-  abortSoon(): void {
-    this.grace ??= setImmediate(this.abort)
-  }
-
-  stop(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer)
-    if (this.grace !== undefined) clearImmediate(this.grace)
-  }
-
-  private readonly check = (): void => {
-    if (!this.armed) return
-    this.expired = true
-    this.abort()
-  }
+/** One model call as undici sends it: the path under the provider's origin, its headers and JSON body. */
+export interface Request {
+  readonly origin: string
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
 }
 
 /** `setTimeout` takes at most 2^31 - 1 ms; a longer (or infinite) timeout never goes off. */
@@ -196,123 +165,225 @@ const timerMillis = (timeout: Duration.Duration): number | undefined => {
   return millis <= 2_147_483_647 ? Math.max(1, Math.ceil(millis)) : undefined
 }
 
-/** A 2xx answer with an event-stream body, or the failure its status or content type makes. */
-const accept = (call: Call, response: HttpClientResponse.HttpClientResponse): Effect.Effect<void, ProviderFailure> => {
-  if (response.status < 200 || response.status >= 300) return statusFailure(call, response)
-  const type = response.headers["content-type"]
-  if (type !== undefined && !type.toLowerCase().includes("text/event-stream")) {
-    return Effect.flatMap(snippet(call, response, 200), (body) =>
-      Effect.fail(failure(call, "bad_response", `expected an event stream, got ${type}${body.length > 0 ? `: ${body}` : ""}`)))
+/** Headers as one string each (undici gives repeated ones as arrays). */
+const flatHeaders = (headers: IncomingHttpHeaders): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const name in headers) {
+    const value = headers[name]
+    if (value !== undefined) out[name] = typeof value === "string" ? value : value.join(", ")
   }
-  return Effect.void
+  return out
 }
 
-type Body = Channel.Channel<
-  Chunk.Chunk<ModelChunk>,
-  Chunk.Chunk<Uint8Array>,
-  ProviderFailure,
-  HttpClientError.HttpClientError,
-  unknown,
-  unknown
->
+/** How far undici may read ahead of the consumer, in model chunks, before the socket is paused. */
+const readAhead = 64
+/** The most of an error body kept for a failure's message. */
+const snippetLimit = 2048
+const unexpectedTypeLimit = 200
+
+/** Why a request is aborted by us: one reason for every abort, so that no stack is captured per call. */
+const closedByUs = new Error("closed by the consumer")
 
 /**
- * Body bytes in, model chunks out, in one stage: the events of each piece of the body are
- * decoded and interpreted as it arrives, and what they yield leaves as one chunk. A failure
- * comes after the chunks of the events before it.
+ * One call's exchange with undici, as its dispatch handler: the response's bytes are decoded and
+ * interpreted as they arrive, in plain code, and the model chunks wait in `out` for the stream's
+ * next pull (undici is paused when too many wait). One timer per call, armed only while the
+ * stream waits for the headers or for data (a slow consumer is not a silent upstream).
  */
-const readBody = (call: Call, watchdog: Watchdog, interpreter: Interpreter): Body => {
-  const decoder = new SseDecoder()
-  let out: Array<ModelChunk> = []
-  let outcome: boolean | ProviderFailure = false
-  const onEvent = (event: SseEvent): boolean => {
-    outcome = interpreter.event(event, out)
-    return outcome !== false
+class Exchange implements Dispatcher.DispatchHandler {
+  out: Array<ModelChunk> = []
+  failure: ProviderFailure | undefined = undefined
+  /** Nothing more will come: the body ended, the last event was read, or the call failed. */
+  finished = false
+  /** A non-2xx answer, or one that is not an event stream: its status, headers and the start of its body. */
+  refused: { status: number; headers: Record<string, string>; type: string | undefined; body: string; limit: number } | undefined =
+    undefined
+
+  private controller: Dispatcher.DispatchController | undefined = undefined
+  private responded: { readonly status: number } | undefined = undefined
+  private readonly decoder = new SseDecoder()
+  private readonly text = new TextDecoder()
+  /** The body ended (or failed) on undici's side: nothing to abort. */
+  private closed = false
+  private expired = false
+  private waiter: (() => void) | undefined = undefined
+  private timer: ReturnType<typeof setTimeout> | undefined = undefined
+  private abortWanted = false
+
+  constructor(
+    private readonly call: Call,
+    private readonly interpreter: Interpreter,
+    private readonly millis: number | undefined
+  ) {}
+
+  private readonly onEvent = (event: SseEvent): boolean => {
+    const outcome = this.interpreter.event(event, this.out)
+    if (outcome === false) return false
+    if (outcome === true) this.end()
+    else this.fail(outcome)
+    return true
   }
-  const emit = (then: Body): Body => {
-    if (out.length === 0) return then
-    const chunk = Chunk.unsafeFromArray(out)
-    out = []
-    return Channel.zipRight(Channel.write(chunk), then)
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller
+    if (this.abortWanted) controller.abort(closedByUs)
   }
-  const end = (then: Body): Body => {
-    const failed = interpreter.end(out)
-    return emit(failed === undefined ? then : Channel.fail(failed))
-  }
-  // After the last event, read on to the end of the body, which comes with it or just after:
-  // ended, the body is closed quietly, whereas destroying it early makes undici build an
-  // error and format its stack trace. A body that goes on is aborted without waiting.
-  const drained: Body = Channel.readWithCause({
-    onInput: () => drained,
-    onFailure: () => Channel.void,
-    onDone: () => Channel.void
-  })
-  const drain: Body = Channel.suspend(() => {
-    watchdog.abortSoon()
-    return drained
-  })
-  const read: Body = Channel.suspend(() => {
-    watchdog.arm()
-    return next
-  })
-  const next: Body = Channel.readWithCause({
-    onInput: (input: Chunk.Chunk<Uint8Array>) => {
-      watchdog.disarm()
-      const pieces = Chunk.toReadonlyArray(input)
-      for (let i = 0; i < pieces.length && outcome === false; i++) {
-        if (decoder.push(pieces[i]!, onEvent) === "too_large") {
-          outcome = failure(call, "bad_response", `Pending SSE event exceeded the maximum size of ${defaultMaxEventLength}`)
-        }
-      }
-      if (outcome === false) return emit(read)
-      if (outcome === true) return end(drain)
-      return emit(Channel.fail(outcome))
-    },
-    onFailure: (cause) => {
-      watchdog.disarm()
-      const error = Cause.failureOrCause(cause)
-      if (Either.isRight(error)) return Channel.failCause(error.right)
-      return Channel.fail(watchdog.expired
-        ? failure(call, "timeout", `no data for ${Duration.format(call.timeout)}`)
-        : transportFailure(call, error.left))
-    },
-    onDone: () => {
-      watchdog.disarm()
-      return end(Channel.void)
+
+  onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
+    // 1xx answers come before the real one.
+    if (status < 200) return
+    this.responded = { status }
+    const type = headers["content-type"]
+    const contentType = typeof type === "string" ? type : undefined
+    if (status >= 300) {
+      this.refused = { status, headers: flatHeaders(headers), type: undefined, body: "", limit: snippetLimit }
+    } else if (contentType !== undefined && !contentType.toLowerCase().includes("text/event-stream")) {
+      this.refused = { status, headers: {}, type: contentType, body: "", limit: unexpectedTypeLimit }
     }
-  })
-  return read
+    this.wake()
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.finished) return
+    const refused = this.refused
+    if (refused !== undefined) {
+      refused.body += this.text.decode(chunk, { stream: true })
+      if (refused.body.length >= refused.limit) {
+        refused.body = refused.body.slice(0, refused.limit)
+        this.finished = true
+        this.wake()
+      }
+      return
+    }
+    if (this.decoder.push(chunk, this.onEvent) === "too_large") {
+      this.fail(failure(this.call, "bad_response", `Pending SSE event exceeded the maximum size of ${defaultMaxEventLength}`))
+    }
+    if (this.out.length >= readAhead && !this.finished) controller.pause()
+    if (this.out.length > 0 || this.finished) this.wake()
+  }
+
+  onResponseEnd(): void {
+    this.closed = true
+    if (this.finished) return
+    if (this.refused === undefined) this.end()
+    else this.finished = true
+    this.wake()
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.closed = true
+    if (this.finished) return
+    if (this.refused !== undefined) {
+      // What arrived of an error body is enough for its message.
+      this.finished = true
+    } else if (this.expired) {
+      this.fail(failure(
+        this.call,
+        "timeout",
+        this.responded === undefined ? `no response within ${Duration.format(this.call.timeout)}` : `no data for ${Duration.format(this.call.timeout)}`
+      ))
+    } else {
+      this.fail(transportFailure(this.call, error, this.responded))
+    }
+    this.wake()
+  }
+
+  /** The chunks that wait, taken; undici reads on if it was paused for them. */
+  take(): Chunk.Chunk<ModelChunk> {
+    const chunk = Chunk.unsafeFromArray(this.out)
+    this.out = []
+    if (this.controller?.paused === true && !this.finished) this.controller.resume()
+    return chunk
+  }
+
+  /** Calls `wake` once something can be pulled; the timer runs meanwhile. */
+  wait(wake: () => void): void {
+    this.waiter = wake
+    if (this.millis === undefined) return
+    if (this.timer === undefined) this.timer = setTimeout(this.expire, this.millis)
+    else this.timer.refresh()
+  }
+
+  unwait(): void {
+    this.waiter = undefined
+  }
+
+  /**
+   * The stream is done with the call. A body still open is aborted, after what has already
+   * arrived has been handled: ended, a body is closed quietly, and one that ends with its last
+   * event usually does so at once.
+   */
+  close(): void {
+    this.waiter = undefined
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    if (!this.closed) setImmediate(this.abort)
+  }
+
+  private end(): void {
+    this.finished = true
+    const failed = this.interpreter.end(this.out)
+    if (failed !== undefined) this.failure = failed
+  }
+
+  private fail(failed: ProviderFailure): void {
+    this.finished = true
+    this.failure = failed
+  }
+
+  private wake(): void {
+    const waiter = this.waiter
+    if (waiter === undefined) return
+    this.waiter = undefined
+    waiter()
+  }
+
+  private readonly expire = (): void => {
+    if (this.waiter === undefined) return
+    this.expired = true
+    this.abort()
+  }
+
+  private readonly abort = (): void => {
+    if (this.closed) return
+    if (this.controller === undefined) this.abortWanted = true
+    else this.controller.abort(closedByUs)
+  }
 }
 
 /**
- * Sends the request and streams what `interpreter` makes of the answer's events. Fails with
- * `timeout` when the response headers, or a next piece of the body, take longer than
- * `call.timeout`; with `connection` when the connection breaks. The connection belongs to the
- * stream: ending, failing or interrupting it aborts the request.
+ * Sends the request through `dispatcher` and streams what `interpreter` makes of the answer's
+ * events. Fails with `timeout` when the response headers, or a next piece of the body, take
+ * longer than `call.timeout`; with `connection` when the connection breaks. The connection
+ * belongs to the stream: ending, failing or interrupting it aborts the request.
+ *
+ * The body is read by undici's dispatch handler, in plain code (`Exchange`); the stream pulls
+ * what it has decoded, all of it at once, and waits on a callback only when there is nothing.
  */
 export const modelStream = (
-  client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, Scope.Scope>,
+  dispatcher: Dispatcher,
   call: Call,
-  request: HttpClientRequest.HttpClientRequest,
+  request: Request,
   interpreter: () => Interpreter
 ): Stream.Stream<ModelChunk, ProviderFailure> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
-    // A scope of the connection's own, which the watchdog can close while the stream runs.
-    const connection = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const watchdog = new Watchdog(timerMillis(call.timeout), () => {
-      Effect.runFork(Scope.close(connection, Exit.void))
+  Stream.fromPull(Effect.gen(function*() {
+    const exchange = new Exchange(call, interpreter(), timerMillis(call.timeout))
+    yield* Effect.addFinalizer(() => Effect.sync(() => exchange.close()))
+    dispatcher.dispatch({ origin: request.origin, path: request.path, method: "POST", headers: request.headers, body: request.body }, exchange)
+    const waitFor: Effect.Effect<void> = Effect.async<void>((resume) => {
+      exchange.wait(() => resume(Effect.void))
+      return Effect.sync(() => exchange.unwait())
     })
-    yield* Effect.addFinalizer(() => Effect.sync(() => watchdog.stop()))
-    watchdog.arm()
-    const response = yield* client.execute(request).pipe(
-      Scope.extend(connection),
-      Effect.catchAll((error) =>
-        Effect.fail(watchdog.expired
-          ? failure(call, "timeout", `no response within ${Duration.format(call.timeout)}`)
-          : transportFailure(call, error))
-      )
-    )
-    watchdog.disarm()
-    yield* accept(call, response)
-    return response.stream.pipe(Stream.pipeThroughChannel(readBody(call, watchdog, interpreter())))
+    const pull: Effect.Effect<Chunk.Chunk<ModelChunk>, Option.Option<ProviderFailure>> = Effect.suspend(() => {
+      if (exchange.out.length > 0) return Effect.succeed(exchange.take())
+      if (!exchange.finished) return Effect.zipRight(waitFor, pull)
+      if (exchange.failure !== undefined) return Effect.fail(Option.some(exchange.failure))
+      const refused = exchange.refused
+      if (refused === undefined) return Effect.fail(Option.none())
+      if (refused.type !== undefined) {
+        const body = clean(call, refused.body)
+        return Effect.fail(Option.some(failure(call, "bad_response", `expected an event stream, got ${refused.type}${body.length > 0 ? `: ${body}` : ""}`)))
+      }
+      return Effect.flatMap(statusFailure(call, refused.status, refused.headers, refused.body), (failed) => Effect.fail(Option.some(failed)))
+    })
+    return pull
   }))

@@ -3,8 +3,7 @@ import * as AnthropicProvider from "@huddle/adapters/models/AnthropicProvider"
 import { CatalogModel, type ModelChunk, type ModelRequest } from "@huddle/domain/models/Model"
 import type { Provider } from "@huddle/domain/models/ModelProviders"
 import * as FakeAnthropic from "@huddle/testkit/FakeAnthropic"
-import * as FakeUpstream from "@huddle/testkit/FakeUpstream"
-import { Chunk, Duration, Effect, Either, Fiber, Layer, Redacted, type Scope, Stream } from "effect"
+import { Chunk, Duration, Effect, Either, Fiber, Redacted, type Scope, Stream } from "effect"
 
 const secret = "sk-ant-test-0123456789abcdef"
 
@@ -36,14 +35,14 @@ interface Setup {
   readonly provider: Provider
 }
 
-const setup = (client: FakeUpstream.HttpClientName, options: { readonly timeout?: Duration.DurationInput; readonly apiKey?: string } = {}): Effect.Effect<Setup, never, Scope.Scope> =>
+const setup = (options: { readonly timeout?: Duration.DurationInput; readonly apiKey?: string } = {}): Effect.Effect<Setup, never, Scope.Scope> =>
   Effect.gen(function*() {
     const fake = yield* FakeAnthropic.scoped({ apiKey: secret })
     const provider = yield* AnthropicProvider.make({
       baseUrl: fake.url,
       apiKey: Redacted.make(options.apiKey ?? secret),
       timeout: options.timeout ?? "2 seconds"
-    }).pipe(Effect.provide(yield* Layer.build(FakeUpstream.httpClients[client])))
+    })
     return { fake, provider }
   })
 
@@ -64,10 +63,10 @@ const untilFailure = (provider: Provider) =>
 
 const textOf = (chunks: ReadonlyArray<ModelChunk>) => chunks.flatMap((chunk) => (chunk._tag === "Delta" ? [chunk.text] : [])).join("")
 
-describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client) => {
+describe("AnthropicProvider", () => {
   it.scopedLive("streams the text deltas, then one Usage combining input and output, then the stop reason", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       const answer = "Yes: we ship on Fridays, every week."
       fake.enqueue({ answer, chunks: 4, usage: { input_tokens: 42, output_tokens: 11 }, stopReason: "end_turn" })
       const chunks = yield* collect(provider)
@@ -79,7 +78,7 @@ describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client
 
   it.scopedLive("sends system messages as the top-level system field, with the key and version headers", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       yield* collect(provider)
       const [received] = fake.requests
       expect(received?.method).toBe("POST")
@@ -104,7 +103,7 @@ describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client
 
   it.scopedLive("reports max_tokens as the finish reason, and tolerates a stream without message_stop", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue({ answer: "cut short", stopReason: "max_tokens", omitMessageStop: true, usage: { input_tokens: 5, output_tokens: 2 } })
       const chunks = yield* collect(provider)
       expect(textOf(chunks)).toBe("cut short")
@@ -113,7 +112,7 @@ describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client
 
   it.scopedLive("error events in the stream fail it by their type", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(
         { answer: "one two three", errorAfterChunks: { after: 1, type: "overloaded_error", message: "Overloaded" } },
         { answer: "one two three", errorAfterChunks: { after: 0, type: "invalid_request_error", message: "prompt is too long" } },
@@ -129,7 +128,7 @@ describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client
 
   it.scopedLive("maps statuses: 429 with retry-after, 529 and 500 retryable, 400 not", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(FakeAnthropic.rateLimited("12"), FakeAnthropic.overloaded(529), FakeAnthropic.overloaded(500), FakeAnthropic.badRequest())
       const limited = yield* Effect.flip(collect(provider))
       expect(limited).toMatchObject({ provider: "anthropic", model: "claude-test", reason: "rate_limited", retryable: true, status: 429 })
@@ -144,7 +143,7 @@ describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client
   it.scopedLive("a wrong key: rejected, and the key never appears in the failure", () =>
     Effect.gen(function*() {
       const wrong = "sk-ant-wrong-abcdef0123456789"
-      const { fake, provider } = yield* setup(client, { apiKey: wrong })
+      const { fake, provider } = yield* setup({ apiKey: wrong })
       const failure = yield* Effect.flip(collect(provider))
       expect(fake.requests[0]?.headers["x-api-key"]).toBe(wrong)
       expect(failure).toMatchObject({ reason: "rejected", status: 401 })
@@ -155,7 +154,7 @@ describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client
 
   it.scopedLive("a dropped connection: a connection failure after the deltas already delivered", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue({ answer: "alpha beta gamma delta", dropAfterChunks: 3 })
       const { chunks, failure } = yield* untilFailure(provider)
       expect(textOf(chunks)).toBe("alpha beta gamma ")
@@ -164,7 +163,7 @@ describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client
 
   it.scopedLive("malformed JSON in an event: bad_response", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue({ answer: "alpha beta", malformedAfterChunks: 1 })
       const { chunks, failure } = yield* untilFailure(provider)
       expect(textOf(chunks)).toBe("alpha ")
@@ -173,7 +172,7 @@ describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client
 
   it.scopedLive("times out on a slow first byte", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client, { timeout: "200 millis" })
+      const { fake, provider } = yield* setup({ timeout: "200 millis" })
       fake.enqueue({ firstByteDelayMs: 3000 })
       expect(yield* Effect.flip(collect(provider))).toMatchObject({ reason: "timeout", retryable: true })
       yield* Effect.promise(() => fake.waitForDisconnects(1, 1000))
@@ -181,7 +180,7 @@ describe.each(FakeUpstream.httpClientNames)("AnthropicProvider over %s", (client
 
   it.scopedLive("interruption closes the connection: the upstream sees the client leave", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue({ answer: "one two three four five six seven eight nine ten", chunkDelayMs: 100 })
       const fiber = yield* Effect.fork(provider.stream(request).pipe(Stream.runDrain))
       yield* Effect.promise(() => fake.waitForRequests(1, 1000))
@@ -271,7 +270,7 @@ describe("AnthropicProvider with tools and response formats", () => {
 
   it.scopedLive("sends the translated tools, and streams tool_use blocks back as tool-call deltas with finish tool_use", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup("undici")
+      const { fake, provider } = yield* setup()
       fake.enqueue({
         answer: "Let me check.",
         toolUses: [{ id: "toolu_a", name: "get_weather", input: { city: "Paris" }, pieceLength: 5 }, { id: "toolu_b", name: "get_time", input: {} }],
@@ -296,7 +295,7 @@ describe("AnthropicProvider with tools and response formats", () => {
 
   it.scopedLive("a json_schema answer streams back as text, finishing end_turn; json_object adds a system instruction", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup("fetch")
+      const { fake, provider } = yield* setup()
       const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
       fake.enqueue({ toolUses: [{ name: "city", input: { city: "Paris" }, pieceLength: 4 }] })
       const chunks = yield* Stream.runCollect(provider.stream(ask({ response_format: { type: "json_schema", json_schema: { name: "city", schema } } })))

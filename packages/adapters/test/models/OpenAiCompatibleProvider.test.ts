@@ -5,8 +5,7 @@ import * as OpenAiCompatibleProvider from "@huddle/adapters/models/OpenAiCompati
 import { CatalogModel, type ModelChunk, type ModelRequest } from "@huddle/domain/models/Model"
 import type { Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import * as FakeOpenAi from "@huddle/testkit/FakeOpenAi"
-import * as FakeUpstream from "@huddle/testkit/FakeUpstream"
-import { Chunk, Duration, Effect, Either, Fiber, Layer, Redacted, type Scope, Stream } from "effect"
+import { Chunk, Duration, Effect, Either, Fiber, Redacted, type Scope, Stream } from "effect"
 
 const secret = "sk-test-0123456789abcdef"
 
@@ -35,7 +34,7 @@ interface Setup {
   readonly provider: Provider
 }
 
-const setup = (client: FakeUpstream.HttpClientName, options: { readonly timeout?: Duration.DurationInput; readonly apiKey?: string | null } = {}): Effect.Effect<Setup, never, Scope.Scope> =>
+const setup = (options: { readonly timeout?: Duration.DurationInput; readonly apiKey?: string | null } = {}): Effect.Effect<Setup, never, Scope.Scope> =>
   Effect.gen(function*() {
     const fake = yield* FakeOpenAi.scoped({ apiKey: secret })
     const apiKey = options.apiKey === undefined ? secret : options.apiKey
@@ -44,7 +43,7 @@ const setup = (client: FakeUpstream.HttpClientName, options: { readonly timeout?
       baseUrl: fake.baseUrl,
       apiKey: apiKey === null ? undefined : Redacted.make(apiKey),
       timeout: options.timeout ?? "2 seconds"
-    }).pipe(Effect.provide(yield* Layer.build(FakeUpstream.httpClients[client])))
+    })
     return { fake, provider }
   })
 
@@ -97,10 +96,10 @@ const expectNoSecret = (failure: ProviderFailure) => {
   expect(String(failure)).not.toContain(secret)
 }
 
-describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", (client) => {
+describe("OpenAiCompatibleProvider", () => {
   it.scopedLive("streams the deltas in order, then usage, then finish, and sends the request OpenAI expects", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       const answer = "The quick brown fox jumps over the lazy dog."
       fake.enqueue({ answer, chunks: 5, usage: { prompt_tokens: 21, completion_tokens: 9 } })
       const chunks = yield* collect(provider)
@@ -126,7 +125,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("reads usage in each placement, and emits no Usage when there is none", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       const usage = { prompt_tokens: 12, completion_tokens: 4 }
       fake.enqueue(
         { answer: "one two three four", usage, usagePlacement: "final-chunk", finishReason: "length" },
@@ -146,7 +145,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("keeps the last usage when several chunks carry one", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(sse(
         `{"choices":[{"delta":{"content":"a"},"finish_reason":null}],"usage":{"prompt_tokens":5,"completion_tokens":1}}`,
         `{"choices":[{"delta":{"content":"b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`,
@@ -164,7 +163,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("accepts a stream that ends after a finish_reason without [DONE]", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue({ answer: "no done marker", omitDone: true, usage: { prompt_tokens: 3, completion_tokens: 3 } })
       const chunks = yield* collect(provider)
       expect(textOf(chunks)).toBe("no done marker")
@@ -173,7 +172,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("fails with a retryable connection failure when the stream ends without finish_reason or [DONE]", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(sse(`{"choices":[{"delta":{"content":"cut"},"finish_reason":null}]}`))
       const { chunks, failure } = yield* untilFailure(provider)
       expect(textOf(chunks)).toBe("cut")
@@ -182,7 +181,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("429 with Retry-After in seconds: rate_limited, retryable, with that delay", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(FakeOpenAi.rateLimited("7"))
       const failure = yield* Effect.flip(collect(provider))
       expect(failure).toMatchObject({ provider: "openai", model: "gpt-test", reason: "rate_limited", retryable: true, status: 429 })
@@ -192,7 +191,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("429 with Retry-After as an HTTP date: the delay until then", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(FakeOpenAi.rateLimited(new Date(Date.now() + 30_000).toUTCString()))
       const failure = yield* Effect.flip(collect(provider))
       expect(failure.reason).toBe("rate_limited")
@@ -204,7 +203,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("429 without Retry-After: retryable, no delay given", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(FakeOpenAi.rateLimited())
       const failure = yield* Effect.flip(collect(provider))
       expect(failure).toMatchObject({ reason: "rate_limited", retryable: true })
@@ -213,7 +212,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("5xx: server_error, retryable", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(FakeOpenAi.serverError(500), FakeOpenAi.serverError(503))
       expect(yield* Effect.flip(collect(provider))).toMatchObject({ reason: "server_error", retryable: true, status: 500 })
       expect(yield* Effect.flip(collect(provider))).toMatchObject({ reason: "server_error", retryable: true, status: 503 })
@@ -221,7 +220,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("400: rejected, not retryable, with the upstream's message", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(FakeOpenAi.badRequest("max_tokens is too large"))
       const failure = yield* Effect.flip(collect(provider))
       expect(failure).toMatchObject({ reason: "rejected", retryable: false, status: 400 })
@@ -231,7 +230,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
   it.scopedLive("a wrong API key: rejected, and the key never appears in the failure even when the upstream echoes it", () =>
     Effect.gen(function*() {
       const wrong = "sk-wrong-key-abcdef0123456789"
-      const { fake, provider } = yield* setup(client, { apiKey: wrong })
+      const { fake, provider } = yield* setup({ apiKey: wrong })
       const failure = yield* Effect.flip(collect(provider))
       expect(fake.requests[0]?.headers.authorization).toBe(`Bearer ${wrong}`)
       expect(failure).toMatchObject({ reason: "rejected", retryable: false, status: 401 })
@@ -243,9 +242,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
   it.scopedLive("sends no Authorization header without an API key", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.scoped()
-      const provider = yield* OpenAiCompatibleProvider.make({ name: "local", baseUrl: `${fake.baseUrl}/`, timeout: "2 seconds" }).pipe(
-        Effect.provide(yield* Layer.build(FakeUpstream.httpClients[client]))
-      )
+      const provider = yield* OpenAiCompatibleProvider.make({ name: "local", baseUrl: `${fake.baseUrl}/`, timeout: "2 seconds" })
       const chunks = yield* collect(provider)
       expect(textOf(chunks)).toBe(FakeOpenAi.defaultAnswer)
       expect(fake.requests[0]?.path).toBe("/v1/chat/completions")
@@ -254,7 +251,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("a connection dropped mid-stream: a retryable connection failure after the chunks already delivered", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue({ answer: "alpha beta gamma delta epsilon", dropAfterChunks: 2 })
       const { chunks, failure } = yield* untilFailure(provider)
       expect(textOf(chunks)).toBe("alpha beta ")
@@ -264,7 +261,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("a malformed data line: bad_response, not retryable, after the chunks before it", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue({ answer: "alpha beta gamma", malformedAfterChunks: 1 })
       const { chunks, failure } = yield* untilFailure(provider)
       expect(textOf(chunks)).toBe("alpha ")
@@ -273,7 +270,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("a body that is not an event stream: bad_response", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(
         { status: 200, headers: { "content-type": "text/html" }, body: "<html>captive portal</html>" },
         { status: 200, body: { id: "chatcmpl-1", object: "chat.completion", choices: [] } },
@@ -286,7 +283,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("an error chunk in the stream: server_error", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue(sse(
         `{"choices":[{"delta":{"content":"partial"},"finish_reason":null}]}`,
         `{"error":{"message":"upstream provider overloaded","code":502},"choices":[{"delta":{"content":""},"finish_reason":"error"}]}`
@@ -299,7 +296,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("times out, retryably, when the first byte is too slow, and aborts the request", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client, { timeout: "200 millis" })
+      const { fake, provider } = yield* setup({ timeout: "200 millis" })
       fake.enqueue({ answer: "too late", firstByteDelayMs: 3000 })
       const started = Date.now()
       const failure = yield* Effect.flip(collect(provider))
@@ -311,7 +308,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("times out when the stream goes silent between chunks", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client, { timeout: "300 millis" })
+      const { fake, provider } = yield* setup({ timeout: "300 millis" })
       fake.enqueue({ answer: "slow and steady", chunks: ["slow ", "and ", "steady"], chunkDelayMs: 2000 })
       const { failure } = yield* untilFailure(provider)
       expect(failure).toMatchObject({ reason: "timeout", retryable: true })
@@ -327,7 +324,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
         baseUrl: closed.baseUrl,
         apiKey: Redacted.make(secret),
         timeout: "2 seconds"
-      }).pipe(Effect.provide(yield* Layer.build(FakeUpstream.httpClients[client])))
+      })
       const failure = yield* Effect.flip(collect(provider))
       expect(failure).toMatchObject({ reason: "connection", retryable: true })
       expectNoSecret(failure)
@@ -335,7 +332,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("taking part of the stream closes the connection: the upstream sees the client leave", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       fake.enqueue({ answer: "one two three four five six seven eight nine ten", chunkDelayMs: 100 })
       const taken = yield* provider.stream(request).pipe(
         Stream.filter((chunk) => chunk._tag === "Delta"),
@@ -349,7 +346,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("interrupting the fiber aborts the request in flight", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client, { timeout: "10 seconds" })
+      const { fake, provider } = yield* setup({ timeout: "10 seconds" })
       fake.enqueue({ answer: "never sent", firstByteDelayMs: 5000 })
       const fiber = yield* Effect.fork(collect(provider))
       yield* Effect.promise(() => fake.waitForRequests(1, 1000))
@@ -379,9 +376,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
         }
         res.end()
       })
-      const provider = yield* OpenAiCompatibleProvider.make({ name: "openai", baseUrl, timeout: "2 seconds" }).pipe(
-        Effect.provide(yield* Layer.build(FakeUpstream.httpClients[client]))
-      )
+      const provider = yield* OpenAiCompatibleProvider.make({ name: "openai", baseUrl, timeout: "2 seconds" })
       const chunks = yield* collect(provider)
       expect(chunks).toMatchObject([
         ...answer.map((text) => ({ _tag: "Delta", text })),
@@ -400,9 +395,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
         // …and never ends.
         res.write(`data: {"choices":[{"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n`)
       })
-      const provider = yield* OpenAiCompatibleProvider.make({ name: "openai", baseUrl, timeout: "10 seconds" }).pipe(
-        Effect.provide(yield* Layer.build(FakeUpstream.httpClients[client]))
-      )
+      const provider = yield* OpenAiCompatibleProvider.make({ name: "openai", baseUrl, timeout: "10 seconds" })
       const started = Date.now()
       expect(yield* collect(provider)).toEqual([{ _tag: "Delta", text: "hi" }, { _tag: "Finish", reason: "stop" }])
       expect(Date.now() - started).toBeLessThan(2_000)
@@ -411,7 +404,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("a slow consumer is not a silent upstream: the idle timeout counts only while waiting for data", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client, { timeout: "200 millis" })
+      const { fake, provider } = yield* setup({ timeout: "200 millis" })
       fake.enqueue({ answer: "one two three", chunks: ["one ", "two ", "three"], chunkDelayMs: 20 })
       const chunks = yield* provider.stream(request).pipe(
         Stream.tap(() => Effect.sleep("300 millis")),
@@ -424,7 +417,7 @@ describe.each(FakeUpstream.httpClientNames)("OpenAiCompatibleProvider over %s", 
 
   it.scopedLive("a completed stream is not counted as a disconnect", () =>
     Effect.gen(function*() {
-      const { fake, provider } = yield* setup(client)
+      const { fake, provider } = yield* setup()
       yield* collect(provider)
       yield* collect(provider)
       expect(fake.requests).toHaveLength(2)

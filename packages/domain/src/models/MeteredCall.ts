@@ -262,7 +262,8 @@ export const lowerQuote = (candidates: ReadonlyArray<CatalogModel>, quote: Quote
  * produced, the estimated input and the output's characters at about four a token.
  */
 export const consumedOf = (reported: Usage | undefined, outputChars: number, estimatedInput: number): Usage =>
-  reported ?? new Usage({ input_tokens: outputChars > 0 ? estimatedInput : 0, output_tokens: Math.ceil(outputChars / 4) })
+  // Whole counts by construction: not validated again.
+  reported ?? new Usage({ input_tokens: outputChars > 0 ? estimatedInput : 0, output_tokens: Math.ceil(outputChars / 4) }, true)
 
 const aboveCeiling = (allowed: ModelTier, model: CatalogModel) =>
   new PolicyViolation({

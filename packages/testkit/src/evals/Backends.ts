@@ -3,14 +3,13 @@
  * the deployment's real providers and default catalog (`--real`, from `OPENAI_API_KEY` /
  * `ANTHROPIC_API_KEY`, which costs real money).
  */
-import { FetchHttpClient } from "@effect/platform"
 import * as CatalogFile from "@huddle/adapters/models/Catalog"
 import * as Providers from "@huddle/adapters/models/Providers"
 import type { ModelTier } from "@huddle/domain/accounts/Preferences"
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { ModelProviders } from "@huddle/domain/models/ModelProviders"
 import * as Router from "@huddle/domain/models/Router"
-import { Duration, Effect, Layer, Option, Stream } from "effect"
+import { Duration, Effect, Option, Stream } from "effect"
 import type { Backend } from "./CouncilEval.js"
 import { letterOf, messagesOf, type Question } from "./Questions.js"
 import * as SimulatedPanel from "./SimulatedPanel.js"
@@ -56,7 +55,7 @@ export const realConfigured = (env: NodeJS.ProcessEnv): boolean =>
   [env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY].some((key) => key !== undefined && key.trim().length > 0)
 
 export const real = (tier: ModelTier): Backend => ({
-  providers: Providers.layerConfig(Providers.fromEnv).pipe(Layer.provide(FetchHttpClient.layer)),
+  providers: Providers.layerConfig(Providers.fromEnv),
   catalog: CatalogFile.layerConfig(CatalogFile.fromEnv),
   tier,
   routerPolicy: Router.defaultPolicy,

@@ -8,9 +8,14 @@
  *
  * The run lives in a scope of its own that closes when the body ends, or with the request's
  * scope at the latest: a client that goes away interrupts it, and the run settles its credits.
+ *
+ * One fiber runs the events and frames them into a mailbox that the body reads: the events are
+ * framed in plain code as they arrive, and the heartbeats go into the same mailbox. (Merging a
+ * tick stream into the body forked a dozen fibers per response and sent every frame through a
+ * queue of its own.)
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Chunk, Effect, Either, ExecutionStrategy, Exit, Option, Scope, Stream } from "effect"
+import { Cause, Chunk, Deferred, Effect, Either, ExecutionStrategy, Exit, Mailbox, Schedule, Scope, Stream } from "effect"
 import * as Retention from "../Retention.js"
 import { SseSettings } from "./SseSettings.js"
 
@@ -35,6 +40,9 @@ const headers = { "cache-control": "no-cache", "x-accel-buffering": "no" }
  */
 const heartbeat = new TextEncoder().encode(": keepalive\n\n")
 
+/** How many frames may wait for a slow client before the run waits too. */
+const bufferedFrames = 64
+
 /**
  * Answers with `events` as `text/event-stream` in `dialect`; fails as they do when they fail
  * before any output.
@@ -45,35 +53,44 @@ export const respond = <A, E>(
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const { ended, head, pull } = yield* Effect.gen(function*() {
-      const pull = yield* Stream.toPull(events)
-      const head: Array<A> = []
-      let ended = false
-      while (!ended && !head.some(dialect.isOutput)) {
-        const next = yield* Effect.either(pull)
-        if (Either.isRight(next)) head.push(...next.right)
-        else if (Option.isSome(next.left)) return yield* Effect.fail(next.left.value)
-        else ended = true
-      }
-      return { ended, head, pull }
-    }).pipe(
-      Scope.extend(scope),
-      Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit)))
-    )
-
+    const { heartbeat: every } = yield* SseSettings
+    const frames = yield* Mailbox.make<Uint8Array, E>(bufferedFrames)
+    // Completed once the first output came or the run ended; failed when the run failed before.
+    const begun = yield* Deferred.make<void, E>()
     const outcome = { failed: false }
-    const rest: Stream.Stream<A, E> = ended ? Stream.empty : Stream.repeatEffectChunkOption(pull)
-    const framed = Stream.concat(Stream.fromChunk(Chunk.unsafeFromArray(head)), rest).pipe(
-      Stream.mapChunks(dialect.frames),
-      Stream.catchAll((error) => {
-        outcome.failed = true
-        return Stream.make(dialect.failure(error))
+    let head: Array<A> | undefined = []
+
+    const beat = Effect.repeat(frames.offer(heartbeat), Schedule.spaced(every)).pipe(Effect.delay(every), Effect.forkIn(scope))
+    /** The held events' frames, then the heartbeats; the handler answers 200 from here. */
+    const begin = (): Effect.Effect<void> => {
+      const held = head!
+      head = undefined
+      return frames.offerAll(dialect.frames(Chunk.unsafeFromArray(held))).pipe(
+        Effect.zipRight(beat),
+        Effect.zipRight(Deferred.succeed(begun, undefined))
+      )
+    }
+
+    const run = Stream.runForEachChunk(events, (chunk): Effect.Effect<unknown> => {
+      if (head === undefined) return frames.offerAll(dialect.frames(chunk))
+      for (const event of chunk) head.push(event)
+      return Chunk.some(chunk, dialect.isOutput) ? begin() : Effect.void
+    }).pipe(
+      Effect.matchCauseEffect({
+        onSuccess: () => (head === undefined ? frames.end : Effect.zipRight(begin(), frames.end)),
+        onFailure: (cause) => {
+          if (head !== undefined) return Deferred.failCause(begun, cause)
+          outcome.failed = true
+          return Either.match(Cause.failureOrCause(cause), {
+            onLeft: (error) => Effect.zipRight(frames.offer(dialect.failure(error)), frames.end),
+            onRight: (defect) => frames.failCause(defect)
+          })
+        }
       })
     )
-    const { heartbeat: every } = yield* SseSettings
-    const body = Stream.merge(framed, Stream.tick(every).pipe(Stream.drop(1), Stream.as(heartbeat)), { haltStrategy: "left" }).pipe(
-        Stream.ensuring(Scope.close(scope, Exit.void))
-      )
+    yield* Effect.forkIn(run, scope)
+    yield* Deferred.await(begun).pipe(Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit))))
+    const body = Stream.ensuring(Mailbox.toStream(frames), Scope.close(scope, Exit.void))
     // Sent 200 before it can fail; one that ended by framing a failure stands for a 5xx.
     return Retention.keepAs(
       HttpServerResponse.stream(body, {
