@@ -59,11 +59,13 @@ export const respond = <A, E>(
     const begun = yield* Deferred.make<void, E>()
     const outcome = { failed: false }
     let head: Array<A> | undefined = []
+    // The events held back before the body began: what `dialect.headers` reads.
+    let held: ReadonlyArray<A> = []
 
     const beat = Effect.repeat(frames.offer(heartbeat), Schedule.spaced(every)).pipe(Effect.delay(every), Effect.forkIn(scope))
     /** The held events' frames, then the heartbeats; the handler answers 200 from here. */
     const begin = (): Effect.Effect<void> => {
-      const held = head!
+      held = head!
       head = undefined
       return frames.offerAll(dialect.frames(Chunk.unsafeFromArray(held))).pipe(
         Effect.zipRight(beat),
@@ -95,7 +97,7 @@ export const respond = <A, E>(
     return Retention.keepAs(
       HttpServerResponse.stream(body, {
         contentType: "text/event-stream",
-        headers: dialect.headers === undefined ? headers : { ...headers, ...dialect.headers(head) }
+        headers: dialect.headers === undefined ? headers : { ...headers, ...dialect.headers(held) }
       }),
       () => (outcome.failed ? 500 : 200)
     )
