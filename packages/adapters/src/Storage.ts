@@ -19,7 +19,7 @@ import * as SqlInstances from "./repositories/SqlInstances.js"
 import * as SqlIntentRepository from "./repositories/SqlIntentRepository.js"
 import * as SqlOrganizationRepository from "./repositories/SqlOrganizationRepository.js"
 import * as SqlOrgSettingsRepository from "./repositories/SqlOrgSettingsRepository.js"
-import * as SqlCreditStore from "./repositories/SqlCreditStore.js"
+import * as LeasedCreditStore from "./repositories/LeasedCreditStore.js"
 import * as SqlMembershipRepository from "./repositories/SqlMembershipRepository.js"
 import * as SqlMemoryRepository from "./repositories/SqlMemoryRepository.js"
 import * as SqlPreferenceRepository from "./repositories/SqlPreferenceRepository.js"
@@ -36,7 +36,7 @@ export const layer = Layer.mergeAll(
   Layer.provide(CachedPreferences.layer, SqlPreferenceRepository.layer),
   Layer.provide(CachedWorkspaces.layer, SqlWorkspaceRepository.layer),
   Layer.provide(CachedMemories.layer, SqlMemoryRepository.layer),
-  SqlCreditStore.layer,
+  LeasedCreditStore.layer,
   SqlTransactor.layer,
   Layer.provide(InvalidatingOrganizations.layer, SqlOrganizationRepository.layer),
   Layer.provide(CachedOrgSettings.layer, SqlOrgSettingsRepository.layer),

@@ -12,7 +12,7 @@ import type { CreditAccountRef, CreditPool } from "@huddle/domain/credits/Credit
 import * as Credits from "@huddle/domain/credits/Credits"
 import * as InstanceLiveness from "@huddle/domain/credits/InstanceLiveness"
 import * as ReservationExpiry from "@huddle/domain/credits/ReservationExpiry"
-import { Database } from "@huddle/adapters"
+import { Database, LeasedCreditStore } from "@huddle/adapters"
 import { CreditsHarness, TestDatabase } from "@huddle/testkit"
 import { DateTime, Duration, Effect, Either, FastCheck as fc, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import pg from "pg"
@@ -31,14 +31,30 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ _tag: fc.constant("release" as const), index: fc.nat(20) })
 )
 
-for (const engine of TestDatabase.availableEngines()) {
-  describe(`credits on ${engine}`, () => {
+/**
+ * Every law holds with and without credit leases (decision 0021). The tests that reach into the
+ * reservation rows (ages, instances, what a row holds) are the SQL store's; the lease's own laws
+ * are in `CreditLeases.contract.test.ts`.
+ */
+const modes = [
+  { name: "direct", leases: { ...LeasedCreditStore.defaults, enabled: false } },
+  { name: "leased", leases: LeasedCreditStore.defaults }
+] as const
+
+for (const engine of TestDatabase.availableEngines()) for (const mode of modes) {
+  const direct = mode.name === "direct"
+  describe(`credits on ${engine}, ${mode.name}`, () => {
     let database: TestDatabase.FreshDatabase
     let runtime: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof CreditsHarness.layer>>, never>
 
     beforeAll(async () => {
       database = await TestDatabase.fresh(engine)
-      runtime = ManagedRuntime.make(CreditsHarness.layer(Database.layer(database.engine)).pipe(Layer.orDie))
+      runtime = ManagedRuntime.make(
+        CreditsHarness.layer(Database.layer(database.engine)).pipe(
+          Layer.provide(Layer.succeed(LeasedCreditStore.CreditLeases, mode.leases)),
+          Layer.orDie
+        )
+      )
     }, 60_000)
     afterAll(async () => {
       await runtime.dispose()
@@ -187,7 +203,7 @@ for (const engine of TestDatabase.availableEngines()) {
       expect(outcome.ledger).toBe(outcome.balance)
     }, 60_000)
 
-    it("gives back reservations left held past their expiry, and only those", async () => {
+    it.runIf(direct)("gives back reservations left held past their expiry, and only those", async () => {
       const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
@@ -376,7 +392,7 @@ for (const engine of TestDatabase.availableEngines()) {
       expect(outcome.ledger).toBe(outcome.balance)
     }, 60_000)
 
-    it("gives back, within one look, what a lost instance held, and nothing of a live one", async () => {
+    it.runIf(direct)("gives back, within one look, what a lost instance held, and nothing of a live one", async () => {
       const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
@@ -488,7 +504,7 @@ for (const engine of TestDatabase.availableEngines()) {
       expect(outcome.ledgerTotal).toBe(953)
     }, 60_000)
 
-    it("never carves more than a reservation holds, under concurrent carves", async () => {
+    it.runIf(direct)("never carves more than a reservation holds, under concurrent carves", async () => {
       const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
@@ -522,7 +538,7 @@ for (const engine of TestDatabase.availableEngines()) {
       expect(outcome.ledgerTotal).toBe(500 - 14)
     }, 60_000)
 
-    it("gives back what the parts and the parent still hold when their instance is lost or they expire", async () => {
+    it.runIf(direct)("gives back what the parts and the parent still hold when their instance is lost or they expire", async () => {
       const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
@@ -618,7 +634,8 @@ for (const engine of TestDatabase.availableEngines()) {
       expect(outcome.ledgerTotal).toBe(1000 - 33 - 67)
     }, 60_000)
 
-    if (engine === "postgres") {
+    // The two processes run the store as the server does (with leases).
+    if (engine === "postgres" && !direct) {
       it("never overspends across two processes sharing the database", async () => {
         const orgId = await runtime.runPromise(makeOrg())
         const { authority, userId } = await makePayer(orgId)

@@ -86,7 +86,11 @@ const measureHuddle = async () => {
   const user = await Accounts.signupAndLogin(server.api, "measure")
   const res = await server.api.request("POST", "/v1/huddle", { token: user.session, body: { input } })
   expect(res.status, res.text).toBe(200)
-  const [row] = await query<{ amount: string; actual: string }>(url, "SELECT amount, actual FROM credit_reservations")
+  // A reservation from a credit lease reaches its row with the instance's next batch (decision 0021).
+  let row: { amount: string; actual: string } | undefined
+  for (const started = Date.now(); row === undefined && Date.now() - started < 5_000; await sleep(20)) {
+    ;[row] = await query<{ amount: string; actual: string }>(url, "SELECT amount, actual FROM credit_reservations WHERE status = 'settled'")
+  }
   server.child.kill("SIGKILL")
   return { reserved: Number(row!.amount), charged: Number(row!.actual) }
 }

@@ -80,14 +80,11 @@ const spendingFromRow = (row: SpendingRow | undefined): Spending => ({
   total: Number(row?.total_spent ?? 0)
 })
 
-export const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const ids = yield* Ids
-  const instance = (yield* Instances).id
-
-  const accountWhere = (account: CreditAccountRef) =>
-    sql`owner_type = ${account.ownerType} AND owner_id = ${account.ownerId} AND pool = ${account.pool}`
-
+/**
+ * The conditions of the revocation rule (decision 0015) as SQL, for the reservation statement and
+ * for the read that precedes a reservation from a lease (decision 0021).
+ */
+export const authorityChecks = (sql: SqlClient.SqlClient) => {
   /** Whether the credential still stands (not revoked; a session also not expired). */
   const credentialOk = (reservation: NewReservation) => {
     const authority = reservation.authority
@@ -105,6 +102,17 @@ export const make = Effect.gen(function*() {
     return sql`(SELECT count(*) FROM memberships WHERE org_id = ${reservation.orgId} AND status = 'active'
                 AND user_id IN ${sql.in(users)}) = ${users.length}`
   }
+  return { credentialOk, memberOk }
+}
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const ids = yield* Ids
+  const instance = (yield* Instances).id
+  const { credentialOk, memberOk } = authorityChecks(sql)
+
+  const accountWhere = (account: CreditAccountRef) =>
+    sql`owner_type = ${account.ownerType} AND owner_id = ${account.ownerId} AND pool = ${account.pool}`
 
   /**
    * One statement: checks the authority, picks the first account that covers the amount (an org
@@ -139,12 +147,12 @@ export const make = Effect.gen(function*() {
         ),
         candidate AS (
           SELECT a.id, a.owner_type, w.rank FROM credit_accounts a JOIN wanted w USING (owner_type, owner_id, pool)
-          WHERE a.balance >= ${amount} AND (SELECT credential_ok AND member_ok FROM authority)
+          WHERE a.balance - a.leased >= ${amount} AND (SELECT credential_ok AND member_ok FROM authority)
             AND (a.owner_type = 'user' OR NOT EXISTS (SELECT 1 FROM allowance WHERE remaining < ${amount}))
           ORDER BY w.rank LIMIT 1
         ), debited AS (
           UPDATE credit_accounts SET balance = balance - ${amount}
-          WHERE id = (SELECT id FROM candidate) AND balance >= ${amount}
+          WHERE id = (SELECT id FROM candidate) AND balance - leased >= ${amount}
           RETURNING id, owner_type
         ), held AS (
           INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, status, purpose, created_at, instance_id, spend_month)
@@ -312,6 +320,24 @@ export const make = Effect.gen(function*() {
       return Option.map(Option.fromNullable(rows[0]), (row) => ({ id: row.id }))
     })
 
+  /**
+   * The earmarks of lost instances (decision 0021) go back to their accounts, whole: what their
+   * reservations took was not written yet, so it was never charged. Marked `reclaimed`, so that an
+   * instance that was only paused finds out at its next batch and discards it rather than charge
+   * against credits others may have taken since. The lease rows are locked before the accounts,
+   * the order the instance's own batch takes them in.
+   */
+  const reclaimLeases = (instanceIds: ReadonlyArray<string>) =>
+    sql`
+      WITH reclaimed AS (
+        UPDATE credit_leases SET status = 'reclaimed', closed_at = now()
+        WHERE instance_id IN ${sql.in(instanceIds)} AND status = 'open'
+        RETURNING account_id, amount
+      ), per_account AS (
+        SELECT account_id, SUM(amount)::bigint AS amount FROM reclaimed GROUP BY account_id
+      )
+      UPDATE credit_accounts a SET leased = a.leased - p.amount FROM per_account p WHERE a.id = p.account_id`
+
   const releaseAll = (heldIds: ReadonlyArray<{ readonly id: string }>) =>
     Effect.reduce(heldIds, 0, (released, { id }) => Effect.map(release(id), (done) => done ? released + 1 : released))
 
@@ -417,10 +443,14 @@ export const make = Effect.gen(function*() {
         WHERE status = 'held' AND created_at < ${toDate(heldBefore)}
         ORDER BY created_at LIMIT 500`.pipe(Effect.flatMap(releaseAll), Effect.orDie),
     releaseHeldBy: (instanceIds) =>
-      instanceIds.length === 0 ? Effect.succeed(0) : sql<{ id: string }>`
-        SELECT id FROM credit_reservations
-        WHERE status = 'held' AND instance_id IN ${sql.in(instanceIds)}
-        ORDER BY created_at`.pipe(Effect.flatMap(releaseAll), Effect.orDie),
+      instanceIds.length === 0 ? Effect.succeed(0) : reclaimLeases(instanceIds).pipe(
+        Effect.zipRight(sql<{ id: string }>`
+          SELECT id FROM credit_reservations
+          WHERE status = 'held' AND instance_id IN ${sql.in(instanceIds)}
+          ORDER BY created_at`),
+        Effect.flatMap(releaseAll),
+        Effect.orDie
+      ),
     orgUsageSince: (orgId, since) =>
       sql<{ used: number }>`
         SELECT COALESCE(SUM(r.actual), 0)::bigint AS used

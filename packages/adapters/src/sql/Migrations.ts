@@ -16,6 +16,7 @@ import reservationParts from "../migrations/0008_reservation_parts.js"
 import consensus from "../migrations/0009_consensus.js"
 import codeGrounding from "../migrations/0010_code_grounding.js"
 import groundingReports from "../migrations/0011_grounding_reports.js"
+import creditLeases from "../migrations/0012_credit_leases.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -28,7 +29,8 @@ export const loader = Migrator.fromRecord({
   "0008_reservation_parts": reservationParts,
   "0009_consensus": consensus,
   "0010_code_grounding": codeGrounding,
-  "0011_grounding_reports": groundingReports
+  "0011_grounding_reports": groundingReports,
+  "0012_credit_leases": creditLeases
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */
