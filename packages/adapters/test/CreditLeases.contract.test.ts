@@ -18,171 +18,171 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 type Runtime = ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof CreditsHarness.layer>>, never>
 
-for (const engine of TestDatabase.availableEngines().filter((engine) => engine === "postgres")) {
-  describe(`credit leases on ${engine}`, () => {
-    let database: TestDatabase.FreshDatabase
-    const runtimes: Array<Runtime> = []
-    /** An instance of the store over the shared database; `tick` how often it writes its batch. */
-    const instance = (tick: Duration.DurationInput): Runtime => {
-      const runtime = ManagedRuntime.make(
-        CreditsHarness.layer(Database.layer(database.engine)).pipe(
-          Layer.provide(Layer.succeed(LeasedCreditStore.CreditLeases, { ...LeasedCreditStore.defaults, tick: Duration.decode(tick) })),
-          Layer.orDie
-        )
+// PostgreSQL only: two instances need one database (each PGlite runtime is a database of its own).
+const engine = "postgres" as const
+describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit leases on ${engine}`, () => {
+  let database: TestDatabase.FreshDatabase
+  const runtimes: Array<Runtime> = []
+  /** An instance of the store over the shared database; `tick` how often it writes its batch. */
+  const instance = (tick: Duration.DurationInput): Runtime => {
+    const runtime = ManagedRuntime.make(
+      CreditsHarness.layer(Database.layer(database.engine)).pipe(
+        Layer.provide(Layer.succeed(LeasedCreditStore.CreditLeases, { ...LeasedCreditStore.defaults, tick: Duration.decode(tick) })),
+        Layer.orDie
       )
-      runtimes.push(runtime)
-      return runtime
-    }
-    let a: Runtime
+    )
+    runtimes.push(runtime)
+    return runtime
+  }
+  let a: Runtime
 
-    beforeAll(async () => {
-      database = await TestDatabase.fresh(engine)
-      a = instance("20 millis")
-    }, 60_000)
-    afterAll(async () => {
-      for (const runtime of runtimes) await runtime.dispose().catch(() => undefined)
-      await database.drop()
-    })
-
-    const leasedOn = (userId: string) =>
-      Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ leased: string }>`SELECT leased FROM credit_accounts WHERE owner_type = 'user' AND owner_id = ${userId}`.pipe(
-          Effect.map(([row]) => Number(row?.leased ?? 0)),
-          Effect.orDie
-        ))
-    const heldOf = (userId: string) =>
-      Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ held: string }>`
-          SELECT COALESCE(SUM(r.amount), 0)::bigint AS held FROM credit_reservations r JOIN credit_accounts c ON c.id = r.account_id
-          WHERE c.owner_id = ${userId} AND r.status = 'held'`.pipe(Effect.map(([row]) => Number(row!.held)), Effect.orDie))
-
-    it("gives back every credit of a lost instance's lease; the instance, back from a pause, charges nothing against it", async () => {
-      const paused = instance("1 hour") // writes nothing until asked
-      const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
-      const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
-      await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 100, reason: "test", actorId: null })))
-      const reserve = (amount: number) => (credits: Credits.Service) =>
-        credits.reserve({ userId, orgId: null, amount, creditFallback: false, purpose: "lease", authority })
-
-      // The paused instance takes a lease and reserves from it in memory, then stops answering.
-      const { id, onLease } = await paused.runPromise(Effect.gen(function*() {
-        const credits = yield* Credits.Credits
-        const first = yield* reserve(30)(credits)
-        yield* credits.settle(first, 10)
-        yield* reserve(20)(credits)
-        const sql = yield* SqlClient.SqlClient
-        const id = (yield* Instances).id
-        yield* sql`INSERT INTO instances (id, started_at, heartbeat_at) VALUES (${id}, now() - interval '1 hour', now() - interval '5 minutes')`
-        return { id, onLease: yield* leasedOn(userId) }
-      }))
-      expect(onLease).toBe(100)
-
-      const afterReclaim = await a.runPromise(Effect.gen(function*() {
-        const credits = yield* Credits.Credits
-        const store = yield* CreditStore
-        const liveness = { every: Duration.seconds(10), staleAfter: Duration.seconds(30) }
-        const reclaimed = yield* InstanceLiveness.reclaim.pipe(Effect.provideService(InstanceLiveness.InstanceLiveness, liveness))
-        const leased = yield* leasedOn(userId)
-        // All of it is spendable again, here.
-        const all = yield* reserve(100)(credits)
-        yield* credits.release(all)
-        return { reclaimed, leased, balance: yield* store.balance(personal), ledger: yield* store.ledgerTotal(personal) }
-      }))
-      expect(afterReclaim.reclaimed.instances).toBe(1)
-      expect(afterReclaim.leased).toBe(0)
-      expect(afterReclaim.balance).toBe(100)
-      expect(afterReclaim.ledger).toBe(100)
-
-      // Back from its pause, the instance writes its batch: its leases were reclaimed, so nothing is charged.
-      const afterReturn = await paused.runPromise(Effect.gen(function*() {
-        const store = yield* CreditStore
-        const credits = yield* Credits.Credits
-        const balance = yield* store.balance(personal)
-        const ledger = yield* store.ledgerTotal(personal)
-        // And it works on: a new lease, a new reservation, written by the next batch.
-        const next = yield* reserve(5)(credits)
-        yield* credits.settle(next, 5)
-        return { balance, ledger, after: yield* store.balance(personal), afterLedger: yield* store.ledgerTotal(personal) }
-      }))
-      expect(afterReturn).toEqual({ balance: 100, ledger: 100, after: 95, afterLedger: 95 })
-      expect(await a.runPromise(Effect.all([leasedOn(userId), heldOf(userId)]))).toEqual([0, 0])
-      expect(id).toMatch(/^ins_/)
-    }, 60_000)
-
-    it("never lets two instances on one account spend more than it holds, and writes every charge to the ledger", async () => {
-      const b = instance("7 millis")
-      await fc.assert(
-        fc.asyncProperty(
-          fc.record({
-            grant: fc.integer({ min: 0, max: 400 }),
-            requests: fc.array(
-              fc.record({ on: fc.boolean(), amount: fc.integer({ min: 1, max: 60 }), use: fc.double({ min: 0, max: 1.2, noNaN: true }), close: fc.constantFrom("settle", "release"), pause: fc.nat(15) }),
-              { maxLength: 40 }
-            )
-          }),
-          async ({ grant, requests }) => {
-            const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
-            const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
-            if (grant > 0) await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: grant, reason: "test", actorId: null })))
-            const outcomes = await Promise.all(requests.map((request) =>
-              (request.on ? a : b).runPromise(Effect.gen(function*() {
-                const credits = yield* Credits.Credits
-                const held = yield* Effect.either(
-                  credits.reserve({ userId, orgId: null, amount: request.amount, creditFallback: false, purpose: "two", authority })
-                )
-                if (Either.isLeft(held)) return { held: 0, charged: 0 }
-                yield* Effect.sleep(Duration.millis(request.pause))
-                const charged = request.close === "settle"
-                  ? yield* credits.settle(held.right, Math.round(request.amount * request.use))
-                  : yield* Effect.as(credits.release(held.right), 0)
-                return { held: request.amount, charged }
-              }))
-            ))
-            const charged = outcomes.reduce((sum, o) => sum + o.charged, 0)
-            // Held at once can never exceed the grant; what was charged neither.
-            expect(charged).toBeLessThanOrEqual(grant)
-            await b.runPromise(Effect.flatMap(CreditStore, (store) => store.balance(personal)))
-            const [balance, ledger, leased, held] = await a.runPromise(Effect.flatMap(CreditStore, (store) =>
-              Effect.all([store.balance(personal), store.ledgerTotal(personal), leasedOn(userId), heldOf(userId)])))
-            expect({ balance, ledger, leased, held }).toEqual({ balance: grant - charged, ledger: grant - charged, leased: 0, held: 0 })
-          }
-        ),
-        { numRuns: 30 }
-      )
-    }, 120_000)
-
-    it("answers 402 only when the account is short, whichever instance holds the lease", async () => {
-      const b = instance("20 millis")
-      const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
-      const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
-      await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 100, reason: "test", actorId: null })))
-      const reserve = (runtime: Runtime, amount: number) =>
-        runtime.runPromise(Effect.flatMap(Credits.Credits, (credits) =>
-          Effect.either(credits.reserve({ userId, orgId: null, amount, creditFallback: false, purpose: "short", authority }))))
-      // A leases all 100 for a reservation of 10; B asks for 90 before A's tick gives the rest back.
-      const first = await reserve(a, 10)
-      const second = await reserve(b, 90)
-      const third = await reserve(b, 1)
-      expect([first._tag, second._tag, third._tag]).toEqual(["Right", "Right", "Left"])
-    }, 60_000)
-
-    it("returns, on a clean stop, what its leases did not use, and writes what is still held", async () => {
-      const stopping = instance("1 hour")
-      const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
-      const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
-      await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 1000, reason: "test", actorId: null })))
-      const leased = await stopping.runPromise(Effect.gen(function*() {
-        const credits = yield* Credits.Credits
-        const reserve = credits.reserve({ userId, orgId: null, amount: 10, creditFallback: false, purpose: "stop", authority })
-        yield* credits.settle(yield* reserve, 4)
-        yield* reserve // still held when the instance stops
-        return yield* leasedOn(userId)
-      }))
-      expect(leased).toBe(320)
-      await stopping.dispose()
-      const after = await a.runPromise(Effect.flatMap(CreditStore, (store) =>
-        Effect.all([store.balance(personal), store.ledgerTotal(personal), leasedOn(userId), heldOf(userId)])))
-      expect(after).toEqual([1000 - 4 - 10, 1000 - 4 - 10, 0, 10])
-    }, 60_000)
+  beforeAll(async () => {
+    database = await TestDatabase.fresh(engine)
+    a = instance("20 millis")
+  }, 60_000)
+  afterAll(async () => {
+    for (const runtime of runtimes) await runtime.dispose().catch(() => undefined)
+    await database.drop()
   })
-}
+
+  const leasedOn = (userId: string) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ leased: string }>`SELECT leased FROM credit_accounts WHERE owner_type = 'user' AND owner_id = ${userId}`.pipe(
+        Effect.map(([row]) => Number(row?.leased ?? 0)),
+        Effect.orDie
+      ))
+  const heldOf = (userId: string) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ held: string }>`
+        SELECT COALESCE(SUM(r.amount), 0)::bigint AS held FROM credit_reservations r JOIN credit_accounts c ON c.id = r.account_id
+        WHERE c.owner_id = ${userId} AND r.status = 'held'`.pipe(Effect.map(([row]) => Number(row!.held)), Effect.orDie))
+
+  it("gives back every credit of a lost instance's lease; the instance, back from a pause, charges nothing against it", async () => {
+    const paused = instance("1 hour") // writes nothing until asked
+    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
+    const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 100, reason: "test", actorId: null })))
+    const reserve = (amount: number) => (credits: Credits.Service) =>
+      credits.reserve({ userId, orgId: null, amount, creditFallback: false, purpose: "lease", authority })
+
+    // The paused instance takes a lease and reserves from it in memory, then stops answering.
+    const { id, onLease } = await paused.runPromise(Effect.gen(function*() {
+      const credits = yield* Credits.Credits
+      const first = yield* reserve(30)(credits)
+      yield* credits.settle(first, 10)
+      yield* reserve(20)(credits)
+      const sql = yield* SqlClient.SqlClient
+      const id = (yield* Instances).id
+      yield* sql`INSERT INTO instances (id, started_at, heartbeat_at) VALUES (${id}, now() - interval '1 hour', now() - interval '5 minutes')`
+      return { id, onLease: yield* leasedOn(userId) }
+    }))
+    expect(onLease).toBe(100)
+
+    const afterReclaim = await a.runPromise(Effect.gen(function*() {
+      const credits = yield* Credits.Credits
+      const store = yield* CreditStore
+      const liveness = { every: Duration.seconds(10), staleAfter: Duration.seconds(30) }
+      const reclaimed = yield* InstanceLiveness.reclaim.pipe(Effect.provideService(InstanceLiveness.InstanceLiveness, liveness))
+      const leased = yield* leasedOn(userId)
+      // All of it is spendable again, here.
+      const all = yield* reserve(100)(credits)
+      yield* credits.release(all)
+      return { reclaimed, leased, balance: yield* store.balance(personal), ledger: yield* store.ledgerTotal(personal) }
+    }))
+    expect(afterReclaim.reclaimed.instances).toBe(1)
+    expect(afterReclaim.leased).toBe(0)
+    expect(afterReclaim.balance).toBe(100)
+    expect(afterReclaim.ledger).toBe(100)
+
+    // Back from its pause, the instance writes its batch: its leases were reclaimed, so nothing is charged.
+    const afterReturn = await paused.runPromise(Effect.gen(function*() {
+      const store = yield* CreditStore
+      const credits = yield* Credits.Credits
+      const balance = yield* store.balance(personal)
+      const ledger = yield* store.ledgerTotal(personal)
+      // And it works on: a new lease, a new reservation, written by the next batch.
+      const next = yield* reserve(5)(credits)
+      yield* credits.settle(next, 5)
+      return { balance, ledger, after: yield* store.balance(personal), afterLedger: yield* store.ledgerTotal(personal) }
+    }))
+    expect(afterReturn).toEqual({ balance: 100, ledger: 100, after: 95, afterLedger: 95 })
+    expect(await a.runPromise(Effect.all([leasedOn(userId), heldOf(userId)]))).toEqual([0, 0])
+    expect(id).toMatch(/^ins_/)
+  }, 60_000)
+
+  it("never lets two instances on one account spend more than it holds, and writes every charge to the ledger", async () => {
+    const b = instance("7 millis")
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          grant: fc.integer({ min: 0, max: 400 }),
+          requests: fc.array(
+            fc.record({ on: fc.boolean(), amount: fc.integer({ min: 1, max: 60 }), use: fc.double({ min: 0, max: 1.2, noNaN: true }), close: fc.constantFrom("settle", "release"), pause: fc.nat(15) }),
+            { maxLength: 40 }
+          )
+        }),
+        async ({ grant, requests }) => {
+          const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
+          const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+          if (grant > 0) await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: grant, reason: "test", actorId: null })))
+          const outcomes = await Promise.all(requests.map((request) =>
+            (request.on ? a : b).runPromise(Effect.gen(function*() {
+              const credits = yield* Credits.Credits
+              const held = yield* Effect.either(
+                credits.reserve({ userId, orgId: null, amount: request.amount, creditFallback: false, purpose: "two", authority })
+              )
+              if (Either.isLeft(held)) return { held: 0, charged: 0 }
+              yield* Effect.sleep(Duration.millis(request.pause))
+              const charged = request.close === "settle"
+                ? yield* credits.settle(held.right, Math.round(request.amount * request.use))
+                : yield* Effect.as(credits.release(held.right), 0)
+              return { held: request.amount, charged }
+            }))
+          ))
+          const charged = outcomes.reduce((sum, o) => sum + o.charged, 0)
+          // Held at once can never exceed the grant; what was charged neither.
+          expect(charged).toBeLessThanOrEqual(grant)
+          await b.runPromise(Effect.flatMap(CreditStore, (store) => store.balance(personal)))
+          const [balance, ledger, leased, held] = await a.runPromise(Effect.flatMap(CreditStore, (store) =>
+            Effect.all([store.balance(personal), store.ledgerTotal(personal), leasedOn(userId), heldOf(userId)])))
+          expect({ balance, ledger, leased, held }).toEqual({ balance: grant - charged, ledger: grant - charged, leased: 0, held: 0 })
+        }
+      ),
+      { numRuns: 30 }
+    )
+  }, 120_000)
+
+  it("answers 402 only when the account is short, whichever instance holds the lease", async () => {
+    const b = instance("20 millis")
+    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
+    const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 100, reason: "test", actorId: null })))
+    const reserve = (runtime: Runtime, amount: number) =>
+      runtime.runPromise(Effect.flatMap(Credits.Credits, (credits) =>
+        Effect.either(credits.reserve({ userId, orgId: null, amount, creditFallback: false, purpose: "short", authority }))))
+    // A leases all 100 for a reservation of 10; B asks for 90 before A's tick gives the rest back.
+    const first = await reserve(a, 10)
+    const second = await reserve(b, 90)
+    const third = await reserve(b, 1)
+    expect([first._tag, second._tag, third._tag]).toEqual(["Right", "Right", "Left"])
+  }, 60_000)
+
+  it("returns, on a clean stop, what its leases did not use, and writes what is still held", async () => {
+    const stopping = instance("1 hour")
+    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
+    const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 1000, reason: "test", actorId: null })))
+    const leased = await stopping.runPromise(Effect.gen(function*() {
+      const credits = yield* Credits.Credits
+      const reserve = credits.reserve({ userId, orgId: null, amount: 10, creditFallback: false, purpose: "stop", authority })
+      yield* credits.settle(yield* reserve, 4)
+      yield* reserve // still held when the instance stops
+      return yield* leasedOn(userId)
+    }))
+    expect(leased).toBe(320)
+    await stopping.dispose()
+    const after = await a.runPromise(Effect.flatMap(CreditStore, (store) =>
+      Effect.all([store.balance(personal), store.ledgerTotal(personal), leasedOn(userId), heldOf(userId)])))
+    expect(after).toEqual([1000 - 4 - 10, 1000 - 4 - 10, 0, 10])
+  }, 60_000)
+})
