@@ -6,7 +6,8 @@
  * deployment and for the largest org. Standalone: not part of `npm run bench`.
  *
  * Usage: npm run build (or npx tsc -b) && node bench/spend.mjs [postgres://user@host:5432/postgres] [--rows 1000000]
- * Creates and drops a database of its own (huddle_spend_bench_<pid>).
+ * Creates and drops a database of its own (huddle_spend_bench_<pid>; `--keep` keeps it, to look at
+ * plans, and `--reuse <name>` times a kept one again without seeding).
  */
 import { parseArgs } from "node:util"
 import pg from "pg"
@@ -15,17 +16,17 @@ import { Database } from "../packages/adapters/dist/index.js"
 import * as SqlSpendRepository from "../packages/adapters/dist/repositories/SqlSpendRepository.js"
 import { SpendRepository } from "../packages/domain/dist/spend/SpendRepository.js"
 
-const { positionals, values } = parseArgs({ allowPositionals: true, options: { rows: { type: "string", default: "1000000" }, runs: { type: "string", default: "5" } } })
+const { positionals, values } = parseArgs({ allowPositionals: true, options: { rows: { type: "string", default: "1000000" }, runs: { type: "string", default: "5" }, keep: { type: "boolean", default: false }, reuse: { type: "string" } } })
 const adminUrl = new URL(positionals[0] ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres")
 const reservations = Math.floor(Number(values.rows) / 2)
 const runs = Number(values.runs)
-const name = `huddle_spend_bench_${process.pid}`
+const name = values.reuse ?? `huddle_spend_bench_${process.pid}`
 const dbUrl = new URL(adminUrl)
 dbUrl.pathname = `/${name}`
 
 const admin = new pg.Client({ connectionString: adminUrl.toString() })
 await admin.connect()
-await admin.query(`CREATE DATABASE ${name}`)
+if (values.reuse === undefined) await admin.query(`CREATE DATABASE ${name}`)
 try {
   const layer = SqlSpendRepository.layer.pipe(Layer.provideMerge(Database.layer({ _tag: "Postgres", url: Redacted.make(dbUrl.toString()) })))
   const seed = new pg.Client({ connectionString: dbUrl.toString() })
@@ -33,7 +34,7 @@ try {
   seed.on("error", () => {}) // the database is dropped under it at the end
   await seed.connect()
   const started = performance.now()
-  await seed.query(`
+  if (values.reuse === undefined) await seed.query(`
     INSERT INTO credit_accounts (id, owner_type, owner_id, pool, balance)
     SELECT 'acc_u' || u, 'user', 'usr_' || u, 'personal', 0 FROM generate_series(1, 2000) u;
     INSERT INTO credit_accounts (id, owner_type, owner_id, pool, balance)
@@ -90,6 +91,7 @@ try {
   console.error(error)
   process.exitCode = 1
 } finally {
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  if (values.keep || values.reuse !== undefined) console.log(`kept ${dbUrl}`)
+  else await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   await admin.end()
 }
