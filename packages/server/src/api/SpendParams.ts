@@ -13,9 +13,9 @@ export const GroupBy = Schema.transform(
     Schema.filter((text) => {
       const parts = text.split(",").map((part) => part.trim())
       const unknown = parts.find((part) => !(GroupKey.literals as ReadonlyArray<string>).includes(part))
-      if (unknown !== undefined) return `group_by: unknown key \`${unknown}\` (one or more of ${keys}, comma-separated)`
-      if (new Set(parts).size !== parts.length) return "group_by: a key is given twice"
-      if (parts.filter((part) => times.includes(part)).length > 1) return "group_by: at most one of day, week and month"
+      if (unknown !== undefined) return `unknown key \`${unknown}\` (one or more of ${keys}, comma-separated)`
+      if (new Set(parts).size !== parts.length) return "a key is given twice"
+      if (parts.filter((part) => times.includes(part)).length > 1) return "at most one of day, week and month"
       return true
     })
   ),
@@ -27,24 +27,24 @@ export const GroupBy = Schema.transform(
   }
 ).annotations({ description: `One or more of ${keys}, comma-separated; rows are ordered by these keys` })
 
-const Instant = (name: string, role: string) =>
+const Instant = (role: string) =>
   Schema.DateTimeUtc.annotations({
     description: `ISO 8601 date or time, UTC unless an offset is given: ${role}`,
-    message: () => `${name}: must be an ISO 8601 date or time, e.g. 2026-01-01`
+    message: () => "must be an ISO 8601 date or time, e.g. 2026-01-01"
   })
 
 const day = 24 * 60 * 60 * 1000
 
 export const SpendParams = Schema.Struct({
   ...ListParams.fields,
-  from: Instant("from", "the start of the range (inclusive)"),
-  to: Instant("to", "the end of the range (exclusive)"),
+  from: Instant("the start of the range (inclusive)"),
+  to: Instant("the end of the range (exclusive)"),
   group_by: Schema.optionalWith(GroupBy, { default: () => [] })
 }).pipe(
   Schema.filter((params) => {
     const span = params.to.epochMillis - params.from.epochMillis
-    if (span <= 0) return { path: ["to"], message: "to: must be after from" }
-    if (span > maxRangeDays * day) return { path: ["to"], message: `to: the range may cover at most ${maxRangeDays} days` }
+    if (span <= 0) return { path: ["to"], message: "must be after from" }
+    if (span > maxRangeDays * day) return { path: ["to"], message: `the range may cover at most ${maxRangeDays} days` }
     return true
   })
 )
