@@ -31,6 +31,7 @@ import * as IndexerLive from "./grounding/IndexerLive.js"
 import * as LexicalCodeSearch from "./grounding/LexicalCodeSearch.js"
 import * as Grounding from "@huddle/domain/grounding/Grounding"
 import * as Operator from "@huddle/domain/operator/Operator"
+import * as Spend from "@huddle/domain/spend/Spend"
 import * as OrgAccess from "@huddle/domain/orgs/OrgAccess"
 import * as Organizations from "@huddle/domain/orgs/Organizations"
 import * as OrgCredits from "@huddle/domain/credits/OrgCredits"
@@ -121,7 +122,7 @@ export const layer = (options: Options) => {
     Layer.provideMerge(NodeRepositorySources.layer(options.grounding?.sources ?? { roots: [], cloneDir: ".huddle/repos" })),
     Layer.provideMerge(options.grounding?.indexer ?? IndexerLive.layer)
   )
-  return Layer.mergeAll(Operator.layer, ApiKeys.layer, Authentication.layer, expiry, liveness).pipe(
+  return Layer.mergeAll(Operator.layer, Spend.layer, ApiKeys.layer, Authentication.layer, expiry, liveness).pipe(
     Layer.provideMerge(Accounts.layer),
     Layer.provideMerge(huddles),
     Layer.provideMerge(memories),

@@ -23,6 +23,7 @@ import * as LeasedCreditStore from "./repositories/LeasedCreditStore.js"
 import * as SqlMembershipRepository from "./repositories/SqlMembershipRepository.js"
 import * as SqlMemoryRepository from "./repositories/SqlMemoryRepository.js"
 import * as SqlPreferenceRepository from "./repositories/SqlPreferenceRepository.js"
+import * as SqlSpendRepository from "./repositories/SqlSpendRepository.js"
 import * as SqlTransactor from "./repositories/SqlTransactor.js"
 import * as SqlUserRepository from "./repositories/SqlUserRepository.js"
 import * as SqlWebSessionRepository from "./repositories/SqlWebSessionRepository.js"
@@ -37,6 +38,7 @@ export const layer = Layer.mergeAll(
   Layer.provide(CachedWorkspaces.layer, SqlWorkspaceRepository.layer),
   Layer.provide(CachedMemories.layer, SqlMemoryRepository.layer),
   LeasedCreditStore.layer,
+  SqlSpendRepository.layer,
   SqlTransactor.layer,
   Layer.provide(InvalidatingOrganizations.layer, SqlOrganizationRepository.layer),
   Layer.provide(CachedOrgSettings.layer, SqlOrgSettingsRepository.layer),

@@ -17,6 +17,7 @@ import consensus from "../migrations/0009_consensus.js"
 import codeGrounding from "../migrations/0010_code_grounding.js"
 import groundingReports from "../migrations/0011_grounding_reports.js"
 import creditLeases from "../migrations/0012_credit_leases.js"
+import spend from "../migrations/0013_spend.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -30,7 +31,8 @@ export const loader = Migrator.fromRecord({
   "0009_consensus": consensus,
   "0010_code_grounding": codeGrounding,
   "0011_grounding_reports": groundingReports,
-  "0012_credit_leases": creditLeases
+  "0012_credit_leases": creditLeases,
+  "0013_spend": spend
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */

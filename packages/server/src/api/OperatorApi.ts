@@ -11,6 +11,8 @@ import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import { ListParams, page } from "./Lists.js"
 import * as RateLimit from "./RateLimit.js"
+import { SpendParams } from "./SpendParams.js"
+import { SpendReport } from "@huddle/domain/spend/SpendQuery"
 
 const Id = WireId.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
 
@@ -65,6 +67,19 @@ export class OperatorApi extends HttpApiGroup.make("operator")
       .setUrlParams(LedgerParams)
       .addSuccess(LedgerPage)
       .annotate(OpenApi.Description, "An account's ledger, newest first, each row with the balance after it, and the balance now.")
+  )
+  .add(
+    HttpApiEndpoint.get("spend", "/operator/spend")
+      .annotate(OpenApi.Summary, "Read the deployment's spend")
+      .setUrlParams(SpendParams)
+      .addSuccess(SpendReport)
+      .addError(Envelope.InvalidRequest)
+      .annotate(
+        OpenApi.Description,
+        "Credits taken (net of what was returned) and reservations settled, from the ledger, over `[from, to)` (at most 366 days), " +
+          "grouped by `group_by` (day, week or month; model, tier, member, source), ordered by those keys, paged with `limit` and `cursor`; " +
+          "`totals` are of the whole range."
+      )
   )
   .add(
     HttpApiEndpoint.get("user", "/operator/users/:user")

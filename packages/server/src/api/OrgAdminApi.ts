@@ -14,6 +14,8 @@ import { ListParams, page } from "./Lists.js"
 import { OrgIdPath } from "./OrgsApi.js"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
+import { SpendParams } from "./SpendParams.js"
+import { SpendReport } from "@huddle/domain/spend/SpendQuery"
 
 const MemberPath = Schema.Struct({
   orgId: Id,
@@ -85,6 +87,20 @@ export class OrgAdminApi extends HttpApiGroup.make("orgAdmin")
       .setUrlParams(AuditLogParams)
       .addSuccess(page(AuditEvent))
       .annotate(OpenApi.Description, "The audit log, newest first; filter by `start_at` and `event_type`, page with `limit` and `cursor`.")
+  )
+  .add(
+    HttpApiEndpoint.get("spend", "/orgs/:orgId/admin/spend")
+      .annotate(OpenApi.Summary, "Read the organization's spend")
+      .setPath(OrgIdPath)
+      .setUrlParams(SpendParams)
+      .addSuccess(SpendReport)
+      .addError(Envelope.InvalidRequest)
+      .annotate(
+        OpenApi.Description,
+        "What the org's requests spent, from the ledger: its pool (subscription, add-on) and members' personal balances when they paid for org requests. " +
+          "Credits taken (net of what was returned) and reservations settled over `[from, to)` (at most 366 days), grouped by `group_by` " +
+          "(day, week or month; model, tier, member, source), ordered by those keys, paged with `limit` and `cursor`; `totals` are of the whole range."
+      )
   )
   .add(
     HttpApiEndpoint.get("getPolicies", "/orgs/:orgId/admin/policies")

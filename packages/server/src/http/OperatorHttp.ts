@@ -6,6 +6,8 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { OperatorAuthenticated } from "../api/OperatorApi.js"
 import { credentialOf } from "../api/Security.js"
 import { Api } from "../Api.js"
+import { requestOf } from "../api/SpendParams.js"
+import { Spend } from "@huddle/domain/spend/Spend"
 
 const digest = (value: string) => createHash("sha256").update(value, "utf8").digest()
 
@@ -35,10 +37,11 @@ const targetOf = (params: { readonly user_id?: string | undefined; readonly org_
   params.user_id !== undefined ? { user_id: params.user_id } : { org_id: params.org_id!, balance: params.balance! }
 
 export const OperatorHttp = HttpApiBuilder.group(Api, "operator", (handlers) =>
-  Effect.map(Operator, (operator) =>
+  Effect.map(Effect.all([Operator, Spend]), ([operator, spend]) =>
     handlers
       .handle("grant", ({ payload }) => operator.grant({ target: targetOf(payload), amount: payload.amount, reason: payload.reason }, "api"))
       .handle("ledger", ({ urlParams }) => operator.ledger(targetOf(urlParams), { limit: urlParams.limit, cursor: urlParams.cursor }))
+      .handle("spend", ({ urlParams }) => spend.deployment(requestOf(urlParams)))
       .handle("user", ({ path }) => operator.findUser(path.user))
       .handle("revokeKeys", ({ path }) => Effect.map(operator.revokeKeys(path.user, "api"), (revoked) => ({ revoked })))
   ))

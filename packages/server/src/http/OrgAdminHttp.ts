@@ -4,6 +4,8 @@ import { Organizations } from "@huddle/domain/orgs/Organizations"
 import { OrgSettings } from "@huddle/domain/orgs/OrgSettings"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
+import { requestOf } from "../api/SpendParams.js"
+import { Spend } from "@huddle/domain/spend/Spend"
 import { withPrincipal } from "./middleware/withPrincipal.js"
 
 export const OrgAdminHttp = HttpApiBuilder.group(Api, "orgAdmin", (handlers) =>
@@ -11,6 +13,7 @@ export const OrgAdminHttp = HttpApiBuilder.group(Api, "orgAdmin", (handlers) =>
     const orgs = yield* Organizations
     const settings = yield* OrgSettings
     const credits = yield* OrgCredits
+    const spend = yield* Spend
     return handlers
       .handle("invite", ({ path, payload }) => withPrincipal((p) => orgs.invite(p, path.orgId, payload)))
       .handle("members", ({ path, urlParams }) => withPrincipal((p) => orgs.members(p, path.orgId, urlParams)))
@@ -26,6 +29,7 @@ export const OrgAdminHttp = HttpApiBuilder.group(Api, "orgAdmin", (handlers) =>
             startAt: urlParams.start_at
           })
         ))
+      .handle("spend", ({ path, urlParams }) => withPrincipal((p) => spend.org(p, path.orgId, requestOf(urlParams))))
       .handle("getPolicies", ({ path }) => withPrincipal((p) => settings.adminPolicies(p, path.orgId)))
       .handle("setPolicies", ({ path, payload }) => withPrincipal((p) => settings.setPolicies(p, path.orgId, payload)))
       .handle("getPreferences", ({ path }) => withPrincipal((p) => settings.defaults(p, path.orgId)))
