@@ -5,6 +5,7 @@
  */
 import { Chunk, Context, Duration, Effect, Layer, Mailbox, Option, Stream } from "effect"
 import { UpstreamUnavailable } from "../shared/Errors.js"
+import { forEachChunk } from "../shared/Streams.js"
 import type { CallOptions, CatalogModel, ChatMessage, ModelChunk } from "./Model.js"
 import { ModelProviders, ProviderFailure } from "./ModelProviders.js"
 
@@ -99,7 +100,7 @@ export const make = Effect.gen(function*() {
           options: call.options
         })
         return mailbox.offer({ _tag: "Attempt", model, attempt }).pipe(
-          Effect.zipRight(Stream.runForEachChunk(answer, (chunks) => {
+          Effect.zipRight(forEachChunk(answer, (chunks) => {
             if (!produced) produced = Chunk.some(chunks, (chunk) => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta")
             return mailbox.offerAll(chunks)
           })),
