@@ -277,6 +277,39 @@ for (const engine of TestDatabase.availableEngines()) for (const mode of modes) 
       expect(outcome.balance).toBe(90)
     }, 60_000)
 
+    it("decides each of many concurrent reservations on its own credential and membership", async () => {
+      const orgId = await runtime.runPromise(makeOrg())
+      const payers = await Promise.all(Array.from({ length: 6 }, () => makePayer(orgId)))
+      const [revokedKey, removedMember] = payers
+      const outcome = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const sql = yield* SqlClient.SqlClient
+        const personal = (userId: string) => ({ ownerType: "user", ownerId: userId, pool: "personal" }) as const
+        yield* Effect.forEach(
+          payers,
+          ({ userId }) => store.grant({ account: personal(userId), amount: 100, reason: "test", actorId: null }),
+          { discard: true }
+        )
+        yield* sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${revokedKey!.authority.credentialId}`
+        yield* sql`DELETE FROM memberships WHERE org_id = ${orgId} AND user_id = ${removedMember!.userId}`
+        // Eight reservations per payer at once, interleaved: the reads of their authority share round trips.
+        const outcomes = yield* Effect.forEach(
+          Array.from({ length: 8 }).flatMap(() => payers),
+          ({ authority, userId }) =>
+            Effect.either(credits.reserve({ userId, orgId, amount: 5, creditFallback: false, purpose: "burst", authority })).pipe(
+              Effect.map((result) => ({ userId, result: Either.match(result, { onLeft: (e) => e._tag, onRight: () => "held" }) }))
+            ),
+          { concurrency: "unbounded" }
+        )
+        const byPayer = payers.map(({ userId }) => [...new Set(outcomes.filter((o) => o.userId === userId).map((o) => o.result))])
+        const balances = yield* Effect.forEach(payers, ({ userId }) => store.balance(personal(userId)))
+        return { byPayer, balances }
+      }))
+      expect(outcome.byPayer).toEqual([["Unauthorized"], ["NotFound"], ["held"], ["held"], ["held"], ["held"]])
+      expect(outcome.balances).toEqual([100, 100, 60, 60, 60, 60])
+    }, 60_000)
+
     it("keeps each member's cap on the org pool under concurrency, and counts only what was finally charged", async () => {
       const orgId = await runtime.runPromise(makeOrg())
       const { authority, userId } = await makePayer(orgId)

@@ -12,7 +12,8 @@
  * the others (its unwritten requests are not charged, as a lost instance's held reservations are
  * released today); a paused one that comes back finds them reclaimed and discards its batch.
  * The revocation rule still holds: a read of the credential and the memberships precedes every
- * reservation from a lease (a read locks nothing and so does not serialise).
+ * reservation from a lease (a read locks nothing and so does not serialise; the reads of
+ * reservations asking at the same time go in one round trip, `AuthorityReads`).
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -26,7 +27,8 @@ import {
 import { Instances } from "@huddle/domain/credits/Instances"
 import { Ids } from "@huddle/domain/shared/Ids"
 import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
-import { authorityChecks, make as makeSqlCreditStore } from "./SqlCreditStore.js"
+import * as AuthorityReads from "./AuthorityReads.js"
+import { make as makeSqlCreditStore } from "./SqlCreditStore.js"
 
 export interface Settings {
   /** Whether reservations from personal balances are taken from leases. */
@@ -90,7 +92,6 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const ids = yield* Ids
   const instance = (yield* Instances).id
-  const { credentialOk, memberOk } = authorityChecks(sql)
 
   // Mutated only in synchronous sections, so each change is atomic with respect to other fibers.
   let pots = new Map<string, Pot>()
@@ -102,11 +103,8 @@ export const make = Effect.gen(function*() {
   /** Takes and batches one at a time: a batch closes every open lease of this instance. */
   const gate = yield* Effect.makeSemaphore(1)
 
-  const authorityOk = (reservation: NewReservation) =>
-    sql<{ credential_ok: boolean; member_ok: boolean }>`
-      SELECT ${credentialOk(reservation)} AS credential_ok, ${memberOk(reservation)} AS member_ok`.pipe(
-      Effect.map(([row]) => row!)
-    )
+  /** The revocation rule's read, one round trip for all the reservations asking at the time. */
+  const authorityOk = yield* AuthorityReads.make(sql)
 
   /**
    * Earmarks between `need` and `want` credits of the account; none when fewer than `need` are
@@ -182,8 +180,8 @@ export const make = Effect.gen(function*() {
       const [personal, ...rest] = request.accounts
       if (stopped || personal === undefined || personal.ownerType !== "user") return yield* inner.reserve(request)
       const authority = yield* authorityOk(request)
-      if (!authority.credential_ok) return { _tag: "Refused", reason: "credential" } as const
-      if (!authority.member_ok) return { _tag: "Refused", reason: "membership" } as const
+      if (!authority.credentialOk) return { _tag: "Refused", reason: "credential" } as const
+      if (!authority.memberOk) return { _tag: "Refused", reason: "membership" } as const
       const id = yield* ids.next("res")
       const ledgerId = yield* ids.next("led")
       const held = () => reserveLocally(request, personal, ledgerId, id)

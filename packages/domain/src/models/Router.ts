@@ -3,8 +3,9 @@
  * provider's Retry-After within a bound), then falls back to the next model of the list. Once a
  * model has produced output, a failure ends the call: an answer is never stitched from two models.
  */
-import { Chunk, Context, Duration, Effect, Layer, Mailbox, Option, Stream } from "effect"
+import { Chunk, Clock, Context, Duration, Effect, Exit, Layer, Mailbox, Option, Schedule, Stream } from "effect"
 import { UpstreamUnavailable } from "../shared/Errors.js"
+import { forEachChunk } from "../shared/Streams.js"
 import type { CallOptions, CatalogModel, ChatMessage, ModelChunk } from "./Model.js"
 import { ModelProviders, ProviderFailure } from "./ModelProviders.js"
 
@@ -29,8 +30,8 @@ export interface Policy {
   readonly maxDelay: Duration.Duration
   /**
    * The longest a whole call may run, retries and fallbacks included; a call still running then
-   * fails (and settles for what it produced). Bounded so that a reservation's age says whether
-   * its call can still be running (see ReservationExpiry).
+   * fails, within a second (and settles for what it produced). Bounded so that a reservation's age
+   * says whether its call can still be running (see ReservationExpiry).
    */
   readonly maxDuration: Duration.Duration
 }
@@ -52,6 +53,9 @@ export class RouterPolicy extends Context.Reference<RouterPolicy>()("@huddle/dom
   defaultValue: () => defaultPolicy
 }) {}
 
+/** How often calls are checked against their limit: a call past it fails within this much more. */
+const overrunCheck = Duration.seconds(1)
+
 /** How far the call may read ahead of its consumer, in chunks of the model's answer. */
 const bufferedChunks = 64
 
@@ -67,12 +71,30 @@ export const make = Effect.gen(function*() {
     return Duration.greaterThan(wanted, policy.maxDelay) ? Option.none() : Option.some(wanted)
   }
 
+  // The calls under way, with the time their limit passes: one timer looks for those past it
+  // (rather than a timer fiber per call, forked and interrupted with every request).
+  const running = new Set<{ readonly deadline: number; readonly mailbox: Mailbox.Mailbox<RouterChunk, UpstreamUnavailable> }>()
+  const overrun = () =>
+    new UpstreamUnavailable({ message: `The model call ran past its limit of ${Duration.format(policy.maxDuration)}` })
+  yield* Clock.currentTimeMillis.pipe(
+    Effect.map((now) => {
+      for (const call of running) {
+        if (call.deadline > now) continue
+        running.delete(call)
+        call.mailbox.unsafeDone(Exit.fail(overrun()))
+      }
+    }),
+    Effect.repeat(Schedule.spaced(overrunCheck)),
+    Effect.forkScoped
+  )
+
   const stream: Service["stream"] = (models, call) =>
-    // The call runs in a fiber of its own that feeds a mailbox, and one timer fails the mailbox
-    // (after what was already produced) when the call's limit passes. `Stream.interruptWhen`
-    // would race every pull against the timer, forking fibers for each chunk.
+    // The call runs in a fiber of its own that feeds a mailbox; the timer above fails the mailbox
+    // (after what was already produced) once the call's limit has passed. `Stream.interruptWhen`
+    // would race every pull against a timer, forking fibers for each chunk.
     Stream.unwrapScoped(Effect.gen(function*() {
       const mailbox = yield* Mailbox.make<RouterChunk, UpstreamUnavailable>(bufferedChunks)
+      const entry = { deadline: (yield* Clock.currentTimeMillis) + Duration.toMillis(policy.maxDuration), mailbox }
       const failures: Array<string> = []
       const tryModel = (index: number, attempt: number): Effect.Effect<void, UpstreamUnavailable> => {
         const model = models[index]
@@ -99,7 +121,7 @@ export const make = Effect.gen(function*() {
           options: call.options
         })
         return mailbox.offer({ _tag: "Attempt", model, attempt }).pipe(
-          Effect.zipRight(Stream.runForEachChunk(answer, (chunks) => {
+          Effect.zipRight(forEachChunk(answer, (chunks) => {
             if (!produced) produced = Chunk.some(chunks, (chunk) => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta")
             return mailbox.offerAll(chunks)
           })),
@@ -121,13 +143,10 @@ export const make = Effect.gen(function*() {
           })
         )
       }
-      yield* Effect.suspend(() => tryModel(0, 1)).pipe(Mailbox.into(mailbox), Effect.forkScoped)
-      yield* Effect.sleep(policy.maxDuration).pipe(
-        Effect.zipRight(Effect.suspend(() =>
-          mailbox.fail(
-            new UpstreamUnavailable({ message: `The model call ran past its limit of ${Duration.format(policy.maxDuration)}` })
-          )
-        )),
+      running.add(entry)
+      yield* Effect.suspend(() => tryModel(0, 1)).pipe(
+        Mailbox.into(mailbox),
+        Effect.ensuring(Effect.sync(() => running.delete(entry))),
         Effect.forkScoped
       )
       return Mailbox.toStream(mailbox)
@@ -136,6 +155,6 @@ export const make = Effect.gen(function*() {
   return Router.of({ stream })
 })
 
-export const layer = Layer.effect(Router, make)
+export const layer = Layer.scoped(Router, make)
 
 

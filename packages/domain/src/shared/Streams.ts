@@ -1,4 +1,25 @@
-import { Effect, Stream } from "effect"
+import { Chunk, Effect, Option, Stream } from "effect"
+
+/**
+ * Runs `stream` to its end in the calling fiber, handing each chunk to `f`. What
+ * `Stream.runForEachChunk` does, without the fiber every `Stream.run*` forks for the channel it
+ * runs (and the merge of that fiber's references into the caller's as it ends): on the hot path,
+ * one fiber and one context diff fewer per request.
+ */
+export const forEachChunk = <A, E, R, E2 = never, R2 = never>(
+  stream: Stream.Stream<A, E, R>,
+  f: (chunk: Chunk.Chunk<A>) => Effect.Effect<unknown, E2, R2> | void
+): Effect.Effect<void, E | E2, R | R2> =>
+  Effect.scoped(Effect.flatMap(Stream.toPull(stream), (pull) => {
+    const loop: Effect.Effect<void, E | E2, R | R2> = Effect.matchEffect(pull, {
+      onFailure: Option.match({ onNone: () => Effect.void, onSome: Effect.fail }),
+      onSuccess: (chunk) => {
+        const next = f(chunk)
+        return next === undefined ? loop : Effect.zipRight(next, loop)
+      }
+    })
+    return loop
+  }))
 
 /**
  * Runs `events` to their end and answers the last one `pick` selects (a run's result event); a

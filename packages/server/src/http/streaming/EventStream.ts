@@ -17,6 +17,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Cause, Chunk, Deferred, Effect, Either, ExecutionStrategy, Exit, Mailbox, Schedule, Scope, Stream } from "effect"
 import * as Retention from "../Retention.js"
+import { forEachChunk } from "@huddle/domain/shared/Streams"
 import { SseSettings } from "./SseSettings.js"
 
 /** How one wire dialect writes a run's events. */
@@ -73,7 +74,7 @@ export const respond = <A, E>(
       )
     }
 
-    const run = Stream.runForEachChunk(events, (chunk): Effect.Effect<unknown> => {
+    const run = forEachChunk(events, (chunk): Effect.Effect<unknown> => {
       if (head === undefined) return frames.offerAll(dialect.frames(chunk))
       for (const event of chunk) head.push(event)
       return Chunk.some(chunk, dialect.isOutput) ? begin() : Effect.void

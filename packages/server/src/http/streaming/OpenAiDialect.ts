@@ -15,6 +15,7 @@ import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import { loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
 import type { Dialect } from "./EventStream.js"
+import { forEachChunk } from "@huddle/domain/shared/Streams"
 
 type Completion = typeof ChatCompletion.Encoded
 type Finish = typeof FinishReason.Type
@@ -61,19 +62,18 @@ interface Call {
 }
 
 /** The whole answer, as `chat.completion`. */
-export const completion = <E>(events: Stream.Stream<Event, E>, id: string, created: number, first: string) =>
-  Effect.map(
-    Stream.runFold(
-      events,
-      {
-        model: first,
-        text: "",
-        calls: [] as Array<Call | undefined>,
-        finish: "stop" as Finish,
-        settled: undefined as Settled | Concluded | undefined,
-        report: undefined as ConsensusReport | undefined
-      },
-      (acc, event) => {
+export const completion = <E>(events: Stream.Stream<Event, E>, id: string, created: number, first: string) => {
+  const acc = {
+    model: first,
+    text: "",
+    calls: [] as Array<Call | undefined>,
+    finish: "stop" as Finish,
+    settled: undefined as Settled | Concluded | undefined,
+    report: undefined as ConsensusReport | undefined
+  }
+  return Effect.map(
+    forEachChunk(events, (chunk) => {
+      for (const event of chunk) {
         switch (event._tag) {
           case "Answering":
             acc.model = event.model.id
@@ -103,10 +103,9 @@ export const completion = <E>(events: Stream.Stream<Event, E>, id: string, creat
           case "Lowered":
             break
         }
-        return acc
       }
-    ),
-    (acc) => {
+    }),
+    () => {
       const calls = acc.calls.filter((call) => call !== undefined)
       const body: Completion = {
         id,
@@ -138,6 +137,7 @@ export const completion = <E>(events: Stream.Stream<Event, E>, id: string, creat
       })
     }
   )
+}
 
 const encoder = new TextEncoder()
 const json = JSON.stringify

@@ -17,6 +17,7 @@ import type { Dialect } from "./EventStream.js"
 import { consensusOf, loweredHeaders } from "./OpenAiDialect.js"
 import { loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
 import type { Lowered } from "@huddle/domain/models/MeteredCall"
+import { forEachChunk } from "@huddle/domain/shared/Streams"
 
 type Item = ResponseObject["output"][number]
 type Status = "in_progress" | "completed"
@@ -191,7 +192,9 @@ class Builder {
 export const response = <E>(events: Stream.Stream<Event, E>, meta: Meta) =>
   Effect.suspend(() => {
     const builder = new Builder(meta)
-    return Stream.runForEach(events, (event) => Effect.sync(() => void builder.apply(event))).pipe(
+    return forEachChunk(events, (chunk) => {
+      for (const event of chunk) builder.apply(event)
+    }).pipe(
       Effect.map(() =>
         HttpServerResponse.unsafeJson(builder.snapshot(builder.status()), {
           headers: {

@@ -1,0 +1,89 @@
+/**
+ * The revocation rule's read (decision 0015) for reservations from a lease, batched: the checks
+ * asked while a read is in flight go together in the next one, one round trip for all of them
+ * (the same check asked twice in a batch is read once). Unloaded, a check is read at once, as
+ * before; under load the database sees one read per round trip instead of one per request.
+ *
+ * The rule still holds: a check is only ever answered by a read that started after it was asked,
+ * so a credential revoked or a membership removed before a reservation asked is seen by its read.
+ */
+import type { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { NewReservation } from "@huddle/domain/credits/CreditStore"
+import { Deferred, Effect, Exit, FiberId, Queue } from "effect"
+import { authorityChecks } from "./SqlCreditStore.js"
+
+export interface Authority {
+  readonly credentialOk: boolean
+  readonly memberOk: boolean
+}
+
+interface Pending {
+  readonly reservation: NewReservation
+  readonly key: string
+  readonly answer: Deferred.Deferred<Authority, SqlError>
+}
+
+/** At most this many distinct checks in one statement (each one binds a few parameters). */
+const maxPerRead = 200
+
+/** What makes two checks the same: the credential, the actor, the payer and the org context. */
+const keyOf = (reservation: NewReservation) => {
+  const authority = reservation.authority
+  return `${authority?.via ?? "-"}\u0000${authority?.credentialId ?? ""}\u0000${authority?.actorId ?? ""}\u0000${reservation.userId}\u0000${
+    reservation.orgId ?? ""
+  }`
+}
+
+/** `check(reservation)` answers whether its credential and memberships still stand; one reader per scope. */
+export const make = (sql: SqlClient.SqlClient) =>
+  Effect.gen(function*() {
+    const { credentialOk, memberOk } = authorityChecks(sql)
+    const queue = yield* Queue.unbounded<Pending>()
+
+    const read = (batch: ReadonlyArray<Pending>) => {
+      const distinct = new Map<string, NewReservation>()
+      for (const pending of batch) if (!distinct.has(pending.key)) distinct.set(pending.key, pending.reservation)
+      const checks = [...distinct.values()]
+      const columns = checks.map((reservation, i) =>
+        sql`${credentialOk(reservation)} AS ${sql(`c${i}`)}, ${memberOk(reservation)} AS ${sql(`m${i}`)}`
+      )
+      return sql<Record<string, boolean>>`SELECT ${sql.csv(columns)}`.pipe(
+        Effect.map(([row]) => {
+          const answers = new Map<string, Authority>()
+          let i = 0
+          for (const key of distinct.keys()) {
+            answers.set(key, { credentialOk: row![`c${i}`] === true, memberOk: row![`m${i}`] === true })
+            i++
+          }
+          return answers
+        }),
+        Effect.exit,
+        Effect.map((exit) => {
+          for (const pending of batch) {
+            Deferred.unsafeDone(
+              pending.answer,
+              Exit.map(exit, (answers) => answers.get(pending.key)!)
+            )
+          }
+        })
+      )
+    }
+
+    // One read at a time: what is asked meanwhile waits in the queue for the next one.
+    yield* Effect.forkScoped(
+      Queue.takeBetween(queue, 1, maxPerRead).pipe(
+        Effect.flatMap((batch) => read([...batch])),
+        Effect.forever,
+        // Stopping: whoever still waits is interrupted rather than left waiting.
+        Effect.ensuring(Effect.flatMap(Queue.takeAll(queue), (left) =>
+          Effect.forEach(left, (pending) => Deferred.interrupt(pending.answer), { discard: true })))
+      )
+    )
+
+    return (reservation: NewReservation): Effect.Effect<Authority, SqlError> =>
+      Effect.suspend(() => {
+        const answer = Deferred.unsafeMake<Authority, SqlError>(FiberId.none)
+        return Effect.zipRight(Queue.offer(queue, { reservation, key: keyOf(reservation), answer }), Deferred.await(answer))
+      })
+  })
