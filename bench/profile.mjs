@@ -66,7 +66,8 @@ const main = async () => {
   const admin = new URL(Postgres.adminUrl())
   const counter = await Proc.spawnReadyLine("pgcount", [join(root, "bench/pgcount.mjs"), `${admin.hostname}:${admin.port || 5432}`], join(out, "pgcount.log"))
   const catalogPath = Huddle.writeCatalog(out)
-  const starterCredits = args.payer === "personal" ? 1_000_000_000_000 : 0
+  // New users start at 0: the personal payer's credits are granted to the bench's members (`setup`).
+  const starterCredits = 0
   const envFor = (port, databaseUrl) => ({
     ...Huddle.serverEnv({ port, databaseUrl, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits }),
     LOG_LEVEL: args["log-level"]
@@ -78,7 +79,7 @@ const main = async () => {
   let port = await Proc.freePort()
   let url = `http://127.0.0.1:${port}`
   const a = await Proc.spawnServer("huddle-census", [serverMain], envFor(port, counted.toString()), join(out, "huddle-census.log"), `${url}/readyz`)
-  const accounts = await Huddle.setup(url, { keys: Number(args.keys), orgCredits: 1_000_000_000_000 })
+  const accounts = await Huddle.setup(url, { keys: Number(args.keys), orgCredits: 1_000_000_000_000, personalCredits: args.payer === "personal" ? 1_000_000_000_000 : 0 })
   const target = { name: "huddle", url, keys: accounts.apiKeys }
   const prober = Load.prober([target])
   const n = Number(args.requests)

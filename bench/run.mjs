@@ -237,7 +237,8 @@ const main = async () => {
   // 2. Huddle, on each engine, in its own process, set up through its API; on PostgreSQL a
   // second instance on the same database (started once the first has migrated it).
   const catalogPath = Huddle.writeCatalog(work)
-  const starterCredits = args.payer === "personal" ? 1_000_000_000_000 : 0
+  // New users start at 0: the personal payer's credits are granted to the bench's members (`setup`).
+  const starterCredits = 0
   const nodeArgs = args["server-node-args"].split(" ").filter(Boolean)
   let pgDatabase
   const startHuddle = async (name, { databaseUrl, dataDir }) => {
@@ -261,7 +262,7 @@ const main = async () => {
         dataDir = join(work, "pglite-data")
       }
       const { url, server, idleRss } = await startHuddle(`huddle-${engine}`, { databaseUrl, dataDir })
-      const accounts = await Huddle.setup(url, { keys, orgCredits: 1_000_000_000_000 })
+      const accounts = await Huddle.setup(url, { keys, orgCredits: 1_000_000_000_000, personalCredits: args.payer === "personal" ? 1_000_000_000_000 : 0 })
       log(`huddle on ${engine === "postgres" ? `PostgreSQL ${pgDatabase.version} (${pgDatabase.name})` : "PGlite"} at ${url} (pid ${server.pid}), ready in ${fmt(server.startupMs / 1000)} s, idle RSS ${mb(idleRss)}; ${keys} API key(s), payer: ${args.payer}, rate-limit counters: ${args.redis ? "Redis" : "memory"}`)
       return { name: `huddle-${engine}`, label: `Huddle on ${engine === "postgres" ? "PostgreSQL" : "PGlite"}`, engine, url, keys: accounts.apiKeys, pids: [server.pid], entries: [server.entry], accounts, server, idleRss }
     })

@@ -81,8 +81,10 @@ const newUser = async (url, label) => {
 /**
  * An org with an enforced policy (tier ≤ standard, org pool as fallback), an org memory, a
  * credit pool, and `keys` members, each with an API key bound to the org. Returns the keys.
+ * `personalCredits`: granted to each member's own balance, which pays first (`--payer personal`);
+ * the servers start every new user at 0, so a pool drained later is paid by its org alone.
  */
-export const setup = async (url, { keys, orgCredits }) => {
+export const setup = async (url, { keys, orgCredits, personalCredits = 0 }) => {
   const admin = await newUser(url, "admin")
   const org = await call(url, "POST", "/v1/orgs", { token: admin.session, body: { name: "Bench Org" } }, 201)
   await call(url, "PUT", `/v1/orgs/${org.id}/admin/policies`, { token: admin.session, body: { model_tier: "standard", credit_fallback: true } }, 200)
@@ -95,6 +97,10 @@ export const setup = async (url, { keys, orgCredits }) => {
     // Logging in again activates the membership.
     const login = await call(url, "POST", "/v1/auth/login", { body: { email: member.email, password: member.password } }, 200)
     const key = await call(url, "POST", "/v1/api-keys", { token: login.token, body: { name: `bench-${i}`, org_id: org.id } }, 201)
+    if (personalCredits > 0) {
+      const me = await call(url, "GET", "/v1/me", { token: login.token }, 200)
+      await call(url, "POST", "/v1/operator/credits/grants", { token: operatorToken, body: { user_id: me.user.id, amount: personalCredits, reason: "benchmark" } }, 201)
+    }
     apiKeys.push(key.key)
   }
   return { orgId: org.id, adminSession: admin.session, apiKeys }
