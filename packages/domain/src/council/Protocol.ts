@@ -75,11 +75,16 @@ const instruction = (round: PromptRound, lines: ReadonlyArray<string>): ChatMess
   content: [`${marker} ${round}`, ...lines].join("\n")
 })
 
+/** Who a seat is when it answers alone: its place in the council and its perspective. */
+const independent = (seat: number, size: number): ReadonlyArray<string> => [
+  `You are one of ${size} members of a council that answers the question below; the others answer it independently.`,
+  `Your perspective: ${perspectiveOf(seat)}`
+]
+
 /** Round 1: an independent answer, opening with the position in one sentence. */
 export const proposalPrompt = (base: ReadonlyArray<ChatMessage>, seat: number, size: number): ReadonlyArray<ChatMessage> => [
   instruction("proposals", [
-    `You are one of ${size} members of a council that answers the question below; the others answer it independently.`,
-    `Your perspective: ${perspectiveOf(seat)}`,
+    ...independent(seat, size),
     "Begin your reply with one line `POSITION: <your answer in one sentence>`, then give your full answer."
   ]),
   ...base
@@ -92,8 +97,7 @@ export const proposalPrompt = (base: ReadonlyArray<ChatMessage>, seat: number, s
  */
 export const positionPrompt = (base: ReadonlyArray<ChatMessage>, seat: number, size: number): ReadonlyArray<ChatMessage> => [
   instruction("position", [
-    `You are one of ${size} members of a council that answers the question below; the others answer it independently.`,
-    `Your perspective: ${perspectiveOf(seat)}`,
+    ...independent(seat, size),
     "Reply with only one line `POSITION: <your answer in one sentence>`: no explanation, nothing before or after it."
   ]),
   ...base
