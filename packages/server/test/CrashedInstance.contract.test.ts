@@ -47,7 +47,14 @@ it.runIf(postgres)("releases what a killed instance held within seconds of its h
     }).then((res) => res.text()).catch(() => "cut")
   )
   await fake.waitForRequests(3, 20_000)
-  const held = 1000 - (await balance())
+  // A reservation from a credit lease reaches the database with its instance's next batch, a
+  // tick (20 ms) later (decision 0021): read until the survivor sees it held and steady.
+  let held = 0
+  for (const started = performance.now(); performance.now() - started < 2_000; await sleep(100)) {
+    const now = 1000 - (await balance())
+    if (now > 0 && now === held) break
+    held = now
+  }
   expect(held).toBeGreaterThan(0)
 
   doomed.child.kill("SIGKILL")
