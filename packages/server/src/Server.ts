@@ -3,7 +3,7 @@
  * environment; the testkit runs it in-process with its own configuration.
  */
 import { createServer, type Server as NodeServer, STATUS_CODES } from "node:http"
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
 // By module, not the packages' indexes: `@effect/platform-node`'s index loads its cluster modules
 // and `@huddle/adapters`' the embedded engine, which a server on PostgreSQL never runs.
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -13,6 +13,9 @@ import { Api } from "./Api.js"
 import * as ErrorTable from "./api/ErrorTable.js"
 import * as ApiReference from "./edge/ApiReference.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
+import * as MetricsEndpoint from "./edge/MetricsEndpoint.js"
+import { routeOf } from "./edge/Routes.js"
+import * as Tracing from "./edge/Tracing.js"
 import * as RequestEdge from "./edge/RequestEdge.js"
 import { ApiKeysHttp } from "./http/ApiKeysHttp.js"
 import { AuthenticatedLive } from "./http/middleware/AuthenticatedLive.js"
@@ -58,6 +61,18 @@ const apiLayer = (config: ServerConfig) =>
   )
 
 const docsLayer = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }), ApiReference.layer)
+
+/**
+ * Metrics when a credential can read them: the port, recording into this instance's registry,
+ * and `/metrics`. Otherwise the port's default, which records nothing, and no route; prom-client
+ * is loaded only when they are on.
+ */
+const metricsLayer = (config: ServerConfig) => {
+  const secrets = MetricsEndpoint.secretsOf(config.metricsToken, config.operatorToken)
+  if (secrets.length === 0) return Layer.empty
+  const port = Layer.unwrapEffect(Effect.map(Effect.promise(() => import("@huddle/adapters/observability/PrometheusMetrics")), (_) => _.layer))
+  return MetricsEndpoint.layer(secrets).pipe(Layer.provideMerge(port))
+}
 
 /**
  * Shutdown drains before anything else closes: this layer is built last, so its finalizer runs
@@ -116,13 +131,18 @@ export const layer = (config: ServerConfig) => {
     Layer.provide(apiLayer(config)),
     Layer.provide(RateLimiting.layer(config.rateLimits)),
     Layer.provide(IdempotencyLive.purging()),
-    Layer.provide(domainLayer(config))
+    Layer.provide(domainLayer(config)),
+    Layer.provide(metricsLayer(config)),
+    // A request's span is named for its route's pattern, as its metrics are.
+    HttpMiddleware.withSpanNameGenerator((request) => routeOf(request.method, request.url).name)
   )
-  return drainOnShutdown(node, config.shutdownGrace).pipe(
+  const server = drainOnShutdown(node, config.shutdownGrace).pipe(
     Layer.provideMerge(served),
     Layer.provideMerge(NodeHttpServer.layer(() => node, { host: config.host, port: config.port })),
     Layer.orDie
   )
+  // The tracer is in place before anything else is built, so that every span reaches it.
+  return config.tracing === undefined ? server : Layer.provide(server, Tracing.layer(config.tracing))
 }
 
 export const loggerLayer = Logger.json

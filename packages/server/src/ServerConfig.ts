@@ -10,6 +10,7 @@ import * as Catalog from "@huddle/adapters/models/Catalog"
 import * as Providers from "@huddle/adapters/models/Providers"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import { Config, Duration, LogLevel, Option, Redacted } from "effect"
+import * as Tracing from "./edge/Tracing.js"
 import type * as RateLimiting from "./http/RateLimiting.js"
 
 export interface ServerConfig {
@@ -26,6 +27,10 @@ export interface ServerConfig {
   readonly rateLimits: RateLimiting.Options
   /** The operator API's credential (`HUDDLE_OPERATOR_TOKEN`); none: the operator API is off. */
   readonly operatorToken: Option.Option<Redacted.Redacted>
+  /** A credential that opens `GET /metrics` and nothing else (`HUDDLE_METRICS_TOKEN`); the operator token opens it too. */
+  readonly metricsToken?: Option.Option<Redacted.Redacted> | undefined
+  /** Where traces are exported (`OTEL_EXPORTER_OTLP_ENDPOINT` …); none: nothing is exported. */
+  readonly tracing?: Tracing.Options | undefined
   /** Heartbeats of instances sharing the database (`HUDDLE_HEARTBEAT_INTERVAL`, `HUDDLE_INSTANCE_STALE_AFTER`). */
   readonly liveness?: { readonly every?: Duration.Duration; readonly staleAfter?: Duration.Duration } | undefined
   /** Multi mode (`HUDDLE_COUNCIL_PARTICIPANTS`, `HUDDLE_COUNCIL_DEADLINE`). */
@@ -139,6 +144,15 @@ const logLevel = Config.string("LOG_LEVEL").pipe(
   Config.withDefault(LogLevel.Info)
 )
 
+/** An http(s) URL (an OTLP collector's). */
+const httpUrl = (name: string) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: "must be an http:// or https:// URL",
+      validation: (url) => URL.canParse(url) && ["http:", "https:"].includes(new URL(url).protocol)
+    })
+  )
+
 export const fromEnv: Config.Config<ServerConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
@@ -167,6 +181,18 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
       })
     )
   ),
+  metricsToken: Config.option(
+    Config.redacted("HUDDLE_METRICS_TOKEN").pipe(
+      Config.validate({
+        message: `must be at least ${minOperatorTokenLength} characters (e.g. openssl rand -hex 32)`,
+        validation: (token) => Redacted.value(token).length >= minOperatorTokenLength
+      })
+    )
+  ),
+  otlpEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  otlpTracesEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+  otlpHeaders: Config.option(Config.string("OTEL_EXPORTER_OTLP_HEADERS")),
+  otelServiceName: Config.option(Config.string("OTEL_SERVICE_NAME")),
   heartbeat: Config.duration("HUDDLE_HEARTBEAT_INTERVAL").pipe(Config.withDefault(Duration.seconds(10))),
   staleAfter: Config.duration("HUDDLE_INSTANCE_STALE_AFTER").pipe(Config.withDefault(Duration.seconds(30))),
   councilParticipants: Config.integer("HUDDLE_COUNCIL_PARTICIPANTS").pipe(
@@ -182,8 +208,29 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
     message: "HUDDLE_INSTANCE_STALE_AFTER must be at least three times HUDDLE_HEARTBEAT_INTERVAL",
     validation: ({ heartbeat, staleAfter }) => Duration.toMillis(staleAfter) >= 3 * Duration.toMillis(heartbeat) && Duration.toMillis(heartbeat) > 0
   }),
-  Config.map(({ councilDeadline, councilParticipants, dataDir, databaseUrl, heartbeat, repositories, staleAfter, ...rest }): ServerConfig => ({
+  Config.map((
+    {
+      councilDeadline,
+      councilParticipants,
+      dataDir,
+      databaseUrl,
+      heartbeat,
+      otelServiceName,
+      otlpEndpoint,
+      otlpHeaders,
+      otlpTracesEndpoint,
+      repositories,
+      staleAfter,
+      ...rest
+    }
+  ): ServerConfig => ({
     ...rest,
+    tracing: Tracing.fromVariables({
+      endpoint: Option.getOrUndefined(otlpEndpoint),
+      tracesEndpoint: Option.getOrUndefined(otlpTracesEndpoint),
+      headers: Option.getOrUndefined(otlpHeaders),
+      serviceName: Option.getOrUndefined(otelServiceName)
+    }),
     grounding: { sources: repositories },
     liveness: { every: heartbeat, staleAfter },
     council: { participants: councilParticipants, deadline: councilDeadline },

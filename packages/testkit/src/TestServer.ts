@@ -36,6 +36,10 @@ export interface Options {
   readonly rateLimits?: RateLimitOptions
   /** The operator token (default: a random one, so that tests can mint; null: the operator API is off). */
   readonly operatorToken?: string | null
+  /** `HUDDLE_METRICS_TOKEN` (default: none; the operator token opens `/metrics` too). */
+  readonly metricsToken?: string
+  /** OTLP trace export (default: none). */
+  readonly tracing?: ServerConfig["tracing"]
   /** Instance heartbeats (default: the service's). */
   readonly liveness?: ServerConfig["liveness"]
   readonly council?: ServerConfig["council"]
@@ -162,6 +166,8 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
   operatorToken: options.operatorToken === null
     ? Option.none()
     : Option.some(Redacted.make(options.operatorToken ?? `op-${randomBytes(24).toString("hex")}`)),
+  metricsToken: options.metricsToken === undefined ? Option.none() : Option.some(Redacted.make(options.metricsToken)),
+  tracing: options.tracing,
   liveness: options.liveness,
   council: options.council,
   grounding: {

@@ -6,6 +6,7 @@
 import { type ActiveApiKey, ApiKeyRepository } from "@huddle/domain/accounts/ApiKeyRepository"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { ChangeFeed } from "./ChangeFeed.js"
+import * as Metrics from "@huddle/domain/observability/Metrics"
 import * as InvalidatedCache from "./InvalidatedCache.js"
 
 const touchEveryMs = 60_000
@@ -14,12 +15,14 @@ const maxTouched = 100_000
 export const layer = Layer.effect(
   ApiKeyRepository,
   Effect.gen(function*() {
+    const metrics = yield* Metrics.Metrics
     const inner = yield* ApiKeyRepository
     const feed = yield* ChangeFeed
     const active = InvalidatedCache.make<Option.Option<ActiveApiKey>>(feed, {
+      name: "api_keys",
       invalidatedBy: { api_keys: (prefix) => [prefix], users: () => "all" },
       keep: Option.isSome
-    })
+    }, metrics)
     const touched = new Map<string, number>()
 
     return ApiKeyRepository.of({

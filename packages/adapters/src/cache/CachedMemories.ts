@@ -7,17 +7,20 @@ import type { Memory } from "@huddle/domain/memories/Memory"
 import { MemoryRepository } from "@huddle/domain/memories/MemoryRepository"
 import { Effect, Layer } from "effect"
 import { ChangeFeed } from "./ChangeFeed.js"
+import * as Metrics from "@huddle/domain/observability/Metrics"
 import * as InvalidatedCache from "./InvalidatedCache.js"
 
 export const layer = Layer.effect(
   MemoryRepository,
   Effect.gen(function*() {
+    const metrics = yield* Metrics.Metrics
     const inner = yield* MemoryRepository
     const feed = yield* ChangeFeed
     const wrote = Effect.sync(() => feed.wrote("memories"))
     const selections = InvalidatedCache.make<ReadonlyArray<Memory>>(feed, {
+      name: "memories",
       invalidatedBy: { memories: () => "all", workspaces: () => "all" }
-    })
+    }, metrics)
     return MemoryRepository.of({
       ...inner,
       create: (memory) => Effect.ensuring(inner.create(memory), wrote),

@@ -4,15 +4,17 @@ import type { OrgPolicies } from "@huddle/domain/orgs/Policy"
 import type { Preferences } from "@huddle/domain/accounts/Preferences"
 import { Effect, Layer } from "effect"
 import { ChangeFeed } from "./ChangeFeed.js"
+import * as Metrics from "@huddle/domain/observability/Metrics"
 import * as InvalidatedCache from "./InvalidatedCache.js"
 
 export const layer = Layer.effect(
   OrgSettingsRepository,
   Effect.gen(function*() {
+    const metrics = yield* Metrics.Metrics
     const inner = yield* OrgSettingsRepository
     const feed = yield* ChangeFeed
-    const policies = InvalidatedCache.make<OrgPolicies>(feed, { invalidatedBy: { org_policies: (orgId) => [orgId] } })
-    const defaults = InvalidatedCache.make<Preferences>(feed, { invalidatedBy: { org_preferences: (orgId) => [orgId] } })
+    const policies = InvalidatedCache.make<OrgPolicies>(feed, { name: "org_policies", invalidatedBy: { org_policies: (orgId) => [orgId] } }, metrics)
+    const defaults = InvalidatedCache.make<Preferences>(feed, { name: "org_preferences", invalidatedBy: { org_preferences: (orgId) => [orgId] } }, metrics)
     return OrgSettingsRepository.of({
       ...inner,
       putPolicies: (orgId, next, by) => Effect.ensuring(inner.putPolicies(orgId, next, by), Effect.sync(() => feed.wrote("org_policies"))),

@@ -4,6 +4,8 @@
  * broke and notifications may have been missed), caches must not serve what they hold; every
  * change of liveness resets them.
  */
+import * as Instruments from "@huddle/domain/observability/Instruments"
+import * as Metrics from "@huddle/domain/observability/Metrics"
 import { Context } from "effect"
 
 export const channel = "huddle_changes"
@@ -29,7 +31,8 @@ export interface Service {
 export class ChangeFeed extends Context.Tag("@huddle/adapters/ChangeFeed")<ChangeFeed, Service>() {}
 
 /** The dispatching half shared by the engines' feeds: they report payloads and liveness. */
-export const makeDispatcher = () => {
+export const makeDispatcher = (metrics: Metrics.Service = Metrics.disabled) => {
+  metrics.set(Instruments.changeFeedLive, {}, 0)
   const subscribers = new Map<string, Array<Subscriber>>()
   let live = false
   const resetAll = () => {
@@ -51,6 +54,7 @@ export const makeDispatcher = () => {
     service,
     /** A `table:key` payload arrived. */
     deliver: (payload: string) => {
+      metrics.add(Instruments.changeFeedNotifications, {})
       const colon = payload.indexOf(":")
       if (colon < 0) return
       const list = subscribers.get(payload.slice(0, colon))
@@ -61,6 +65,7 @@ export const makeDispatcher = () => {
     setLive: (next: boolean) => {
       if (next === live) return
       live = next
+      metrics.set(Instruments.changeFeedLive, {}, next ? 1 : 0)
       resetAll()
     }
   }

@@ -6,10 +6,14 @@
  * committed while it was being read.
  */
 import { SqlClient } from "@effect/sql"
+import * as Instruments from "@huddle/domain/observability/Instruments"
+import * as Metrics from "@huddle/domain/observability/Metrics"
 import { Duration, Effect, Option } from "effect"
 import type { ChangeFeed } from "./ChangeFeed.js"
 
 export interface Options<A> {
+  /** The cache's name in metrics (`huddle_cache_lookups_total{cache=…}`). */
+  readonly name: string
   /** The tables whose changes invalidate; for each, the entries a changed key affects ("all" clears). */
   readonly invalidatedBy: Readonly<Record<string, (changedKey: string) => ReadonlyArray<string> | "all">>
   readonly timeToLive?: Duration.DurationInput | undefined
@@ -24,7 +28,8 @@ export interface InvalidatedCache<A> {
   readonly size: () => number
 }
 
-export const make = <A>(feed: ChangeFeed["Type"], options: Options<A>): InvalidatedCache<A> => {
+export const make = <A>(feed: ChangeFeed["Type"], options: Options<A>, metrics: Metrics.Service = Metrics.disabled): InvalidatedCache<A> => {
+  const looked = (result: "hit" | "miss" | "bypass") => metrics.add(Instruments.cacheLookups, { cache: options.name, result })
   const ttl = Duration.toMillis(options.timeToLive ?? Duration.minutes(1))
   const maxEntries = options.maxEntries ?? 10_000
   const entries = new Map<string, { readonly value: A; readonly at: number }>()
@@ -55,9 +60,16 @@ export const make = <A>(feed: ChangeFeed["Type"], options: Options<A>): Invalida
 
   const get = <E, R>(key: string, load: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) => {
-      if (Option.isSome(transaction) || !feed.live()) return load
+      if (Option.isSome(transaction) || !feed.live()) {
+        looked("bypass")
+        return load
+      }
       const entry = entries.get(key)
-      if (entry !== undefined && Date.now() - entry.at < ttl) return Effect.succeed(entry.value)
+      if (entry !== undefined && Date.now() - entry.at < ttl) {
+        looked("hit")
+        return Effect.succeed(entry.value)
+      }
+      looked("miss")
       const started = generation
       return Effect.tap(load, (value) => {
         if (generation === started && feed.live() && (options.keep?.(value) ?? true)) store(key, value)

@@ -4,13 +4,14 @@
  */
 import { Effect, Layer } from "effect"
 import { Pglite } from "../sql/PgliteClient.js"
+import * as Metrics from "@huddle/domain/observability/Metrics"
 import { ChangeFeed, channel, makeDispatcher } from "./ChangeFeed.js"
 
 export const layer = Layer.scoped(
   ChangeFeed,
   Effect.gen(function*() {
     const db = yield* Pglite
-    const dispatcher = makeDispatcher()
+    const dispatcher = makeDispatcher(yield* Metrics.Metrics)
     yield* Effect.acquireRelease(
       Effect.promise(() => db.listen(channel, dispatcher.deliver)),
       (unlisten) => Effect.promise(() => unlisten()).pipe(Effect.ignore)

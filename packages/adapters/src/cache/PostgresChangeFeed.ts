@@ -12,6 +12,7 @@
  */
 import { Duration, Effect, Layer, Redacted, Runtime } from "effect"
 import pg from "pg"
+import * as Metrics from "@huddle/domain/observability/Metrics"
 import { ChangeFeed, channel, makeDispatcher } from "./ChangeFeed.js"
 
 export interface Options {
@@ -27,7 +28,7 @@ export const layer = (options: Options) =>
   Layer.scoped(
     ChangeFeed,
     Effect.gen(function*() {
-      const dispatcher = makeDispatcher()
+      const dispatcher = makeDispatcher(yield* Metrics.Metrics)
       // The connection's callbacks run outside any fiber; they log through the layer's runtime.
       const log = Runtime.runFork(yield* Effect.runtime<never>())
       const pingMs = Duration.toMillis(options.pingEvery ?? Duration.seconds(1))

@@ -13,7 +13,7 @@
 import type { IncomingHttpHeaders } from "node:http"
 import type { ModelChunk } from "@huddle/domain/models/Model"
 import { ProviderFailure } from "@huddle/domain/models/ModelProviders"
-import { Chunk, Clock, Duration, Effect, Option, Redacted, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Option, Redacted, Stream, type Tracer } from "effect"
 import { Agent, type Dispatcher } from "undici"
 import { defaultMaxEventLength, SseDecoder, type SseEvent } from "./SseDecoder.js"
 
@@ -359,6 +359,9 @@ class Exchange implements Dispatcher.DispatchHandler {
  * The body is read by undici's dispatch handler, in plain code (`Exchange`); the stream pulls
  * what it has decoded, all of it at once, and waits on a callback only when there is nothing.
  */
+/** The W3C `traceparent` of a span: version 00, its trace and span ids, whether it is sampled. */
+export const traceparentOf = (span: Tracer.Span): string => `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+
 export const modelStream = (
   dispatcher: Dispatcher,
   call: Call,
@@ -368,7 +371,10 @@ export const modelStream = (
   Stream.fromPull(Effect.gen(function*() {
     const exchange = new Exchange(call, interpreter(), timerMillis(call.timeout))
     yield* Effect.addFinalizer(() => Effect.sync(() => exchange.close()))
-    dispatcher.dispatch({ origin: request.origin, path: request.path, method: "POST", headers: request.headers, body: request.body }, exchange)
+    // The upstream's own traces join the request's (W3C Trace Context).
+    const span = yield* Effect.option(Effect.currentSpan)
+    const headers = Option.isNone(span) ? request.headers : { ...request.headers, traceparent: traceparentOf(span.value) }
+    dispatcher.dispatch({ origin: request.origin, path: request.path, method: "POST", headers, body: request.body }, exchange)
     const waitFor: Effect.Effect<void> = Effect.async<void>((resume) => {
       exchange.wait(() => resume(Effect.void))
       return Effect.sync(() => exchange.unwait())

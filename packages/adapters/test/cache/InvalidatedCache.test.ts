@@ -8,6 +8,7 @@ const setup = () => {
   const feed = ChangeFeed.makeDispatcher()
   feed.setLive(true)
   const cache = InvalidatedCache.make<string>(feed.service, {
+    name: "rows",
     invalidatedBy: { rows: (key) => [key], everything: () => "all" },
     timeToLive: "1 hour"
   })

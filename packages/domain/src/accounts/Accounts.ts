@@ -21,6 +21,7 @@ import { Organizations } from "../orgs/Organizations.js"
 import { AuditLog } from "../audit/AuditLog.js"
 import type { AuditEvent } from "../audit/Audit.js"
 import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
+import { traced } from "../observability/Traced.js"
 
 export class LoginResult extends Schema.Class<LoginResult>("LoginResult")({
   token: Schema.String,
@@ -157,7 +158,7 @@ export const make = Effect.gen(function*() {
       Effect.map((rows) => fromRows(rows, page.limit))
     )
 
-  return Accounts.of({ signup, login, logout, profile, setPreferences, auditLog })
+  return Accounts.of(traced("Accounts", { signup, login, logout, profile, setPreferences, auditLog }))
 })
 
 export const layer = Layer.effect(Accounts, make)

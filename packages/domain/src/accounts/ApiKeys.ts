@@ -11,6 +11,7 @@ import { ApiKeyRepository } from "./ApiKeyRepository.js"
 import { MembershipRepository } from "../orgs/MembershipRepository.js"
 import { SecretTokens } from "./SecretTokens.js"
 import { AuditLog } from "../audit/AuditLog.js"
+import { traced } from "../observability/Traced.js"
 
 export interface NewKey {
   readonly name: string
@@ -93,7 +94,7 @@ export const make = Effect.gen(function*() {
       })
     })
 
-  return ApiKeys.of({ create, list, revoke })
+  return ApiKeys.of(traced("ApiKeys", { create, list, revoke }))
 })
 
 export const layer = Layer.effect(ApiKeys, make)

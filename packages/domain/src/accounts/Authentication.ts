@@ -8,6 +8,7 @@ import { Principal } from "./Principal.js"
 import { ApiKeyRepository } from "./ApiKeyRepository.js"
 import { SecretTokens } from "./SecretTokens.js"
 import { WebSessionRepository } from "./WebSessionRepository.js"
+import { traced } from "../observability/Traced.js"
 
 export interface Service {
   readonly authenticate: (token: string) => Effect.Effect<Principal, Unauthorized>
@@ -55,7 +56,7 @@ export const make = Effect.gen(function*() {
         })
     })
 
-  return Authentication.of({ authenticate })
+  return Authentication.of(traced("Authentication", { authenticate }))
 })
 
 export const layer = Layer.effect(Authentication, make)

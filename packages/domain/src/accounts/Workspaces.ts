@@ -18,6 +18,7 @@ import type { Principal } from "./Principal.js"
 import { Workspace, WorkspaceName } from "./Workspace.js"
 import * as WorkspaceAccess from "./WorkspaceAccess.js"
 import { WorkspaceRepository } from "./WorkspaceRepository.js"
+import { traced } from "../observability/Traced.js"
 
 /** A workspace as its users see it. */
 export class WorkspaceView extends Schema.Class<WorkspaceView>("WorkspaceView")({
@@ -131,7 +132,7 @@ export const make = Effect.gen(function*() {
       )
     })
 
-  return Workspaces.of({ list, get, createForOrg, deleteForOrg })
+  return Workspaces.of(traced("Workspaces", { list, get, createForOrg, deleteForOrg }))
 })
 
 export const layer = Layer.effect(Workspaces, make)

@@ -23,7 +23,7 @@
  * (`Concluded` with a `Single` result); otherwise the council goes on, the second opinion's seat
  * asked for its full proposal with the others.
  */
-import { Clock, Context, Duration, Effect, Layer, Mailbox, Option, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Mailbox, Option, Stream } from "effect"
 import { type InsufficientCredits, InvalidRequest, type NotFound, type Unauthorized, UpstreamUnavailable } from "../shared/Errors.js"
 import { type CatalogModel, type ChatMessage, costOf, Usage } from "../models/Model.js"
 import { type Budget, inputMargin, MeteredCall, type Payer, estimateInput } from "../models/MeteredCall.js"
@@ -41,6 +41,9 @@ import {
 import * as AutoMode from "./AutoMode.js"
 import * as Protocol from "./Protocol.js"
 import { maxSeats, minSeats, seatsFrom } from "./Panel.js"
+import * as Instruments from "../observability/Instruments.js"
+import * as Metrics from "../observability/Metrics.js"
+import { traced } from "../observability/Traced.js"
 
 /** How councils run in this deployment. */
 export interface Settings {
@@ -194,6 +197,7 @@ export const make = Effect.gen(function*() {
   const providers = yield* ModelProviders
   // Read once, as the service is built: a deployment sets it in its composition root.
   const settings = yield* CouncilSettings
+  const metrics = yield* Metrics.Metrics
 
   const plan: Service["plan"] = (input) =>
     Effect.gen(function*() {
@@ -254,6 +258,9 @@ export const make = Effect.gen(function*() {
           input.tally === undefined || spent.current === undefined ? Effect.void : input.tally(spent.current())
         )),
         Effect.exit,
+        Effect.tap((exit) => {
+          if (Exit.isFailure(exit)) metrics.add(Instruments.councilRuns, { outcome: "failed" })
+        }),
         Effect.flatMap((exit) => mailbox.done(exit)),
         Effect.forkScoped
       )
@@ -292,6 +299,7 @@ export const make = Effect.gen(function*() {
       const alive = () => seats.filter((seat) => seat.alive)
 
       const drop = (seat: Seat, round: CouncilRound, reason: string) => {
+        metrics.add(Instruments.councilDropped, { round })
         seat.alive = false
         seat.vote = "dropped"
         dropped.push(new Dropped({ seat: seat.seat, model: seat.model.id, round, reason }))
@@ -366,6 +374,7 @@ export const make = Effect.gen(function*() {
           let late = false
           yield* Effect.forEach(members, (seat) =>
             work(seat).pipe(
+              Effect.withSpan("Council.participant", { attributes: { "huddle.round": round, "huddle.seat": seat.seat, "huddle.model": seat.model.id } }),
               Effect.timeoutFail({ duration: left, onTimeout: () => left }),
               Effect.catchAll(() => {
                 late = true
@@ -388,7 +397,7 @@ export const make = Effect.gen(function*() {
             degraded.push(`the deadline cut the ${round} round`)
           }
           yield* emit({ _tag: "RoundEnded", round, cut: late })
-        })
+        }).pipe(Effect.withSpan("Council.round", { attributes: { "huddle.round": round } }))
 
       const enough = (round: CouncilRound) =>
         alive().length >= minSeats
@@ -504,48 +513,55 @@ export const make = Effect.gen(function*() {
       yield* enough("critique")
 
       // Round 3: synthesis by a chair; a failing chair is replaced by the next participant.
-      yield* emit({ _tag: "RoundStarted", round: "synthesis", seats: alive().map((seat) => seat.seat) })
-      let consensus: { readonly seat: Seat; readonly stated: Protocol.Stated } | undefined
-      for (const candidate of alive()) {
-        // Every answer given is weighed, also that of a member dropped since (a later call failed,
-        // a chair before this one): the proposal was independent and already paid for.
-        const members = seats.filter((seat) => seat.proposal !== undefined)
-        const labels = Protocol.peerLabels(candidate.seat, members.map((seat) => seat.seat))
-        const work: ReadonlyArray<Protocol.Revised> = members.map((seat) => ({
-          label: seat === candidate ? "Your own" : `Participant ${labels.get(seat.seat)!}`,
-          first: Protocol.anonymise(seat.proposal!.position, names),
-          position: Protocol.anonymise(seat.critique?.position ?? seat.proposal!.position, names),
-          answer: Protocol.clip(Protocol.anonymise(seat.proposal!.text, names), plan.outputTokens[seat.seat - 1]!.proposals),
-          critique: Protocol.clip(Protocol.anonymise(seat.critique?.critique ?? "(none)", names), plan.outputTokens[seat.seat - 1]!.critique)
-        }))
-        const left = yield* timeLeft("synthesis")
-        const outcome = yield* ask(candidate, "synthesis", Protocol.synthesisPrompt(input.messages, work), Protocol.parseStated).pipe(
-          Effect.timeoutFail({ duration: left, onTimeout: () => left }),
-          Effect.catchAll(() => {
-            cut.add("synthesis")
-            return Effect.succeed<Outcome<Protocol.Stated>>({ _tag: "Failed", reason: "did not finish the synthesis before the run's deadline" })
+      const synthesis = Effect.gen(function*() {
+        yield* emit({ _tag: "RoundStarted", round: "synthesis", seats: alive().map((seat) => seat.seat) })
+        let consensus: { readonly seat: Seat; readonly stated: Protocol.Stated } | undefined
+        for (const candidate of alive()) {
+          // Every answer given is weighed, also that of a member dropped since (a later call failed,
+          // a chair before this one): the proposal was independent and already paid for.
+          const members = seats.filter((seat) => seat.proposal !== undefined)
+          const labels = Protocol.peerLabels(candidate.seat, members.map((seat) => seat.seat))
+          const work: ReadonlyArray<Protocol.Revised> = members.map((seat) => ({
+            label: seat === candidate ? "Your own" : `Participant ${labels.get(seat.seat)!}`,
+            first: Protocol.anonymise(seat.proposal!.position, names),
+            position: Protocol.anonymise(seat.critique?.position ?? seat.proposal!.position, names),
+            answer: Protocol.clip(Protocol.anonymise(seat.proposal!.text, names), plan.outputTokens[seat.seat - 1]!.proposals),
+            critique: Protocol.clip(Protocol.anonymise(seat.critique?.critique ?? "(none)", names), plan.outputTokens[seat.seat - 1]!.critique)
+          }))
+          const left = yield* timeLeft("synthesis")
+          const outcome = yield* ask(candidate, "synthesis", Protocol.synthesisPrompt(input.messages, work), Protocol.parseStated).pipe(
+            Effect.withSpan("Council.participant", {
+              attributes: { "huddle.round": "synthesis", "huddle.seat": candidate.seat, "huddle.model": candidate.model.id }
+            }),
+            Effect.timeoutFail({ duration: left, onTimeout: () => left }),
+            Effect.catchAll(() => {
+              cut.add("synthesis")
+              return Effect.succeed<Outcome<Protocol.Stated>>({ _tag: "Failed", reason: "did not finish the synthesis before the run's deadline" })
+            })
+          )
+          if (outcome._tag === "Answered") {
+            consensus = { seat: candidate, stated: outcome.value }
+            yield* emit({ _tag: "SeatFinished", round: "synthesis", seat: candidate.seat, model: candidate.model.id, outcome: "answered" })
+            break
+          }
+          const reason = outcome._tag === "Failed" ? outcome.reason : "wrote no readable consensus, even when asked again"
+          replaced.push({ seat: candidate.seat, model: candidate.model.id, reason })
+          if (outcome._tag === "Failed") drop(candidate, "synthesis", reason)
+          yield* emit({
+            _tag: "SeatFinished",
+            round: "synthesis",
+            seat: candidate.seat,
+            model: candidate.model.id,
+            outcome: outcome._tag === "Failed" ? "dropped" : "abstained",
+            reason
           })
-        )
-        if (outcome._tag === "Answered") {
-          consensus = { seat: candidate, stated: outcome.value }
-          yield* emit({ _tag: "SeatFinished", round: "synthesis", seat: candidate.seat, model: candidate.model.id, outcome: "answered" })
-          break
+          if (cut.has("synthesis")) break
         }
-        const reason = outcome._tag === "Failed" ? outcome.reason : "wrote no readable consensus, even when asked again"
-        replaced.push({ seat: candidate.seat, model: candidate.model.id, reason })
-        if (outcome._tag === "Failed") drop(candidate, "synthesis", reason)
-        yield* emit({
-          _tag: "SeatFinished",
-          round: "synthesis",
-          seat: candidate.seat,
-          model: candidate.model.id,
-          outcome: outcome._tag === "Failed" ? "dropped" : "abstained",
-          reason
-        })
-        if (cut.has("synthesis")) break
-      }
-      if (cut.has("synthesis")) degraded.push("the deadline cut the synthesis round")
-      yield* emit({ _tag: "RoundEnded", round: "synthesis", cut: cut.has("synthesis") })
+        if (cut.has("synthesis")) degraded.push("the deadline cut the synthesis round")
+        yield* emit({ _tag: "RoundEnded", round: "synthesis", cut: cut.has("synthesis") })
+        return consensus
+      }).pipe(Effect.withSpan("Council.round", { attributes: { "huddle.round": "synthesis" } }))
+      const consensus = yield* synthesis
       if (consensus === undefined) {
         return yield* new UpstreamUnavailable({
           message: `No council participant could write the consensus (${replaced.map((r) => `seat ${r.seat} ${r.model}: ${r.reason}`).join("; ")})`
@@ -630,10 +646,11 @@ export const make = Effect.gen(function*() {
         degraded_reasons: degraded,
         planned_participants: seats.length
       })
+      metrics.add(Instruments.councilRuns, { outcome: report.degraded ? "degraded" : "consensus" })
       yield* emit({ _tag: "Concluded", result: { _tag: "Council", report, ...spent() } })
     })
 
-  return Council.of({ plan, priced, run })
+  return Council.of(traced("Council", { plan, priced, run }))
 })
 
 export const layer = Layer.effect(Council, make)

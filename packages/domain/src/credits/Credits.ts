@@ -8,6 +8,9 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { InsufficientCredits, NotFound, Unauthorized } from "../shared/Errors.js"
 import type { Principal } from "../accounts/Principal.js"
 import { AuditLog } from "../audit/AuditLog.js"
+import * as Instruments from "../observability/Instruments.js"
+import * as Metrics from "../observability/Metrics.js"
+import { traced } from "../observability/Traced.js"
 import { type Authority, type CreditAccountRef, type CreditPool, CreditStore, type ReserveOutcome } from "./CreditStore.js"
 
 export const CreditSource = Schema.Literal("personal", "subscription", "addon")
@@ -85,6 +88,11 @@ export class Credits extends Context.Tag("@huddle/domain/Credits")<Credits, Serv
 export const make = Effect.gen(function*() {
   const store = yield* CreditStore
   const audit = yield* AuditLog
+  const metrics = yield* Metrics.Metrics
+  const count = (event: "held" | "settled" | "released", change: number) => {
+    metrics.add(Instruments.reservations, { event })
+    metrics.add(Instruments.reservationsHeld, {}, change)
+  }
 
   // Read only when a reservation was refused: the path of every request that can pay is unchanged.
   const spendable: Service["spendable"] = (payer) =>
@@ -127,6 +135,7 @@ export const make = Effect.gen(function*() {
       }
       switch (held._tag) {
         case "Held":
+          count("held", 1)
           return new Reservation({ id: held.id, source: held.account.pool, amount })
         case "Refused":
           return yield* (held.reason === "credential" ? revoked : notMember)
@@ -143,6 +152,7 @@ export const make = Effect.gen(function*() {
               ...(held.cap === null ? {} : { cap: held.cap.amount, cap_period: held.cap.period, cap_remaining: held.cap.remaining })
             }
           })
+          metrics.add(Instruments.creditDenials, {})
           return yield* new InsufficientCredits({ message: capMessage(amount, held.cap) })
       }
     })
@@ -151,19 +161,31 @@ export const make = Effect.gen(function*() {
   // and its own bound (what the row still holds) is the one that counts.
   const settle: Service["settle"] = (reservation, actual) =>
     store.settle(reservation.id, Math.min(Math.max(0, Math.ceil(actual)), reservation.amount)).pipe(
-      Effect.map(Option.match({ onNone: () => 0, onSome: (_) => _.charged }))
+      Effect.map(Option.match({
+        onNone: () => 0,
+        onSome: (_) => {
+          count("settled", -1)
+          return _.charged
+        }
+      }))
     )
 
-  const release: Service["release"] = (reservation) => Effect.asVoid(store.release(reservation.id))
+  const release: Service["release"] = (reservation) =>
+    Effect.map(store.release(reservation.id), (released) => {
+      if (released) count("released", -1)
+    })
 
   const carve: Service["carve"] = (parent, amount) => {
     const part = Math.max(1, Math.ceil(amount))
     return store.split(parent.id, part).pipe(
-      Effect.map(Option.map(({ id }) => new Reservation({ id, source: parent.source, amount: part })))
+      Effect.map(Option.map(({ id }) => {
+        count("held", 1)
+        return new Reservation({ id, source: parent.source, amount: part })
+      }))
     )
   }
 
-  return Credits.of({ reserve, spendable, settle, release, carve })
+  return Credits.of(traced("Credits", { reserve, spendable, settle, release, carve }))
 })
 
 export const layer = Layer.effect(Credits, make)

@@ -9,6 +9,8 @@
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { CreditStore } from "./CreditStore.js"
+import * as Instruments from "../observability/Instruments.js"
+import * as Metrics from "../observability/Metrics.js"
 import { Instances } from "./Instances.js"
 import { IntentRepository } from "../huddle/IntentRepository.js"
 
@@ -39,6 +41,8 @@ export const reclaim = Effect.gen(function*() {
   const lost = yield* instances.lost(staleAfter)
   if (lost.length === 0) return { instances: 0, reservations: 0, intents: 0 }
   const reservations = yield* store.releaseHeldBy(lost)
+  const metrics = yield* Metrics.Metrics
+  metrics.add(Instruments.reservations, { event: "swept" }, reservations)
   const failed = yield* intents.failRunningOn(lost, lostError)
   yield* instances.forget(lost)
   // Instances that stopped cleanly hold nothing: only what was really given back is a warning.

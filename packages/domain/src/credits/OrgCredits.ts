@@ -15,6 +15,7 @@ import { CreditSource, sourcesFor } from "./Credits.js"
 import { OrgAccess } from "../orgs/OrgAccess.js"
 import { memberOf } from "../orgs/Organizations.js"
 import { serviceDefaults } from "../orgs/Policy.js"
+import { traced } from "../observability/Traced.js"
 
 export const OrgPool = Schema.Literal("subscription", "addon")
 export type OrgPool = typeof OrgPool.Type
@@ -107,7 +108,7 @@ export const make = Effect.gen(function*() {
       return yield* findMember(orgId, userId)
     })
 
-  return OrgCredits.of({ view, setCap })
+  return OrgCredits.of(traced("OrgCredits", { view, setCap }))
 })
 
 export const layer = Layer.effect(OrgCredits, make)

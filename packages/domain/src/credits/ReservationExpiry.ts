@@ -10,6 +10,8 @@
  */
 import { Context, DateTime, Duration, Effect, Layer, Schedule } from "effect"
 import { CreditStore } from "./CreditStore.js"
+import * as Instruments from "../observability/Instruments.js"
+import * as Metrics from "../observability/Metrics.js"
 
 export interface Settings {
   /** Age after which a reservation still held is released. */
@@ -30,6 +32,8 @@ export const sweep = Effect.gen(function*() {
   const { after } = yield* ReservationExpiry
   const now = yield* DateTime.now
   const released = yield* store.releaseExpired(DateTime.subtractDuration(now, after))
+  const metrics = yield* Metrics.Metrics
+  metrics.add(Instruments.reservations, { event: "swept" }, released)
   if (released > 0) {
     yield* Effect.logWarning("expired credit reservations released").pipe(Effect.annotateLogs("released", released))
   }

@@ -17,6 +17,9 @@ import { coverage as coverageOf, modeOf } from "./DeepInspection.js"
 import { GroundingReport } from "./GroundingReport.js"
 import { RepositoryStore } from "./RepositoryStore.js"
 import type { FileCategory } from "./Snapshot.js"
+import * as Instruments from "../observability/Instruments.js"
+import * as Metrics from "../observability/Metrics.js"
+import { traced } from "../observability/Traced.js"
 
 export interface Grounded {
   /** The repository and index version the excerpts came from. */
@@ -94,6 +97,7 @@ export const make = Effect.gen(function*() {
   const store = yield* RepositoryStore
   const search = yield* CodeSearch
   const workspaces = yield* WorkspaceRepository
+  const metrics = yield* Metrics.Metrics
 
   const ground: Service["ground"] = (request) =>
     Effect.gen(function*() {
@@ -108,10 +112,15 @@ export const make = Effect.gen(function*() {
 
       const mode = modeOf(request.question)
       const budget = budgets[mode.mode]
-      const found = searchable.value.search(request.question, {
-        budgetTokens: Math.floor(request.contextWindow * budget.share),
-        maxFiles: budget.maxFiles
-      })
+      const found = yield* Effect.sync(() => {
+        const started = performance.now()
+        const found = searchable.value.search(request.question, {
+          budgetTokens: Math.floor(request.contextWindow * budget.share),
+          maxFiles: budget.maxFiles
+        })
+        metrics.observe(Instruments.retrievalDuration, { depth: mode.mode }, (performance.now() - started) / 1000)
+        return found
+      }).pipe(Effect.withSpan("Grounding.retrieval", { attributes: { "huddle.depth": mode.mode } }))
       const category = new Map(snapshot.files.map((file) => [file.path, file.category] as const))
       const coverage = mode.mode === "deep" && mode.kind === "coverage" ? coverageOf(snapshot) : undefined
       // Deep coverage analyses every source and test file (the computed list); otherwise the excerpts' files.
@@ -163,7 +172,7 @@ export const make = Effect.gen(function*() {
       excerpts
     }))
 
-  return Grounding.of({ ground, citable })
+  return Grounding.of(traced("Grounding", { ground, citable }))
 })
 
 export const layer = Layer.effect(Grounding, make)

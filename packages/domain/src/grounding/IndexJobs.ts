@@ -16,6 +16,9 @@ import { type Progress, RepositoryIndexer } from "./RepositoryIndexer.js"
 import { RepositorySources } from "./RepositorySources.js"
 import { type Lease, RepositoryStore } from "./RepositoryStore.js"
 import * as SnapshotDelta from "./SnapshotDelta.js"
+import * as Instruments from "../observability/Instruments.js"
+import * as Metrics from "../observability/Metrics.js"
+import { traced } from "../observability/Traced.js"
 
 export interface Settings {
   /** How long a lease lasts unless renewed (it is renewed every third of it). */
@@ -53,6 +56,7 @@ export const make = Effect.gen(function*() {
   const indexer = yield* RepositoryIndexer
   const ids = yield* Ids
   const settings = yield* IndexJobSettings
+  const metrics = yield* Metrics.Metrics
   const fibers = yield* FiberSet.make()
 
   /** Records progress, at most once per `progressEvery` (the indexer may report per file). */
@@ -92,6 +96,7 @@ export const make = Effect.gen(function*() {
           Effect.annotateLogs({ repository_id: connection.id, error: outcome.left.message })
         )
         yield* store.failed(lease, { served, error: outcome.left.message, at })
+        metrics.add(Instruments.indexBuilds, { outcome: "failed" })
         return
       }
       const { indexed, previous } = outcome.right
@@ -104,6 +109,10 @@ export const make = Effect.gen(function*() {
         changes: new IndexChanges(delta.changes),
         at
       })
+      if (stored) {
+        metrics.add(Instruments.indexBuilds, { outcome: "indexed" })
+        metrics.add(Instruments.filesIndexed, {}, files.length)
+      }
       yield* Effect.logInfo(stored ? "repository indexed" : "repository index run discarded: its lease was lost").pipe(
         Effect.annotateLogs({ repository_id: connection.id, files: files.length, skipped: skipped.length, ...delta.changes })
       )
@@ -148,7 +157,7 @@ export const make = Effect.gen(function*() {
     return waiting.length
   })
 
-  return IndexJobs.of({ kick, pickUp })
+  return IndexJobs.of(traced("IndexJobs", { kick, pickUp }))
 })
 
 /**

@@ -23,6 +23,7 @@ import {
 } from "./RepositoryConnection.js"
 import { RepositorySources } from "./RepositorySources.js"
 import { RepositoryStore } from "./RepositoryStore.js"
+import { traced } from "../observability/Traced.js"
 
 /** What a connect request names: exactly one of the two. */
 export interface SourceInput {
@@ -135,7 +136,7 @@ export const make = Effect.gen(function*() {
       return yield* statusNow(connection.value)
     })
 
-  return Repositories.of({ connect, disconnect, status, reindex })
+  return Repositories.of(traced("Repositories", { connect, disconnect, status, reindex }))
 })
 
 export const layer = Layer.effect(Repositories, make)

@@ -15,6 +15,7 @@ import { HuddleRepository } from "./HuddleRepository.js"
 import { lastOf } from "../shared/Streams.js"
 import { IntentPipeline, type Outcome, type PipelineError, type PipelineEvent } from "./IntentPipeline.js"
 import { type RequestScope, RequestScopes } from "../request/RequestScope.js"
+import { traced } from "../observability/Traced.js"
 
 export interface Ask {
   readonly input: string
@@ -204,7 +205,7 @@ export const make = Effect.gen(function*() {
       ? Effect.void
       : Effect.flatMap(assistantMessage(intent), (message) => repo.addMessage(intent.session_id!, message))
 
-  return Huddles.of({ start, reply, list, get, rename, remove, recordApproved })
+  return Huddles.of(traced("Huddles", { start, reply, list, get, rename, remove, recordApproved }))
 })
 
 export const layer = Layer.effect(Huddles, make)

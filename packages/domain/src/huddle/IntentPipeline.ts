@@ -30,6 +30,7 @@ import { authorityOf } from "../credits/Credits.js"
 import { floorOf, type Metered, MeteredCall, type Payer, type Settled, worstCaseOf } from "../models/MeteredCall.js"
 import { OrgSettings } from "../orgs/OrgSettings.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
+import { traced } from "../observability/Traced.js"
 
 /** The stages of a run; a council's rounds are stages of its execution. */
 export type StageName = "context" | "retrieval" | "planning" | "review" | "execution" | CouncilRound | "completion"
@@ -679,7 +680,7 @@ export const make = Effect.gen(function*() {
       refused: (error) => save(intent, { status: "failed", error: failure(error) })
     })
 
-  return IntentPipeline.of({ submit, replan, execute })
+  return IntentPipeline.of(traced("IntentPipeline", { submit, replan, execute }))
 })
 
 export const layer = Layer.effect(IntentPipeline, make)

@@ -18,6 +18,7 @@ import { authorityOf } from "../credits/Credits.js"
 import { Huddles } from "./Huddles.js"
 import { IntentPipeline, type Outcome, type PipelineError, type PipelineEvent, type Submission } from "./IntentPipeline.js"
 import { isAdmin, OrgAccess, reaches } from "../orgs/OrgAccess.js"
+import { traced } from "../observability/Traced.js"
 
 export interface Service {
   /** Runs the pipeline (see `IntentPipeline`); the `Done` outcome's intent is shown without its prompt. */
@@ -98,7 +99,7 @@ export const make = Effect.gen(function*() {
   const publicEvents = <E>(events: Stream.Stream<PipelineEvent, E>) =>
     Stream.map(events, (event): PipelineEvent => event._tag === "Done" ? { _tag: "Done", outcome: publicOutcome(event.outcome) } : event)
 
-  return Intents.of({
+  return Intents.of(traced("Intents", {
     submit: (submission) => publicEvents(pipeline.submit(submission)),
     get: (principal, id) => Effect.map(visible(principal, id), ({ intent }) => withoutPrompt(intent)),
     list: (principal, page) =>
@@ -113,7 +114,7 @@ export const make = Effect.gen(function*() {
         yield* moveFromReview(principal, id, "rejected")
         return withoutPrompt((yield* visible(principal, id)).intent)
       })
-  })
+  }))
 })
 
 export const layer = Layer.effect(Intents, make)

@@ -9,6 +9,7 @@ import { estimateTokens } from "../models/Model.js"
 import { MembershipRepository } from "../orgs/MembershipRepository.js"
 import { MemoryRepository } from "./MemoryRepository.js"
 import { WorkspaceRepository } from "../accounts/WorkspaceRepository.js"
+import { traced } from "../observability/Traced.js"
 
 export interface ContextMemory {
   readonly id: string
@@ -131,7 +132,7 @@ export const make = Effect.gen(function*() {
       return assemble(candidates, budgetTokens)
     })
 
-  return ContextAssembly.of({ memoriesFor })
+  return ContextAssembly.of(traced("ContextAssembly", { memoriesFor }))
 })
 
 export const layer = Layer.effect(ContextAssembly, make)

@@ -15,6 +15,7 @@ import { MembershipRepository } from "../orgs/MembershipRepository.js"
 import { MemoryRepository, type Selection } from "./MemoryRepository.js"
 import * as WorkspaceAccess from "../accounts/WorkspaceAccess.js"
 import { OrgAccess, reaches } from "../orgs/OrgAccess.js"
+import { traced } from "../observability/Traced.js"
 
 export interface NewMemory {
   readonly content: string
@@ -207,7 +208,7 @@ export const make = Effect.gen(function*() {
       if (!(yield* memories.delete(id))) return yield* memoryNotFound
     })
 
-  return Memories.of({ create, list, get, update, remove })
+  return Memories.of(traced("Memories", { create, list, get, update, remove }))
 })
 
 export const layer = Layer.effect(Memories, make)

@@ -34,6 +34,7 @@ import { tierAllowed } from "../orgs/Policies.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
 import { Council, type CouncilResult } from "../council/Council.js"
 import type { ConsensusReport } from "../council/ConsensusReport.js"
+import { traced } from "../observability/Traced.js"
 
 export { modelNotFound, type Settled, tiers }
 
@@ -232,7 +233,7 @@ export const make = Effect.gen(function*() {
     return found === undefined ? Effect.fail(modelNotFound(id)) : Effect.succeed(found)
   }
 
-  return Completions.of({ stream, list, find })
+  return Completions.of(traced("Completions", { stream, list, find }))
 })
 
 export const layer = Layer.effect(Completions, make)

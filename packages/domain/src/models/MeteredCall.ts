@@ -33,6 +33,9 @@ import { Credits, type Reservation } from "../credits/Credits.js"
 import { ModelProviders } from "./ModelProviders.js"
 import { refusalOf } from "./ProviderSupport.js"
 import { Router } from "./Router.js"
+import * as Instruments from "../observability/Instruments.js"
+import * as Metrics from "../observability/Metrics.js"
+import { traced } from "../observability/Traced.js"
 
 /** What a caller may name as the models of a call. */
 export type Target =
@@ -276,6 +279,15 @@ export const make = Effect.gen(function*() {
   const router = yield* Router
   const credits = yield* Credits
   const providers = yield* ModelProviders
+  const metrics = yield* Metrics.Metrics
+
+  /** What a settled call paid for, by model, tier and the source that paid. */
+  const record = (reservation: Reservation, settled: Settled) => {
+    const { id: model, tier } = settled.model
+    metrics.add(Instruments.tokens, { model, tier, direction: "input" }, settled.usage.input_tokens)
+    metrics.add(Instruments.tokens, { model, tier, direction: "output" }, settled.usage.output_tokens)
+    metrics.add(Instruments.creditsCharged, { model, tier, source: reservation.source }, settled.charged)
+  }
 
   const candidates: Service["candidates"] = (target, ceiling) =>
     Effect.gen(function*() {
@@ -408,6 +420,7 @@ export const make = Effect.gen(function*() {
           return consumed
             ? Effect.map(credits.settle(reservation, progress.earlier + costOf(progress.model, usage)), (charged) => {
               progress.settled = { ...settled, charged }
+              record(reservation, progress.settled)
               return progress.settled
             })
             : Effect.as(credits.release(reservation), settled)
@@ -469,7 +482,7 @@ export const make = Effect.gen(function*() {
       return { model: primary, quote, events, settle } satisfies Metered
     })
 
-  return MeteredCall.of({ candidates, fitting, quote, run, budget })
+  return MeteredCall.of(traced("MeteredCall", { candidates, fitting, quote, run, budget }))
 })
 
 export const layer = Layer.effect(MeteredCall, make)

@@ -3,7 +3,10 @@
  * provider's Retry-After within a bound), then falls back to the next model of the list. Once a
  * model has produced output, a failure ends the call: an answer is never stitched from two models.
  */
-import { Chunk, Clock, Context, Duration, Effect, Exit, Layer, Mailbox, Option, Schedule, Stream } from "effect"
+import { Chunk, Clock, Context, Duration, Effect, Exit, FiberRef, Layer, Mailbox, Option, Schedule, Stream } from "effect"
+import * as Instruments from "../observability/Instruments.js"
+import * as Metrics from "../observability/Metrics.js"
+import * as UpstreamClock from "../observability/UpstreamClock.js"
 import { UpstreamUnavailable } from "../shared/Errors.js"
 import { forEachChunk } from "../shared/Streams.js"
 import type { CallOptions, CatalogModel, ChatMessage, ModelChunk } from "./Model.js"
@@ -64,6 +67,10 @@ const describe = (failure: ProviderFailure) => `${failure.reason}${failure.statu
 export const make = Effect.gen(function*() {
   const providers = yield* ModelProviders
   const policy = yield* RouterPolicy
+  const metrics = yield* Metrics.Metrics
+
+  const counted = (model: CatalogModel, outcome: string) =>
+    metrics.add(Instruments.upstreamCalls, { provider: model.provider, model: model.id, outcome })
 
   const delayFor = (failure: ProviderFailure, attempt: number): Option.Option<Duration.Duration> => {
     if (!failure.retryable || attempt >= policy.attempts) return Option.none()
@@ -95,6 +102,7 @@ export const make = Effect.gen(function*() {
     Stream.unwrapScoped(Effect.gen(function*() {
       const mailbox = yield* Mailbox.make<RouterChunk, UpstreamUnavailable>(bufferedChunks)
       const entry = { deadline: (yield* Clock.currentTimeMillis) + Duration.toMillis(policy.maxDuration), mailbox }
+      const clock = yield* FiberRef.get(UpstreamClock.current)
       const failures: Array<string> = []
       const tryModel = (index: number, attempt: number): Effect.Effect<void, UpstreamUnavailable> => {
         const model = models[index]
@@ -120,22 +128,52 @@ export const make = Effect.gen(function*() {
           maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens),
           options: call.options
         })
-        return mailbox.offer({ _tag: "Attempt", model, attempt }).pipe(
-          Effect.zipRight(forEachChunk(answer, (chunks) => {
-            if (!produced) produced = Chunk.some(chunks, (chunk) => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta")
-            return mailbox.offerAll(chunks)
-          })),
+        // One span per attempt, in OpenTelemetry's words for model calls; the provider passes it
+        // on as `traceparent`.
+        const attempted = Effect.useSpan(`chat ${model.id}`, {
+          kind: "client",
+          attributes: {
+            "gen_ai.system": model.provider,
+            "gen_ai.request.model": model.upstream_model ?? model.id,
+            "huddle.model": model.id,
+            "huddle.attempt": attempt
+          }
+        }, (span) => {
+          const started = performance.now()
+          UpstreamClock.enter(clock, started)
+          return mailbox.offer({ _tag: "Attempt", model, attempt }).pipe(
+            Effect.zipRight(forEachChunk(answer, (chunks) => {
+              if (!produced) produced = Chunk.some(chunks, (chunk) => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta")
+              for (const chunk of chunks) {
+                if (chunk._tag !== "Usage") continue
+                span.attribute("gen_ai.usage.input_tokens", chunk.usage.input_tokens)
+                span.attribute("gen_ai.usage.output_tokens", chunk.usage.output_tokens)
+              }
+              return mailbox.offerAll(chunks)
+            })),
+            Effect.ensuring(Effect.sync(() => {
+              const ended = performance.now()
+              UpstreamClock.leave(clock, ended)
+              metrics.observe(Instruments.upstreamDuration, { provider: model.provider, model: model.id }, (ended - started) / 1000)
+            }))
+          )
+        })
+        return attempted.pipe(
+          Effect.tap(() => counted(model, "ok")),
           Effect.catchAll((failure: ProviderFailure): Effect.Effect<void, UpstreamUnavailable> => {
             if (produced) {
+              counted(model, "failed_mid_answer")
               return Effect.fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
             }
             const delay = delayFor(failure, attempt)
             if (Option.isSome(delay)) {
+              counted(model, "retried")
               return mailbox.offer({ _tag: "Failed", model, reason: describe(failure), willRetry: true }).pipe(
                 Effect.zipRight(Effect.sleep(delay.value)),
                 Effect.zipRight(Effect.suspend(() => tryModel(index, attempt + 1)))
               )
             }
+            counted(model, index + 1 < models.length ? "fallback" : "exhausted")
             failures.push(`${model.id}: ${describe(failure)}`)
             return mailbox.offer({ _tag: "Failed", model, reason: describe(failure), willRetry: false }).pipe(
               Effect.zipRight(Effect.suspend(() => tryModel(index + 1, 1)))

@@ -16,6 +16,7 @@ import { Transactor } from "../shared/Transactor.js"
 import { UserRepository } from "../accounts/UserRepository.js"
 import { type Email, type User, type UserId } from "../accounts/User.js"
 import { Accounts, type Credentials } from "../accounts/Accounts.js"
+import { traced } from "../observability/Traced.js"
 
 export const OrgBalance = Schema.Literal("subscription", "addon")
 
@@ -154,7 +155,7 @@ export const make = Effect.gen(function*() {
       return revoked
     })
 
-  return Operator.of({ grant, ledger, findUser, createUser: accounts.signup, revokeKeys })
+  return Operator.of(traced("Operator", { grant, ledger, findUser, createUser: accounts.signup, revokeKeys }))
 })
 
 export const layer = Layer.effect(Operator, make)

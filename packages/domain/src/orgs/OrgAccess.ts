@@ -7,6 +7,7 @@ import { Forbidden, NotFound } from "../shared/Errors.js"
 import type { Role } from "./Membership.js"
 import type { Principal } from "../accounts/Principal.js"
 import { MembershipRepository } from "./MembershipRepository.js"
+import { traced } from "../observability/Traced.js"
 
 export interface Service {
   readonly member: (principal: Principal, orgId: string) => Effect.Effect<Role, NotFound>
@@ -39,7 +40,7 @@ export const make = Effect.map(MembershipRepository, (memberships) => {
       ),
       Effect.asVoid
     )
-  return OrgAccess.of({ member, admin })
+  return OrgAccess.of(traced("OrgAccess", { member, admin }))
 })
 
 export const layer = Layer.effect(OrgAccess, make)

@@ -12,6 +12,7 @@ import { OrgSettingsRepository } from "./OrgSettingsRepository.js"
 import { PreferenceRepository } from "../accounts/PreferenceRepository.js"
 import { Transactor } from "../shared/Transactor.js"
 import { OrgAccess } from "./OrgAccess.js"
+import { traced } from "../observability/Traced.js"
 
 export interface Service {
   readonly policies: (principal: Principal, orgId: string) => Effect.Effect<OrgPolicies, NotFound>
@@ -93,7 +94,7 @@ export const make = Effect.gen(function*() {
         ([policies, orgDefaults, mine]): Rules => ({ policies, orgDefaults, personal: mine })
       )
 
-  return OrgSettings.of({ policies, adminPolicies, setPolicies, defaults, setDefaults, rulesFor })
+  return OrgSettings.of(traced("OrgSettings", { policies, adminPolicies, setPolicies, defaults, setDefaults, rulesFor }))
 })
 
 export const layer = Layer.effect(OrgSettings, make)

@@ -19,6 +19,7 @@ import { OrganizationRepository, type Service as OrganizationRepositoryService }
 import { OrgSettingsRepository } from "./OrgSettingsRepository.js"
 import { Transactor } from "../shared/Transactor.js"
 import { OrgAccess, orgNotFound, reaches } from "./OrgAccess.js"
+import { traced } from "../observability/Traced.js"
 
 export class CreditPoolView extends Schema.Class<CreditPoolView>("CreditPool")({
   subscription_balance: Schema.Int,
@@ -274,7 +275,7 @@ export const make = Effect.gen(function*() {
       )
     })
 
-  return Organizations.of({
+  return Organizations.of(traced("Organizations", {
     create,
     list,
     remove,
@@ -286,7 +287,7 @@ export const make = Effect.gen(function*() {
     dashboard,
     auditLog,
     joinInvitations
-  })
+  }))
 })
 
 export const layer = Layer.effect(Organizations, make)

@@ -20,6 +20,7 @@ import * as WorkspaceAccess from "../accounts/WorkspaceAccess.js"
 import { OrgAccess, orgNotFound, reaches } from "../orgs/OrgAccess.js"
 import { OrgSettings, type Rules } from "../orgs/OrgSettings.js"
 import { resolve } from "../orgs/Policies.js"
+import { traced } from "../observability/Traced.js"
 
 export interface RequestScope {
   readonly principal: Principal
@@ -68,7 +69,7 @@ export const make = Effect.gen(function*() {
       ? Effect.succeed(null)
       : Effect.as(workspaces.usable(principal, workspaceId), workspaceId)
 
-  return RequestScopes.of({
+  return RequestScopes.of(traced("RequestScopes", {
     resolve: (principal, requested) =>
       Effect.gen(function*() {
         const { orgId, role } = yield* resolveOrg(principal, requested)
@@ -78,7 +79,7 @@ export const make = Effect.gen(function*() {
         ])
         return { principal, orgId, role, workspaceId, rules } satisfies RequestScope
       })
-  })
+  }))
 })
 
 export const layer = Layer.effect(RequestScopes, make)

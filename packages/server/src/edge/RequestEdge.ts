@@ -1,37 +1,98 @@
 /**
  * The outermost layer of every request: the request id (taken from `X-Request-Id` when it is
- * well-formed, made otherwise) on the response and on every log line, and one structured
- * access-log line. It never logs headers, bodies or query strings, which may hold secrets.
+ * well-formed, made otherwise) on the response and on every log line, one structured access-log
+ * line, and the request's metrics: its route, status and dialect, the whole time (to a stream's
+ * last byte), the time to the first byte, and Huddle's own time (less the upstream calls'). It
+ * never logs headers, bodies or query strings, which may hold secrets.
  */
 import { randomUUID } from "node:crypto"
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as Instruments from "@huddle/domain/observability/Instruments"
+import * as Metrics from "@huddle/domain/observability/Metrics"
+import * as UpstreamClock from "@huddle/domain/observability/UpstreamClock"
 import { Effect, FiberRef } from "effect"
+import * as Retention from "../http/Retention.js"
+import { routeOf } from "./Routes.js"
 
 const requestIdShape = /^[A-Za-z0-9._:@/+=-]{1,128}$/
 
 /** The id of the request being answered, for answers that ask the client to quote it. */
 export const currentRequestId = FiberRef.unsafeMake<string | undefined>(undefined)
 
+/**
+ * The request's metrics, recorded once its answer is complete: Node's last write of it ('finish')
+ * and the handler's return have both happened, in whichever order (the platform writes a whole
+ * answer before the handler's caller sees it; a stream's last byte goes out long after).
+ */
+const measure = (metrics: Metrics.Service, request: HttpServerRequest.HttpServerRequest, started: number, clock: UpstreamClock.UpstreamClock) => {
+  let answered: { readonly response: HttpServerResponse.HttpServerResponse } | undefined
+  let ended: number | undefined
+  let recorded = false
+  const record = (status: string, firstByte: number, end: number) => {
+    if (recorded) return
+    recorded = true
+    const route = routeOf(request.method, request.url)
+    const labels = { route: route.name, dialect: route.dialect }
+    metrics.add(Instruments.httpRequests, { ...labels, status })
+    metrics.observe(Instruments.httpDuration, labels, (end - started) / 1000)
+    metrics.observe(Instruments.httpFirstByte, labels, (firstByte - started) / 1000)
+    metrics.observe(Instruments.httpAdded, labels, Math.max(0, end - started - UpstreamClock.elapsed(clock, end)) / 1000)
+  }
+  const complete = () => {
+    if (answered !== undefined && ended !== undefined) record(String(Retention.statusOf(answered.response)), firstByte ?? ended, ended)
+  }
+  const node = NodeHttpServerRequest.toServerResponse(request)
+  // The first byte is the status line: Node has no event for it, so its one call is observed.
+  let firstByte: number | undefined
+  const writeHead = node.writeHead
+  node.writeHead = function(this: typeof node, ...args: Parameters<typeof writeHead>) {
+    firstByte = performance.now()
+    node.writeHead = writeHead
+    return writeHead.apply(this, args)
+  } as typeof writeHead
+  node.once("finish", () => {
+    ended = performance.now()
+    complete()
+  })
+  // The connection closed before the answer was complete: the client went away (nginx's 499).
+  node.once("close", () => {
+    if (ended !== undefined) return
+    const now = performance.now()
+    record("499", firstByte ?? now, now)
+  })
+  return (response: HttpServerResponse.HttpServerResponse) => {
+    answered = { response }
+    complete()
+  }
+}
+
 export const middleware = (app: HttpApp.Default): HttpApp.Default =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const given = request.headers["x-request-id"]
     const requestId = given !== undefined && requestIdShape.test(given) ? given : randomUUID()
     const started = performance.now()
-    return HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
-    ).pipe(
-      Effect.zipRight(app),
-      Effect.tap((response) =>
-        Effect.logInfo("request").pipe(
-          Effect.annotateLogs({
-            method: request.method,
-            path: request.url.split("?")[0],
-            status: response.status,
-            duration_ms: Math.round((performance.now() - started) * 100) / 100
-          })
-        )
-      ),
-      Effect.annotateLogs("request_id", requestId),
-      Effect.locally(currentRequestId, requestId)
-    )
+    const clock = UpstreamClock.make()
+    return Effect.flatMap(Metrics.Metrics, (metrics) => {
+      const answered = metrics.enabled ? measure(metrics, request, started, clock) : undefined
+      return HttpApp.appendPreResponseHandler((_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+      ).pipe(
+        Effect.zipRight(app),
+        Effect.tap((response) => {
+          answered?.(response)
+          return Effect.logInfo("request").pipe(
+            Effect.annotateLogs({
+              method: request.method,
+              path: request.url.split("?")[0],
+              status: response.status,
+              duration_ms: Math.round((performance.now() - started) * 100) / 100
+            })
+          )
+        }),
+        Effect.annotateLogs("request_id", requestId),
+        Effect.locally(currentRequestId, requestId),
+        Effect.locally(UpstreamClock.current, clock)
+      )
+    })
   })

@@ -1,15 +1,12 @@
-import { createHash, timingSafeEqual } from "node:crypto"
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { NotFound, Unauthorized } from "@huddle/domain/shared/Errors"
 import { type CreditTarget, Operator } from "@huddle/domain/operator/Operator"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { OperatorAuthenticated } from "../api/OperatorApi.js"
-import { credentialOf } from "../api/Security.js"
+import { bearerMatches } from "../edge/Secrets.js"
 import { Api } from "../Api.js"
 import { requestOf } from "../api/SpendParams.js"
 import { Spend } from "@huddle/domain/spend/Spend"
-
-const digest = (value: string) => createHash("sha256").update(value, "utf8").digest()
 
 /**
  * The operator token, compared in constant time (digests of equal length, whatever the length of
@@ -25,8 +22,7 @@ export const OperatorAuthenticatedLive = (token: Option.Option<Redacted.Redacted
           if (Option.isNone(token)) {
             return Effect.fail(new NotFound({ message: "The operator API is off: the operator has set no HUDDLE_OPERATOR_TOKEN" }))
           }
-          const sent = credentialOf(request.headers["authorization"])
-          return sent._tag === "Bearer" && timingSafeEqual(digest(sent.token), digest(Redacted.value(token.value)))
+          return bearerMatches(request.headers["authorization"], token.value)
             ? Effect.void
             : Effect.fail(new Unauthorized({ message: "Invalid operator token" }))
         })

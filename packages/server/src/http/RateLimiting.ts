@@ -4,6 +4,8 @@
  * store), and says what the answer carries (headers, a refusal). The contract's middleware is
  * `middleware/RateLimitedLive.ts`; JSON-RPC counts each call with `middleware/RpcAdmission.ts`.
  */
+import * as Instruments from "@huddle/domain/observability/Instruments"
+import * as Metrics from "@huddle/domain/observability/Metrics"
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import { HttpApp, HttpServerResponse } from "@effect/platform"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
@@ -106,6 +108,7 @@ const warningInterval = 10_000
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const limiter = yield* RateLimiter.RateLimiter
+    const metrics = yield* Metrics.Metrics
     let lastWarning = Number.NEGATIVE_INFINITY
 
     const storeFailed = (error: RateLimiter.RateLimitStoreError): Effect.Effect<Verdict> =>
@@ -137,11 +140,11 @@ export const make = (options: Options) =>
             remaining: result.remaining,
             reset: seconds(result.resetAfter)
           })),
-          Effect.catchAll((error) =>
-            error instanceof RateLimiter.RateLimitExceeded
-              ? Effect.succeed<Verdict>({ _tag: "Limited", limit: error.limit, reset: seconds(error.retryAfter) })
-              : storeFailed(error)
-          )
+          Effect.catchAll((error) => {
+            if (!(error instanceof RateLimiter.RateLimitExceeded)) return storeFailed(error)
+            metrics.add(Instruments.rateLimited, { limit: rateClass })
+            return Effect.succeed<Verdict>({ _tag: "Limited", limit: error.limit, reset: seconds(error.retryAfter) })
+          })
         )
     })
   })

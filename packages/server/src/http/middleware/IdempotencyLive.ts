@@ -25,6 +25,8 @@ import * as AnswerSealing from "@huddle/adapters/crypto/AnswerSealing"
 import { InvalidRequest } from "@huddle/domain/shared/Errors"
 import { type Claim, IdempotencyStore } from "@huddle/domain/request/IdempotencyStore"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import * as Instruments from "@huddle/domain/observability/Instruments"
+import * as Metrics from "@huddle/domain/observability/Metrics"
 import { Cause, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { Api } from "../../Api.js"
 import { IdempotencyInProgress, IdempotencyKeyReused } from "../../api/EdgeErrors.js"
@@ -171,6 +173,7 @@ export const IdempotentLive = (options: Options = defaults) =>
     Idempotency.Idempotent,
     Effect.gen(function*() {
       const store = yield* IdempotencyStore
+      const metrics = yield* Metrics.Metrics
       const routes = keyedRoutes()
       const renewEvery = Duration.divide(options.lockTimeout, 3).pipe(Option.getOrElse(() => options.lockTimeout))
 
@@ -306,6 +309,7 @@ export const IdempotentLive = (options: Options = defaults) =>
         }
         const plain = AnswerSealing.unseal(key, fingerprint, claimed.outcome)
         if (plain === undefined) return yield* Effect.dieMessage("idempotency: a recorded answer could not be unsealed")
+        metrics.add(Instruments.idempotentReplays, {})
         return yield* Effect.die(new Replay(replayOf(decodeRecorded(plain))))
       })
     })

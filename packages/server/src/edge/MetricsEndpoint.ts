@@ -1,0 +1,41 @@
+/**
+ * `GET /metrics`: the Prometheus exposition of this instance, for a scraper holding
+ * `HUDDLE_METRICS_TOKEN` (a credential that can read metrics and nothing else) or the operator
+ * token. Served only when one of them is set; otherwise the path does not exist.
+ */
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { PrometheusExporter } from "@huddle/adapters/observability/PrometheusExporter"
+import { Effect, Option, type Redacted } from "effect"
+import * as ErrorTable from "../api/ErrorTable.js"
+import { bearerMatches } from "./Secrets.js"
+
+export const path = "/metrics"
+
+const unauthorized = () => {
+  const { code, status } = ErrorTable.table.Unauthorized
+  return HttpServerResponse.unsafeJson(
+    { error: code, message: "Metrics need HUDDLE_METRICS_TOKEN or the operator token as a bearer credential" },
+    { status, headers: { "www-authenticate": "Bearer" } }
+  )
+}
+
+export const layer = (secrets: ReadonlyArray<Redacted.Redacted>) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const exporter = yield* PrometheusExporter
+      yield* router.get(
+        path,
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const authorization = request.headers["authorization"]
+          if (!secrets.some((secret) => bearerMatches(authorization, secret))) return unauthorized()
+          const { body, contentType } = yield* Effect.promise(exporter.scrape)
+          return HttpServerResponse.text(body, { contentType, headers: { "cache-control": "no-store" } })
+        })
+      )
+    })
+  )
+
+/** The secrets that open `/metrics`, in the order they are tried; none: metrics are off. */
+export const secretsOf = (metricsToken: Option.Option<Redacted.Redacted> | undefined, operatorToken: Option.Option<Redacted.Redacted>) =>
+  [...Option.toArray(metricsToken ?? Option.none()), ...Option.toArray(operatorToken)]

@@ -1,0 +1,41 @@
+/**
+ * Which route a request is for, as metrics and traces name it: the matched pattern
+ * (`POST /v1/orgs/:id/members`), never the path itself, which holds ids (one series per org
+ * would be unbounded). Matched against the contract's own endpoints, with the router the
+ * platform routes with.
+ */
+import { HttpApi } from "@effect/platform"
+import * as FindMyWay from "find-my-way-ts"
+import { Api } from "../Api.js"
+
+/** The wire dialect of a route's answers: what its errors and streams look like. */
+export type Dialect = "huddle" | "openai" | "jsonrpc"
+
+export interface Route {
+  readonly name: string
+  readonly dialect: Dialect
+}
+
+const dialectOf = (group: string): Dialect =>
+  group === "openai" || group === "responses" ? "openai" : group === "rpc" ? "jsonrpc" : "huddle"
+
+/** Paths served beside the contract (the reference, the OpenAPI document, probes, metrics). */
+const served: ReadonlyArray<readonly [method: string, path: `/${string}`]> = [
+  ["GET", "/docs"],
+  ["GET", "/v1/openapi.json"],
+  ["GET", "/metrics"]
+]
+
+const router = FindMyWay.make<Route>({ ignoreTrailingSlash: true })
+HttpApi.reflect(Api, {
+  onGroup: () => {},
+  onEndpoint: ({ endpoint, group }) => {
+    router.on(endpoint.method, endpoint.path, { name: `${endpoint.method} ${endpoint.path}`, dialect: dialectOf(group.identifier) })
+  }
+})
+for (const [method, path] of served) router.on(method, path, { name: `${method} ${path}`, dialect: "huddle" })
+
+/** Everything no route matched: one series, whatever was asked. */
+export const unmatched: Route = { name: "unmatched", dialect: "huddle" }
+
+export const routeOf = (method: string, url: string): Route => router.find(method, url)?.handler ?? unmatched
