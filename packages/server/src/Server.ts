@@ -12,6 +12,7 @@ import { Duration, Effect, Layer, Logger } from "effect"
 import { Api } from "./Api.js"
 import * as ErrorTable from "./api/ErrorTable.js"
 import * as ApiReference from "./edge/ApiReference.js"
+import * as Console from "./edge/Console.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
 import * as RequestEdge from "./edge/RequestEdge.js"
 import { ApiKeysHttp } from "./http/ApiKeysHttp.js"
@@ -57,7 +58,7 @@ const apiLayer = (config: ServerConfig) =>
     ])
   )
 
-const docsLayer = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }), ApiReference.layer)
+const docsLayer = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }), ApiReference.layer, Console.layer)
 
 /**
  * Shutdown drains before anything else closes: this layer is built last, so its finalizer runs
