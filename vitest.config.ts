@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config"
-import { processSuites, resolve, test } from "./vitest.shared.js"
+import { browserSuites, processSuites, resolve, test } from "./vitest.shared.js"
 
 export default defineConfig({
   resolve,
@@ -8,7 +8,7 @@ export default defineConfig({
     projects: [
       {
         resolve,
-        test: { ...test, name: "suites", include: ["packages/*/test/**/*.test.ts"], exclude: processSuites }
+        test: { ...test, name: "suites", include: ["packages/*/test/**/*.test.ts"], exclude: [...processSuites, ...browserSuites] }
       },
       {
         resolve,

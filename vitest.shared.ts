@@ -25,3 +25,6 @@ export const test = {
 
 /** Suites that start server processes and time them: they run last, alone, not among the others. */
 export const processSuites = ["packages/*/test/**/Process*.test.ts"]
+
+/** The web console's suites in a real browser (`npm run test:browser`): not part of `npm test`. */
+export const browserSuites = ["packages/*/test/**/*.browser.test.ts"]

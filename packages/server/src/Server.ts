@@ -12,6 +12,7 @@ import { Duration, Effect, Layer, Logger } from "effect"
 import { Api } from "./Api.js"
 import * as ErrorTable from "./api/ErrorTable.js"
 import * as ApiReference from "./edge/ApiReference.js"
+import * as Console from "./edge/Console.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
 import * as MetricsEndpoint from "./edge/MetricsEndpoint.js"
 import { routeOf } from "./edge/Routes.js"
@@ -60,7 +61,7 @@ const apiLayer = (config: ServerConfig) =>
     ])
   )
 
-const docsLayer = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }), ApiReference.layer)
+const docsLayer = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }), ApiReference.layer, Console.layer)
 
 /**
  * Metrics when a credential can read them: the port, recording into this instance's registry,

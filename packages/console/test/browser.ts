@@ -1,0 +1,54 @@
+/**
+ * The browser of the console's end-to-end suites: Debian's Chromium (never one downloaded),
+ * headless, driven by playwright-core; and what every page is checked for on the way: no
+ * serious accessibility violation (axe-core), a screenshot kept for people to look at.
+ */
+import { mkdirSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { fileURLToPath } from "node:url"
+import { type Browser, chromium, type Page } from "playwright-core"
+
+/** Debian's package puts it here; `.ci/run` installs it when it is missing. */
+export const executablePath = process.env.HUDDLE_CHROMIUM ?? "/usr/bin/chromium"
+
+export const launch = (): Promise<Browser> =>
+  chromium.launch({
+    executablePath,
+    headless: true,
+    // Chromium refuses to sandbox as root (a CI container); elsewhere it keeps its sandbox.
+    args: process.getuid?.() === 0 ? ["--no-sandbox"] : []
+  })
+
+const screenshots = fileURLToPath(new URL("../../../artifacts/screenshots/", import.meta.url))
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+
+interface Violation {
+  readonly id: string
+  readonly impact: string | null
+  readonly help: string
+  readonly nodes: ReadonlyArray<{ readonly target: ReadonlyArray<unknown> }>
+}
+
+/**
+ * The serious and critical violations of WCAG 2.1 A/AA and axe's best practices on the page as
+ * it is now. axe is evaluated through the debugging protocol, which the page's content security
+ * policy does not govern (an injected <script> would be refused, rightly).
+ */
+export const accessibilityViolations = async (page: Page): Promise<ReadonlyArray<string>> => {
+  await page.evaluate(axeSource)
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Array<Violation> }> } }).axe
+    const result = await axe.run(document, { runOnly: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] })
+    return result.violations
+  })
+  return violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => `${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`)
+}
+
+/** Saves a full-page screenshot as artifacts/screenshots/<name>.png (git-ignored). */
+export const screenshot = async (page: Page, name: string): Promise<void> => {
+  mkdirSync(screenshots, { recursive: true })
+  await page.screenshot({ path: `${screenshots}${name}.png`, fullPage: true })
+}
