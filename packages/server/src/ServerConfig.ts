@@ -144,6 +144,19 @@ const logLevel = Config.string("LOG_LEVEL").pipe(
   Config.withDefault(LogLevel.Info)
 )
 
+/**
+ * A credential the operator sets: long enough to be unguessable. Validated as text, then
+ * redacted, so that a refusal names the variable (a validated `Config.redacted` loses its name).
+ */
+const secretToken = (name: string) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: `must be at least ${minOperatorTokenLength} characters (e.g. openssl rand -hex 32)`,
+      validation: (token) => token.length >= minOperatorTokenLength
+    }),
+    Config.map(Redacted.make)
+  )
+
 /** An http(s) URL (an OTLP collector's). */
 const httpUrl = (name: string) =>
   Config.string(name).pipe(
@@ -173,22 +186,8 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
   providers: Providers.fromEnv,
   catalog: Catalog.fromEnv,
   rateLimits: rateLimitsFromEnv,
-  operatorToken: Config.option(
-    Config.redacted("HUDDLE_OPERATOR_TOKEN").pipe(
-      Config.validate({
-        message: `must be at least ${minOperatorTokenLength} characters (e.g. openssl rand -hex 32)`,
-        validation: (token) => Redacted.value(token).length >= minOperatorTokenLength
-      })
-    )
-  ),
-  metricsToken: Config.option(
-    Config.redacted("HUDDLE_METRICS_TOKEN").pipe(
-      Config.validate({
-        message: `must be at least ${minOperatorTokenLength} characters (e.g. openssl rand -hex 32)`,
-        validation: (token) => Redacted.value(token).length >= minOperatorTokenLength
-      })
-    )
-  ),
+  operatorToken: Config.option(secretToken("HUDDLE_OPERATOR_TOKEN")),
+  metricsToken: Config.option(secretToken("HUDDLE_METRICS_TOKEN")),
   otlpEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT")),
   otlpTracesEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
   otlpHeaders: Config.option(Config.string("OTEL_EXPORTER_OTLP_HEADERS")),

@@ -77,3 +77,31 @@ describe("HUDDLE_COUNCIL_*", () => {
     }
   })
 })
+
+describe("metrics and traces", () => {
+  it("exports no traces and reads no metrics token by default", () => {
+    expect(Either.map(read({}), (config) => [config.tracing, config.metricsToken?._tag])).toEqual(Either.right([undefined, "None"]))
+  })
+
+  it("sends traces to OTEL_EXPORTER_OTLP_ENDPOINT's /v1/traces, or to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, with the headers and service name given", () => {
+    expect(Either.map(read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }), (config) => config.tracing))
+      .toEqual(Either.right({ url: "http://collector:4318/v1/traces", serviceName: "huddle", headers: {} }))
+    expect(Either.map(
+      read({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example.com/otlp",
+        OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=abc%3D,tenant=team a",
+        OTEL_SERVICE_NAME: "huddle-eu"
+      }),
+      (config) => config.tracing
+    )).toEqual(Either.right({ url: "https://traces.example.com/otlp", serviceName: "huddle-eu", headers: { "x-api-key": "abc=", tenant: "team a" } }))
+  })
+
+  it("refuses an endpoint that is not an http(s) URL and a short metrics or operator token, naming the variable", () => {
+    for (const [name, value] of [["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"], ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "grpc://collector"], ["HUDDLE_METRICS_TOKEN", "short"], ["HUDDLE_OPERATOR_TOKEN", "short"]] as const) {
+      const config = read({ [name]: value })
+      expect(Either.isLeft(config), `${name}=${value}`).toBe(true)
+      if (Either.isLeft(config)) expect(String(config.left), value).toContain(name)
+    }
+  })
+})

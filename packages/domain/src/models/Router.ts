@@ -155,7 +155,8 @@ export const make = Effect.gen(function*() {
               const ended = performance.now()
               UpstreamClock.leave(clock, ended)
               metrics.observe(Instruments.upstreamDuration, { provider: model.provider, model: model.id }, (ended - started) / 1000)
-            }))
+            })),
+            Effect.withParentSpan(span)
           )
         })
         return attempted.pipe(

@@ -19,8 +19,10 @@ export interface Route {
 const dialectOf = (group: string): Dialect =>
   group === "openai" || group === "responses" ? "openai" : group === "rpc" ? "jsonrpc" : "huddle"
 
-/** Paths served beside the contract (the reference, the OpenAPI document, probes, metrics). */
+/** Paths served beside the contract (the console, the reference, the OpenAPI document, metrics). */
 const served: ReadonlyArray<readonly [method: string, path: `/${string}`]> = [
+  ["GET", "/"],
+  ["GET", "/assets/*"],
   ["GET", "/docs"],
   ["GET", "/v1/openapi.json"],
   ["GET", "/metrics"]

@@ -1,0 +1,118 @@
+/**
+ * Traces exported over OTLP/HTTP (docs/operations.md, Traces) to an in-process receiver: the span
+ * tree of a chat completion and of a council run, a `traceparent` honoured on the way in and
+ * passed on to the upstream, and nothing secret in the spans.
+ */
+import { randomBytes } from "node:crypto"
+import { Accounts, type FakeOpenAi, OtlpReceiver, TestServer, WithFakeUpstream } from "@huddle/testkit"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const newTraceId = () => randomBytes(16).toString("hex")
+const newSpanId = () => randomBytes(8).toString("hex")
+
+/** The names of the spans on the way from `span` up to the root, `span` first. */
+const ancestry = (spans: ReadonlyArray<OtlpReceiver.Span>, span: OtlpReceiver.Span): Array<string> => {
+  const byId = new Map(spans.map((s) => [s.spanId, s]))
+  const names: Array<string> = []
+  for (let at: OtlpReceiver.Span | undefined = span; at !== undefined; at = byId.get(at.parentSpanId)) names.push(at.name)
+  return names
+}
+
+describe("traces", () => {
+  let receiver: OtlpReceiver.OtlpReceiver
+  let fake: FakeOpenAi.FakeOpenAi
+  let server: TestServer.TestServer
+  let stop: () => Promise<void>
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start()
+    const started = await WithFakeUpstream.start([WithFakeUpstream.model("fake-standard", "standard", { max_output_tokens: 500 })], {
+      tracing: { url: receiver.url, serviceName: "huddle-under-test", exportInterval: "50 millis" }
+    })
+    ;({ fake, server, stop } = started)
+  }, 60_000)
+  afterAll(async () => {
+    await stop()
+    await receiver.stop()
+  })
+
+  it("a chat completion: one trace under the caller's, with the spans of authentication, scope, policy, credits and the upstream call", async () => {
+    const user = await Accounts.signupAndLogin(server, "traced")
+    const { key } = await Accounts.createApiKey(server, user)
+    const traceId = newTraceId()
+    const callerSpan = newSpanId()
+    fake.reset()
+    fake.enqueue({ answer: "Traced.", usage: { prompt_tokens: 40, completion_tokens: 10 } })
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", traceparent: `00-${traceId}-${callerSpan}-01` },
+      body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "Trace me" }] })
+    })
+    expect(response.status).toBe(200)
+
+    const spans = await receiver.trace(traceId, (spans) => spans.some((s) => s.name === "POST /v1/chat/completions"))
+    const root = spans.find((s) => s.name === "POST /v1/chat/completions")!
+    expect(root.parentSpanId).toBe(callerSpan)
+    expect(root.kind).toBe(2)
+    expect(root.service).toBe("huddle-under-test")
+    expect(root.attributes["http.response.status_code"]).toBe(200)
+    // Every span of the request hangs under its server span.
+    for (const span of spans) expect(ancestry(spans, span).at(-1)).toBe("POST /v1/chat/completions")
+
+    const named = (name: string) => spans.filter((s) => s.name === name)
+    for (const name of ["Authentication.authenticate", "RequestScopes.resolve", "OrgSettings.rulesFor", "Credits.reserve", "Credits.settle"]) {
+      expect(named(name), name).not.toHaveLength(0)
+    }
+    const [call] = named("chat fake-standard")
+    expect(call).toBeDefined()
+    expect(call!.kind).toBe(3)
+    expect(call!.attributes).toMatchObject({
+      "gen_ai.system": "fake",
+      "gen_ai.request.model": "fake-standard",
+      "gen_ai.usage.input_tokens": 40,
+      "gen_ai.usage.output_tokens": 10,
+      "huddle.attempt": 1
+    })
+    // The upstream got the call's span as its parent.
+    expect(fake.requests.at(-1)!.headers.traceparent).toBe(`00-${traceId}-${call!.spanId}-01`)
+    // Credentials never reach a span.
+    for (const span of spans) {
+      for (const value of Object.values(span.attributes)) expect(String(value)).not.toContain(key)
+    }
+  })
+
+  it("a council run: its four rounds, each participant's calls under its round", async () => {
+    const user = await Accounts.signupAndLogin(server, "council")
+    const traceId = newTraceId()
+    const response = await fetch(`${server.url}/v1/huddle`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${user.session}`, "content-type": "application/json", traceparent: `00-${traceId}-${newSpanId()}-01` },
+      body: JSON.stringify({ input: "Should we use PostgreSQL or MySQL for analytics?", mode: "multi" })
+    })
+    expect(response.status).toBe(200)
+    const report = ((await response.json()) as { consensus: { participants: Array<unknown> } }).consensus
+
+    const spans = await receiver.trace(traceId, (spans) => spans.some((s) => s.name === "POST /v1/huddle"))
+    const rounds = spans.filter((s) => s.name === "Council.round")
+    expect(rounds.map((s) => s.attributes["huddle.round"]).sort()).toEqual(["critique", "proposals", "ratification", "synthesis"])
+    for (const round of rounds) expect(ancestry(spans, round)).toContain("Council.run")
+    const participants = spans.filter((s) => s.name === "Council.participant")
+    for (const participant of participants) {
+      const round = spans.find((s) => s.spanId === participant.parentSpanId)!
+      expect(round.name).toBe("Council.round")
+      expect(participant.attributes["huddle.round"]).toBe(round.attributes["huddle.round"])
+      // Each participant's model calls are its own descendants.
+      const byId = new Map(spans.map((s) => [s.spanId, s]))
+      const under = (span: OtlpReceiver.Span): boolean => {
+        for (let at = byId.get(span.parentSpanId); at !== undefined; at = byId.get(at.parentSpanId)) if (at === participant) return true
+        return false
+      }
+      expect(spans.filter((s) => s.name.startsWith("chat ") && under(s)).length).toBeGreaterThanOrEqual(1)
+    }
+    // Three seats propose, critique and ratify; at least one writes the synthesis.
+    const seatsIn = (round: string) => participants.filter((p) => p.attributes["huddle.round"] === round).length
+    expect([seatsIn("proposals"), seatsIn("critique"), seatsIn("ratification")]).toEqual([3, 3, 3])
+    expect(seatsIn("synthesis")).toBeGreaterThanOrEqual(1)
+    expect(report.participants).toHaveLength(3)
+  })
+})
