@@ -54,6 +54,7 @@ import * as Huddle from "./lib/huddle.mjs"
 import * as Load from "./lib/load.mjs"
 import * as Postgres from "./lib/postgres.mjs"
 import * as Money from "./lib/money.mjs"
+import * as Observability from "./lib/observability.mjs"
 import * as Proc from "./lib/processes.mjs"
 import { median, percentile, slope, withinBounds } from "./lib/series.mjs"
 import { answer, usage } from "./lib/answer.mjs"
@@ -227,7 +228,9 @@ const main = async () => {
   const upstreamKey = "sk-bench-upstream"
   const upstream = await Proc.spawnReadyLine("upstream", [join(root, "bench/upstream.mjs")], join(work, "upstream.log"))
   const proxy = await Proc.spawnReadyLine("proxy", [join(root, "bench/proxy.mjs"), upstream.url], join(work, "proxy.log"))
-  log(`fake upstream at ${upstream.url} (pid ${upstream.pid}); bare proxy at ${proxy.url} (pid ${proxy.pid})`)
+  // Huddle exports its traces here (as to a collector), so that it is measured with them on.
+  const sink = await Proc.spawnReadyLine("otlp-sink", [join(root, "bench/otlp-sink.mjs")], join(work, "otlp-sink.log"))
+  log(`fake upstream at ${upstream.url} (pid ${upstream.pid}); bare proxy at ${proxy.url} (pid ${proxy.pid}); OTLP trace sink at ${sink.url}`)
 
   const targets = [
     { name: "upstream", label: "fake upstream, direct", url: upstream.url, keys: [upstreamKey], pids: [upstream.pid], entries: [upstream.entry] },
@@ -241,10 +244,10 @@ const main = async () => {
   const starterCredits = 0
   const nodeArgs = args["server-node-args"].split(" ").filter(Boolean)
   let pgDatabase
-  const startHuddle = async (name, { databaseUrl, dataDir }) => {
+  const startHuddle = async (name, { databaseUrl, dataDir, observability = "on" }) => {
     const port = await Proc.freePort()
     const url = `http://127.0.0.1:${port}`
-    const env = Huddle.serverEnv({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits, redisUrl: args.redis ? "redis://127.0.0.1:6379" : undefined })
+    const env = Huddle.serverEnv({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits, redisUrl: args.redis ? "redis://127.0.0.1:6379" : undefined, otlpUrl: sink.url, observability })
     const server = await Proc.spawnServer(name, [...nodeArgs, serverMain], env, join(work, `${name}.log`), `${url}/readyz`)
     // Idle: a moment after the first 200 from /readyz, before any other request.
     await new Promise((r) => setTimeout(r, 1000))
@@ -276,8 +279,20 @@ const main = async () => {
     // The same org, keys and pool as the first: two instances paying from one account.
     pair = { name: "huddle-postgres-x2", label: "Huddle on PostgreSQL, 2 instances", engine: "postgres", url: pgHuddle.url, urls: [pgHuddle.url, second.url], keys: pgHuddle.keys, pids: [pgHuddle.server.pid, second.server.pid], entries: [pgHuddle.server.entry, second.server.entry] }
   }
+  // #16: the same Huddle with metrics and trace export off, on a database of its own (its
+  // charges stay out of the ledger that the metrics of the two instances above are checked against).
+  let bare
+  if (pgHuddle) {
+    const bareDatabase = await Postgres.create()
+    cleanups.push(() => bareDatabase.drop())
+    const started = await startHuddle("huddle-postgres-bare", { databaseUrl: bareDatabase.url, observability: "off" })
+    const accounts = await Huddle.setup(started.url, { keys, orgCredits: 1_000_000_000_000, personalCredits: args.payer === "personal" ? 1_000_000_000_000 : 0 })
+    bare = { name: "huddle-postgres-bare", label: "Huddle on PostgreSQL, metrics and traces off", engine: "postgres", url: started.url, keys: accounts.apiKeys, pids: [started.server.pid], entries: [started.server.entry], accounts, server: started.server, idleRss: started.idleRss }
+    log(`huddle with metrics and trace export off at ${bare.url} (pid ${bare.server.pid}), on a database of its own, idle RSS ${mb(bare.idleRss)}`)
+  }
   targets.push(...huddles)
   if (pair) targets.push(pair)
+  if (bare) targets.push(bare)
 
   // 3. Every target answers both modes correctly before anything is timed (each instance of the pair).
   const succeeded = new Map(targets.map((t) => [t.name, 0]))
@@ -296,7 +311,7 @@ const main = async () => {
   }
 
   // Memory of the Huddle processes, sampled throughout: the peak of each, and of each under each load.
-  const huddleProcesses = [...huddles.map((h) => ({ name: h.name, pid: h.server.pid })), ...(second ? [{ name: "huddle-postgres-2", pid: second.server.pid }] : [])]
+  const huddleProcesses = [...huddles.map((h) => ({ name: h.name, pid: h.server.pid })), ...(second ? [{ name: "huddle-postgres-2", pid: second.server.pid }] : []), ...(bare ? [{ name: bare.name, pid: bare.server.pid }] : [])]
   const memory = new Map(huddleProcesses.map((h) => [h.name, { peakRss: 0, underLoad: {}, samples: 0 }]))
   let loading
   const sampler = setInterval(() => {
@@ -494,12 +509,17 @@ const main = async () => {
       if (heldWhileUp.count === 0 || waited >= 10_000) break
       await new Promise((r) => setTimeout(r, 250))
     }
+    // #16: what the two instances' /metrics counted, and what the trace sink received (after one export interval).
+    const metrics = Observability.sum(await Promise.all([pgHuddle.url, second.url].map((url) => Observability.scraped(url, Huddle.operatorToken))))
+    await new Promise((r) => setTimeout(r, 5500))
+    const traces = await Observability.sinkCounts(sink.url)
     const stopped = await Promise.all([pgHuddle.server.entry, second.server.entry].map((entry) => Proc.stop(entry, 10_000)))
+    const ledgerCharged = await Observability.ledgerCharged(pgDatabase.url)
     const integrity = await Money.integrity(pgDatabase.url)
     const drained = await Promise.all(drains.map((d) => Money.drainedOutcome(pgDatabase.url, d)))
     const counts = await Money.reservations(pgDatabase.url)
     const answered = [pgHuddle.name, pair.name].reduce((a, name) => a + succeeded.get(name), 0) + drains.reduce((a, d) => a + d.answered, 0)
-    money = { heldWhileUp, stopped, integrity, drained, reservations: counts, answered }
+    money = { heldWhileUp, stopped, integrity, drained, reservations: counts, answered, metrics, traces, ledgerCharged }
   }
 
   // 12. Aggregate and report.
@@ -603,6 +623,38 @@ const main = async () => {
     for (const d of money.drained) if (!d.exhausted) console.log(`  note: the pool on ${d.label} was not exhausted (no 402): overspend was not put to the test`)
   }
 
+  // 12b. #16: metrics and traces, their counts and their cost.
+  const observed = []
+  if (money && bare) {
+    const m = money.metrics
+    const t = money.traces
+    const clientAnswered = money.answered
+    const cost = (mode) => summary[`${pgHuddle.name}/${mode}`].cpuMs / summary[`${bare.name}/${mode}`].cpuMs - 1
+    const spansOf = (name) => t.names?.[name] ?? 0
+    const wanted = ["POST /v1/chat/completions", `chat ${Huddle.model}`, "Authentication.authenticate", "RequestScopes.resolve", "Credits.reserve", "Credits.settle"]
+    console.log("")
+    console.log("Observability (#16): the two PostgreSQL instances' /metrics, scraped after the load, against the benchmark's counts and the ledger (read after they stopped)")
+    printTable([
+      ["", "metrics", "benchmark / ledger"],
+      ["chat completions answered 200", String(m.answered), `${clientAnswered} answered as clients saw them (a request the load generator cut at a run's end is answered on the server but not counted by the client: ${m.answered - clientAnswered})`],
+      ["refused 402 / client gone (499)", `${m.refused} / ${m.cut}`, ""],
+      ["credits charged", String(m.credits), `${money.ledgerCharged} in the ledger`],
+      ["reservations settled", String(m.settled), `${money.reservations.settled ?? 0} in the database`],
+      ["reservations held at the end", String(m.held), `${money.heldWhileUp.count} in the database`]
+    ])
+    console.log(`  traces: ${t.spans} spans in ${t.exports} exports to the sink; ${wanted.map((name) => `${name} ×${spansOf(name)}`).join(", ")}`)
+    observed.push(
+      { what: "metrics: credits charged = ledger", measured: `${m.credits} / ${money.ledgerCharged}`, wanted: "equal", pass: m.credits === money.ledgerCharged },
+      { what: "metrics: 200s ≥ answers clients saw, settled = database", measured: `${m.answered} ≥ ${clientAnswered}; ${m.settled} / ${money.reservations.settled ?? 0}`, wanted: "both", pass: m.answered >= clientAnswered && m.settled === (money.reservations.settled ?? 0) },
+      { what: "traces: a completion's spans reached the collector", measured: `${t.spans} spans`, wanted: "all named", pass: wanted.every((name) => spansOf(name) > 0) },
+      { what: "CPU per completion, metrics + traces on vs off, non-streaming", measured: `${fmt(summary[`${pgHuddle.name}/nonstream`].cpuMs, 3)} vs ${fmt(summary[`${bare.name}/nonstream`].cpuMs, 3)} ms (${fmt(cost("nonstream") * 100, 1)} %)`, wanted: "≤ +10 %", pass: cost("nonstream") <= 0.1 },
+      { what: "CPU per completion, metrics + traces on vs off, streaming", measured: `${fmt(summary[`${pgHuddle.name}/stream`].cpuMs, 3)} vs ${fmt(summary[`${bare.name}/stream`].cpuMs, 3)} ms (${fmt(cost("stream") * 100, 1)} %)`, wanted: "≤ +10 %", pass: cost("stream") <= 0.1 }
+    )
+    console.log("")
+    console.log("Targets of #16")
+    printTable([["target", "measured", "wanted", "verdict"], ...observed.map((v) => [v.what, v.measured, v.wanted, v.pass ? "PASS" : "MISS"])])
+  }
+
   // 13. Targets, judged on Huddle with PostgreSQL (PGlite is for reference).
   const verdicts = []
   if (judged) {
@@ -653,7 +705,7 @@ const main = async () => {
   const results = {
     machine: { ...machineOf(), postgres: pgDatabase?.version },
     options: { duration, rounds, connections, warmup, probes, gapStreams, boundSteps, boundSeconds, drainSeconds, soakSeconds, keys, payer: args.payer, engines, redis: args.redis, serverNodeArgs: args["server-node-args"] },
-    summary, probe, gaps, steps, bounded, memory: Object.fromEntries(memory), idleRss: Object.fromEntries(huddles.map((h) => [h.name, h.idleRss])), soak, money, verdicts, runs, council, grounding
+    summary, probe, gaps, steps, bounded, memory: Object.fromEntries(memory), idleRss: Object.fromEntries(huddles.map((h) => [h.name, h.idleRss])), soak, money, verdicts, observed, runs, council, grounding
   }
   if (args.json) writeFileSync(args.json, JSON.stringify(results, null, 2))
   log(`done in ${fmt((performance.now() - t0) / 1000)} s; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`)

@@ -35,10 +35,15 @@ export const writeCatalog = (dir) => {
 /** The operator token of the benchmark's servers (loopback only), which mints the org's pool. */
 export const operatorToken = `bench-operator-${process.pid}-${"x".repeat(32)}`
 
-export const serverEnv = ({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl, upstreamKey, starterCredits, redisUrl }) => {
+/**
+ * The environment of a Huddle under test. `observability`: `on` (the default: metrics recorded
+ * and readable with the operator token; traces exported to `otlpUrl` when given) or `off`
+ * (`HUDDLE_METRICS=off`, no trace export).
+ */
+export const serverEnv = ({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl, upstreamKey, starterCredits, redisUrl, otlpUrl, observability = "on" }) => {
   const env = { ...process.env }
   for (const name of Object.keys(env)) {
-    if (/^(DATABASE_URL|REDIS_URL|OPENAI_|ANTHROPIC_|HUDDLE_|PG[A-Z]+$|LOG_LEVEL$)/.test(name)) delete env[name]
+    if (/^(DATABASE_URL|REDIS_URL|OPENAI_|ANTHROPIC_|HUDDLE_|OTEL_|PG[A-Z]+$|LOG_LEVEL$)/.test(name)) delete env[name]
   }
   return {
     ...env,
@@ -55,6 +60,7 @@ export const serverEnv = ({ port, databaseUrl, dataDir, catalogPath, upstreamBas
     HUDDLE_RATE_READ: "1000000",
     HUDDLE_RATE_INTENT: "1000000",
     ...(redisUrl ? { REDIS_URL: redisUrl, HUDDLE_RATE_LIMIT_PREFIX: `huddle-bench-${process.pid}-${port}:` } : {}),
+    ...(observability === "off" ? { HUDDLE_METRICS: "off" } : otlpUrl ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl, OTEL_SERVICE_NAME: `huddle-bench-${port}` } : {}),
     LOG_LEVEL: "Info"
   }
 }

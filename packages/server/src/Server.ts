@@ -70,7 +70,7 @@ const docsLayer = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi({ path: "/v1/o
  */
 const metricsLayer = (config: ServerConfig) => {
   const secrets = MetricsEndpoint.secretsOf(config.metricsToken, config.operatorToken)
-  if (secrets.length === 0) return Layer.empty
+  if (secrets.length === 0 || config.metricsOff === true) return Layer.empty
   const port = Layer.unwrapEffect(Effect.map(Effect.promise(() => import("@huddle/adapters/observability/PrometheusMetrics")), (_) => _.layer))
   return MetricsEndpoint.layer(secrets).pipe(Layer.provideMerge(port))
 }

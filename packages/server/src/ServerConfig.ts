@@ -29,6 +29,8 @@ export interface ServerConfig {
   readonly operatorToken: Option.Option<Redacted.Redacted>
   /** A credential that opens `GET /metrics` and nothing else (`HUDDLE_METRICS_TOKEN`); the operator token opens it too. */
   readonly metricsToken?: Option.Option<Redacted.Redacted> | undefined
+  /** `HUDDLE_METRICS=off`: no metrics are recorded and `/metrics` does not exist, whatever credential is set. */
+  readonly metricsOff?: boolean | undefined
   /** Where traces are exported (`OTEL_EXPORTER_OTLP_ENDPOINT` …); none: nothing is exported. */
   readonly tracing?: Tracing.Options | undefined
   /** Heartbeats of instances sharing the database (`HUDDLE_HEARTBEAT_INTERVAL`, `HUDDLE_INSTANCE_STALE_AFTER`). */
@@ -188,6 +190,7 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
   rateLimits: rateLimitsFromEnv,
   operatorToken: Config.option(secretToken("HUDDLE_OPERATOR_TOKEN")),
   metricsToken: Config.option(secretToken("HUDDLE_METRICS_TOKEN")),
+  metricsOff: Config.literal("on", "off")("HUDDLE_METRICS").pipe(Config.withDefault("on" as const), Config.map((value) => value === "off")),
   otlpEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT")),
   otlpTracesEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
   otlpHeaders: Config.option(Config.string("OTEL_EXPORTER_OTLP_HEADERS")),

@@ -2,6 +2,7 @@
  * `GET /metrics` (docs/operations.md, Metrics): who may read it, and counts that agree with what
  * clients saw and with the ledger — scraped over HTTP and read with a real Prometheus text parser.
  */
+import { readFileSync } from "node:fs"
 import { Accounts, FakeOpenAi, Scrape, TestServer, WithFakeUpstream } from "@huddle/testkit"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -130,5 +131,32 @@ describe("/metrics when no credential can read it", () => {
     const response = await server.request("GET", "/metrics")
     expect(response.status).toBe(404)
     expect(response.body).toMatchObject({ error: "NOT_FOUND" })
+  })
+})
+
+describe("the metrics the documentation names", () => {
+  const read = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), "utf8")
+  const named = (text: string) => new Set([...text.matchAll(/\b((?:huddle|process|nodejs)_[a-z0-9_]+)/g)].map((match) => match[1]!))
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start()
+  })
+  afterAll(() => server.stop())
+
+  it("are all served: in docs/operations.md, the sample dashboard and the sample alerts", async () => {
+    const { text } = await Scrape.scrape(server.url, server.operatorToken!)
+    const served = new Set([...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].flatMap(([, name, type]) =>
+      type === "histogram" ? [name!, `${name}_bucket`, `${name}_count`, `${name}_sum`] : [name!]
+    ))
+    const dashboard = JSON.parse(read("docs/observability/huddle-dashboard.json")) as { panels: Array<{ targets: Array<{ expr: string }> }> }
+    const sources = {
+      "docs/operations.md": named(read("docs/operations.md")),
+      "the dashboard": named(dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr)).join("\n")),
+      "the alerts": named(read("docs/observability/huddle-alerts.yml"))
+    }
+    for (const [where, names] of Object.entries(sources)) {
+      expect(names.size, where).toBeGreaterThan(3)
+      for (const name of names) expect(served.has(name), `${name} (${where})`).toBe(true)
+    }
   })
 })

@@ -79,8 +79,9 @@ describe("HUDDLE_COUNCIL_*", () => {
 })
 
 describe("metrics and traces", () => {
-  it("exports no traces and reads no metrics token by default", () => {
-    expect(Either.map(read({}), (config) => [config.tracing, config.metricsToken?._tag])).toEqual(Either.right([undefined, "None"]))
+  it("exports no traces and reads no metrics token by default; HUDDLE_METRICS=off turns metrics off", () => {
+    expect(Either.map(read({}), (config) => [config.tracing, config.metricsToken?._tag, config.metricsOff])).toEqual(Either.right([undefined, "None", false]))
+    expect(Either.map(read({ HUDDLE_METRICS: "off" }), (config) => config.metricsOff)).toEqual(Either.right(true))
   })
 
   it("sends traces to OTEL_EXPORTER_OTLP_ENDPOINT's /v1/traces, or to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, with the headers and service name given", () => {
@@ -98,7 +99,7 @@ describe("metrics and traces", () => {
   })
 
   it("refuses an endpoint that is not an http(s) URL and a short metrics or operator token, naming the variable", () => {
-    for (const [name, value] of [["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"], ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "grpc://collector"], ["HUDDLE_METRICS_TOKEN", "short"], ["HUDDLE_OPERATOR_TOKEN", "short"]] as const) {
+    for (const [name, value] of [["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"], ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "grpc://collector"], ["HUDDLE_METRICS_TOKEN", "short"], ["HUDDLE_OPERATOR_TOKEN", "short"], ["HUDDLE_METRICS", "maybe"]] as const) {
       const config = read({ [name]: value })
       expect(Either.isLeft(config), `${name}=${value}`).toBe(true)
       if (Either.isLeft(config)) expect(String(config.left), value).toContain(name)
