@@ -142,8 +142,9 @@ export const layer = (config: ServerConfig) => {
     Layer.provideMerge(NodeHttpServer.layer(() => node, { host: config.host, port: config.port })),
     Layer.orDie
   )
-  // The tracer is in place before anything else is built, so that every span reaches it.
-  return config.tracing === undefined ? server : Layer.provide(server, Tracing.layer(config.tracing))
+  // The tracer is in place before anything else is built, so that every span reaches it. Without
+  // one, spans would be made and dropped: tracing is off, and the domain's spans cost nothing.
+  return Layer.provide(server, config.tracing === undefined ? Layer.setTracerEnabled(false) : Tracing.layer(config.tracing))
 }
 
 export const loggerLayer = Logger.json

@@ -43,7 +43,7 @@ import * as Protocol from "./Protocol.js"
 import { maxSeats, minSeats, seatsFrom } from "./Panel.js"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
-import { traced } from "../observability/Traced.js"
+import * as Traced from "../observability/Traced.js"
 
 /** How councils run in this deployment. */
 export interface Settings {
@@ -254,6 +254,7 @@ export const make = Effect.gen(function*() {
       const mailbox = yield* Mailbox.make<CouncilEvent, CouncilError>()
       const spent = { current: undefined as (() => Spent) | undefined }
       yield* protocol(input, (event) => mailbox.offer(event), spent).pipe(
+        (effect) => Traced.span(effect, "Council.run", { attributes: { "huddle.seats": input.plan.seats.length } }),
         Effect.ensuring(Effect.suspend(() =>
           input.tally === undefined || spent.current === undefined ? Effect.void : input.tally(spent.current())
         )),
@@ -374,7 +375,7 @@ export const make = Effect.gen(function*() {
           let late = false
           yield* Effect.forEach(members, (seat) =>
             work(seat).pipe(
-              Effect.withSpan("Council.participant", { attributes: { "huddle.round": round, "huddle.seat": seat.seat, "huddle.model": seat.model.id } }),
+              (effect) => Traced.span(effect, "Council.participant", { attributes: { "huddle.round": round, "huddle.seat": seat.seat, "huddle.model": seat.model.id } }),
               Effect.timeoutFail({ duration: left, onTimeout: () => left }),
               Effect.catchAll(() => {
                 late = true
@@ -397,7 +398,7 @@ export const make = Effect.gen(function*() {
             degraded.push(`the deadline cut the ${round} round`)
           }
           yield* emit({ _tag: "RoundEnded", round, cut: late })
-        }).pipe(Effect.withSpan("Council.round", { attributes: { "huddle.round": round } }))
+        }).pipe((effect) => Traced.span(effect, "Council.round", { attributes: { "huddle.round": round } }))
 
       const enough = (round: CouncilRound) =>
         alive().length >= minSeats
@@ -530,9 +531,10 @@ export const make = Effect.gen(function*() {
           }))
           const left = yield* timeLeft("synthesis")
           const outcome = yield* ask(candidate, "synthesis", Protocol.synthesisPrompt(input.messages, work), Protocol.parseStated).pipe(
-            Effect.withSpan("Council.participant", {
-              attributes: { "huddle.round": "synthesis", "huddle.seat": candidate.seat, "huddle.model": candidate.model.id }
-            }),
+            (effect) =>
+              Traced.span(effect, "Council.participant", {
+                attributes: { "huddle.round": "synthesis", "huddle.seat": candidate.seat, "huddle.model": candidate.model.id }
+              }),
             Effect.timeoutFail({ duration: left, onTimeout: () => left }),
             Effect.catchAll(() => {
               cut.add("synthesis")
@@ -560,7 +562,7 @@ export const make = Effect.gen(function*() {
         if (cut.has("synthesis")) degraded.push("the deadline cut the synthesis round")
         yield* emit({ _tag: "RoundEnded", round: "synthesis", cut: cut.has("synthesis") })
         return consensus
-      }).pipe(Effect.withSpan("Council.round", { attributes: { "huddle.round": "synthesis" } }))
+      }).pipe((effect) => Traced.span(effect, "Council.round", { attributes: { "huddle.round": "synthesis" } }))
       const consensus = yield* synthesis
       if (consensus === undefined) {
         return yield* new UpstreamUnavailable({
@@ -650,7 +652,7 @@ export const make = Effect.gen(function*() {
       yield* emit({ _tag: "Concluded", result: { _tag: "Council", report, ...spent() } })
     })
 
-  return Council.of(traced("Council", { plan, priced, run }))
+  return Council.of(Traced.traced("Council", { plan, priced, run }))
 })
 
 export const layer = Layer.effect(Council, make)

@@ -19,7 +19,7 @@ import { RepositoryStore } from "./RepositoryStore.js"
 import type { FileCategory } from "./Snapshot.js"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
-import { traced } from "../observability/Traced.js"
+import * as Traced from "../observability/Traced.js"
 
 export interface Grounded {
   /** The repository and index version the excerpts came from. */
@@ -120,7 +120,7 @@ export const make = Effect.gen(function*() {
         })
         metrics.observe(Instruments.retrievalDuration, { depth: mode.mode }, (performance.now() - started) / 1000)
         return found
-      }).pipe(Effect.withSpan("Grounding.retrieval", { attributes: { "huddle.depth": mode.mode } }))
+      }).pipe((effect) => Traced.span(effect, "Grounding.retrieval", { attributes: { "huddle.depth": mode.mode } }))
       const category = new Map(snapshot.files.map((file) => [file.path, file.category] as const))
       const coverage = mode.mode === "deep" && mode.kind === "coverage" ? coverageOf(snapshot) : undefined
       // Deep coverage analyses every source and test file (the computed list); otherwise the excerpts' files.
@@ -172,7 +172,7 @@ export const make = Effect.gen(function*() {
       excerpts
     }))
 
-  return Grounding.of(traced("Grounding", { ground, citable }))
+  return Grounding.of(Traced.traced("Grounding", { ground, citable }))
 })
 
 export const layer = Layer.effect(Grounding, make)

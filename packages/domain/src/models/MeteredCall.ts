@@ -482,7 +482,8 @@ export const make = Effect.gen(function*() {
       return { model: primary, quote, events, settle } satisfies Metered
     })
 
-  return MeteredCall.of(traced("MeteredCall", { candidates, fitting, quote, run, budget }))
+  // The computations (candidates, fitting, quote) are not worth a span each; the calls are.
+  return MeteredCall.of({ candidates, fitting, quote, ...traced("MeteredCall", { run, budget }) })
 })
 
 export const layer = Layer.effect(MeteredCall, make)

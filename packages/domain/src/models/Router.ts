@@ -6,6 +6,7 @@
 import { Chunk, Clock, Context, Duration, Effect, Exit, FiberRef, Layer, Mailbox, Option, Schedule, Stream } from "effect"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
+import * as Traced from "../observability/Traced.js"
 import * as UpstreamClock from "../observability/UpstreamClock.js"
 import { UpstreamUnavailable } from "../shared/Errors.js"
 import { forEachChunk } from "../shared/Streams.js"
@@ -128,37 +129,44 @@ export const make = Effect.gen(function*() {
           maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens),
           options: call.options
         })
-        // One span per attempt, in OpenTelemetry's words for model calls; the provider passes it
-        // on as `traceparent`.
-        const attempted = Effect.useSpan(`chat ${model.id}`, {
-          kind: "client",
-          attributes: {
-            "gen_ai.system": model.provider,
-            "gen_ai.request.model": model.upstream_model ?? model.id,
-            "huddle.model": model.id,
-            "huddle.attempt": attempt
-          }
-        }, (span) => {
+        const streamed = Effect.suspend(() => {
           const started = performance.now()
           UpstreamClock.enter(clock, started)
-          return mailbox.offer({ _tag: "Attempt", model, attempt }).pipe(
-            Effect.zipRight(forEachChunk(answer, (chunks) => {
-              if (!produced) produced = Chunk.some(chunks, (chunk) => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta")
-              for (const chunk of chunks) {
-                if (chunk._tag !== "Usage") continue
-                span.attribute("gen_ai.usage.input_tokens", chunk.usage.input_tokens)
-                span.attribute("gen_ai.usage.output_tokens", chunk.usage.output_tokens)
-              }
-              return mailbox.offerAll(chunks)
-            })),
+          return forEachChunk(answer, (chunks) => {
+            if (!produced) produced = Chunk.some(chunks, (chunk) => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta")
+            const usage = Chunk.findLast(chunks, (chunk) => chunk._tag === "Usage")
+            return usage._tag === "Some" && usage.value._tag === "Usage"
+              ? Effect.zipRight(
+                Effect.annotateCurrentSpan({
+                  "gen_ai.usage.input_tokens": usage.value.usage.input_tokens,
+                  "gen_ai.usage.output_tokens": usage.value.usage.output_tokens
+                }),
+                mailbox.offerAll(chunks)
+              )
+              : mailbox.offerAll(chunks)
+          }).pipe(
             Effect.ensuring(Effect.sync(() => {
               const ended = performance.now()
               UpstreamClock.leave(clock, ended)
               metrics.observe(Instruments.upstreamDuration, { provider: model.provider, model: model.id }, (ended - started) / 1000)
-            })),
-            Effect.withParentSpan(span)
+            }))
           )
         })
+        const attempted = mailbox.offer({ _tag: "Attempt", model, attempt }).pipe(
+          Effect.zipRight(streamed),
+          // One span per attempt, in OpenTelemetry's words for model calls; the provider passes it
+          // on as `traceparent`.
+          (effect) =>
+            Traced.span(effect, `chat ${model.id}`, {
+              kind: "client",
+              attributes: {
+                "gen_ai.system": model.provider,
+                "gen_ai.request.model": model.upstream_model ?? model.id,
+                "huddle.model": model.id,
+                "huddle.attempt": attempt
+              }
+            })
+        )
         return attempted.pipe(
           Effect.tap(() => counted(model, "ok")),
           Effect.catchAll((failure: ProviderFailure): Effect.Effect<void, UpstreamUnavailable> => {

@@ -4,6 +4,7 @@
  * org's context (its pool, and members' personal balances when they paid for org requests);
  * the operator sees the deployment.
  */
+import * as Traced from "../observability/Traced.js"
 import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../accounts/Principal.js"
 import { ModelTier } from "../accounts/Preferences.js"
@@ -48,11 +49,11 @@ export const make = Effect.gen(function*() {
     })
 
   return Spend.of({
-    deployment: (request) => report({ _tag: "Deployment" }, request).pipe(Effect.withSpan("Spend.deployment")),
+    deployment: (request) => Traced.span(report({ _tag: "Deployment" }, request), "Spend.deployment"),
     org: (principal, orgId, request) =>
       access.admin(principal, orgId).pipe(
         Effect.zipRight(report({ _tag: "Org", orgId }, request)),
-        Effect.withSpan("Spend.org", { attributes: { orgId } })
+        (effect) => Traced.span(effect, "Spend.org", { attributes: { orgId } })
       )
   })
 })
