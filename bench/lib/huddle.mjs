@@ -37,10 +37,11 @@ export const operatorToken = `bench-operator-${process.pid}-${"x".repeat(32)}`
 
 /**
  * The environment of a Huddle under test. `observability`: `on` (the default: metrics recorded
- * and readable with the operator token; traces exported to `otlpUrl` when given) or `off`
+ * and readable with the operator token; traces exported to `otlpUrl` when given, `traceRatio` of
+ * them, default all) or `off`
  * (`HUDDLE_METRICS=off`, no trace export).
  */
-export const serverEnv = ({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl, upstreamKey, starterCredits, redisUrl, otlpUrl, observability = "on" }) => {
+export const serverEnv = ({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl, upstreamKey, starterCredits, redisUrl, otlpUrl, traceRatio = 1, observability = "on" }) => {
   const env = { ...process.env }
   for (const name of Object.keys(env)) {
     if (/^(DATABASE_URL|REDIS_URL|OPENAI_|ANTHROPIC_|HUDDLE_|OTEL_|PG[A-Z]+$|LOG_LEVEL$)/.test(name)) delete env[name]
@@ -60,7 +61,11 @@ export const serverEnv = ({ port, databaseUrl, dataDir, catalogPath, upstreamBas
     HUDDLE_RATE_READ: "1000000",
     HUDDLE_RATE_INTENT: "1000000",
     ...(redisUrl ? { REDIS_URL: redisUrl, HUDDLE_RATE_LIMIT_PREFIX: `huddle-bench-${process.pid}-${port}:` } : {}),
-    ...(observability === "off" ? { HUDDLE_METRICS: "off" } : otlpUrl ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl, OTEL_SERVICE_NAME: `huddle-bench-${port}` } : {}),
+    ...(observability === "off"
+      ? { HUDDLE_METRICS: "off" }
+      : otlpUrl
+      ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl, OTEL_SERVICE_NAME: `huddle-bench-${port}`, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: String(traceRatio) }
+      : {}),
     LOG_LEVEL: "Info"
   }
 }

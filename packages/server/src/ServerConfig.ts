@@ -195,6 +195,12 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
   otlpTracesEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
   otlpHeaders: Config.option(Config.string("OTEL_EXPORTER_OTLP_HEADERS")),
   otelServiceName: Config.option(Config.string("OTEL_SERVICE_NAME")),
+  otelSampler: Config.option(Config.literal(...Tracing.samplerNames)("OTEL_TRACES_SAMPLER")),
+  otelSamplerArg: Config.option(
+    Config.number("OTEL_TRACES_SAMPLER_ARG").pipe(
+      Config.validate({ message: "must be a ratio from 0 to 1", validation: (n) => n >= 0 && n <= 1 })
+    )
+  ),
   heartbeat: Config.duration("HUDDLE_HEARTBEAT_INTERVAL").pipe(Config.withDefault(Duration.seconds(10))),
   staleAfter: Config.duration("HUDDLE_INSTANCE_STALE_AFTER").pipe(Config.withDefault(Duration.seconds(30))),
   councilParticipants: Config.integer("HUDDLE_COUNCIL_PARTICIPANTS").pipe(
@@ -217,6 +223,8 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
       dataDir,
       databaseUrl,
       heartbeat,
+      otelSampler,
+      otelSamplerArg,
       otelServiceName,
       otlpEndpoint,
       otlpHeaders,
@@ -231,7 +239,8 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
       endpoint: Option.getOrUndefined(otlpEndpoint),
       tracesEndpoint: Option.getOrUndefined(otlpTracesEndpoint),
       headers: Option.getOrUndefined(otlpHeaders),
-      serviceName: Option.getOrUndefined(otelServiceName)
+      serviceName: Option.getOrUndefined(otelServiceName),
+      sampler: Option.getOrUndefined(Option.map(otelSampler, (name) => Tracing.samplerOf(name, Option.getOrUndefined(otelSamplerArg))))
     }),
     grounding: { sources: repositories },
     liveness: { every: heartbeat, staleAfter },

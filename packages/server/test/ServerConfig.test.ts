@@ -98,8 +98,15 @@ describe("metrics and traces", () => {
     )).toEqual(Either.right({ url: "https://traces.example.com/otlp", serviceName: "huddle-eu", headers: { "x-api-key": "abc=", tenant: "team a" } }))
   })
 
+  it("samples by OTEL_TRACES_SAMPLER and its ratio, every trace by default", () => {
+    expect(Either.map(read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" }), (config) => config.tracing?.sampler))
+      .toEqual(Either.right({ parentBased: true, ratio: 0.25 }))
+    expect(Either.map(read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER: "always_off" }), (config) => config.tracing?.sampler))
+      .toEqual(Either.right({ parentBased: false, ratio: 0 }))
+  })
+
   it("refuses an endpoint that is not an http(s) URL and a short metrics or operator token, naming the variable", () => {
-    for (const [name, value] of [["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"], ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "grpc://collector"], ["HUDDLE_METRICS_TOKEN", "short"], ["HUDDLE_OPERATOR_TOKEN", "short"], ["HUDDLE_METRICS", "maybe"]] as const) {
+    for (const [name, value] of [["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"], ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "grpc://collector"], ["HUDDLE_METRICS_TOKEN", "short"], ["HUDDLE_OPERATOR_TOKEN", "short"], ["HUDDLE_METRICS", "maybe"], ["OTEL_TRACES_SAMPLER", "sometimes"], ["OTEL_TRACES_SAMPLER_ARG", "2"]] as const) {
       const config = read({ [name]: value })
       expect(Either.isLeft(config), `${name}=${value}`).toBe(true)
       if (Either.isLeft(config)) expect(String(config.left), value).toContain(name)

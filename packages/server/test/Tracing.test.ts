@@ -4,7 +4,9 @@
  * passed on to the upstream, and nothing secret in the spans.
  */
 import { randomBytes } from "node:crypto"
+import * as Tracing from "@huddle/server/edge/Tracing"
 import { Accounts, type FakeOpenAi, OtlpReceiver, TestServer, WithFakeUpstream } from "@huddle/testkit"
+import { Context, Exit, Option, Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const newTraceId = () => randomBytes(16).toString("hex")
@@ -114,5 +116,69 @@ describe("traces", () => {
     expect([seatsIn("proposals"), seatsIn("critique"), seatsIn("ratification")]).toEqual([3, 3, 3])
     expect(seatsIn("synthesis")).toBeGreaterThanOrEqual(1)
     expect(report.participants).toHaveLength(3)
+  })
+})
+
+describe("sampling (OTEL_TRACES_SAMPLER)", () => {
+  let receiver: OtlpReceiver.OtlpReceiver
+  let fake: FakeOpenAi.FakeOpenAi
+  let server: TestServer.TestServer
+  let stop: () => Promise<void>
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start()
+    const started = await WithFakeUpstream.start([WithFakeUpstream.model("fake-standard", "standard", { max_output_tokens: 500 })], {
+      tracing: { url: receiver.url, serviceName: "huddle-sampled", exportInterval: "50 millis", sampler: Tracing.samplerOf("parentbased_traceidratio", 0) }
+    })
+    ;({ fake, server, stop } = started)
+  }, 60_000)
+  afterAll(async () => {
+    await stop()
+    await receiver.stop()
+  })
+
+  const complete = async (key: string, traceparent?: string) => {
+    fake.enqueue({ answer: "Sampled?", usage: { prompt_tokens: 5, completion_tokens: 2 } })
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(traceparent === undefined ? {} : { traceparent }) },
+      body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "Sampled?" }] })
+    })
+    expect(response.status).toBe(200)
+  }
+
+  it("records no trace the sampler leaves out, and tells the upstream so; a caller's sampled trace is recorded whole", async () => {
+    const user = await Accounts.signupAndLogin(server, "sampled")
+    const { key } = await Accounts.createApiKey(server, user)
+    fake.reset()
+    await complete(key)
+    const [unsampled] = fake.requests
+    expect(unsampled!.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/)
+
+    const traceId = newTraceId()
+    await complete(key, `00-${traceId}-${newSpanId()}-01`)
+    const spans = await receiver.trace(traceId, (spans) => spans.some((s) => s.name === "POST /v1/chat/completions"))
+    expect(spans.map((s) => s.name)).toEqual(expect.arrayContaining(["Credits.reserve", "chat fake-standard"]))
+    // Nothing of the first request: every span received is of the caller's trace.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(new Set(receiver.spans().filter((s) => s.service === "huddle-sampled").map((s) => s.traceId))).toEqual(new Set([traceId]))
+  })
+
+  it("keeps about the ratio of new traces, decided on their ids", () => {
+    const kept: Array<string> = []
+    const inner = Tracer.make({
+      span: (name, parent, context, links, startTime, kind) => {
+        const span: Tracer.Span = {
+          _tag: "Span", name, spanId: newSpanId(), traceId: newTraceId(), parent, context, status: { _tag: "Started", startTime },
+          attributes: new Map(), links, sampled: true, kind, end: () => kept.push(name), attribute: () => {}, event: () => {}, addLinks: () => {}
+        }
+        return span
+      },
+      context: (f) => f()
+    })
+    const tracer = Tracing.sampling(inner, Tracing.samplerOf("traceidratio", 0.3))
+    for (let i = 0; i < 2000; i++) tracer.span(`root ${i}`, Option.none(), Context.empty(), [], 0n, "server").end(1n, Exit.void)
+    expect(kept.length).toBeGreaterThan(2000 * 0.3 - 120)
+    expect(kept.length).toBeLessThan(2000 * 0.3 + 120)
   })
 })

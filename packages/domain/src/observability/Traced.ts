@@ -1,15 +1,21 @@
 /**
  * Spans for the domain, cheap when nobody traces. A span costs a context copy and, by Effect's
- * default, a captured stack; with the tracer disabled (a server that exports no traces) neither
- * is paid: the effect runs as it is. With it enabled, what is traced carries no stack.
+ * default, a captured stack; with the tracer disabled (a server that exports no traces), or in a
+ * trace the sampler left out, neither is paid: the effect runs as it is. What is traced carries
+ * no stack.
  */
-import { Effect, FiberRef, type Tracer } from "effect"
+import { Context, Effect, FiberRef, Option, Tracer } from "effect"
 
-/** `effect` in a span named `name` while the tracer is enabled; as it is otherwise. */
+/**
+ * `effect` in a span named `name` while the tracer is enabled and the trace is recorded; as it is
+ * otherwise (a trace the sampler left out gets no more spans under its unrecorded ones).
+ */
 export const span = <A, E, R>(effect: Effect.Effect<A, E, R>, name: string, options?: Tracer.SpanOptions): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime<A, E, R>((fiber) =>
-    fiber.getFiberRef(FiberRef.currentTracerEnabled) ? Effect.withSpan(effect, name, { ...options, captureStackTrace: false }) : effect
-  )
+  Effect.withFiberRuntime<A, E, R>((fiber) => {
+    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return effect
+    const parent = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
+    return Option.isSome(parent) && !parent.value.sampled ? effect : Effect.withSpan(effect, name, { ...options, captureStackTrace: false })
+  })
 
 /**
  * A service's public methods, each returning an Effect run in a span named `Service.method`, so

@@ -1,9 +1,21 @@
 /**
  * Exporting traces: Effect's own spans (every request's server span, the domain services', the
- * upstream calls') sent as OTLP over HTTP to the collector the operator names. Without one, no
- * exporter is loaded and nothing leaves the process.
+ * upstream calls') sent as OTLP over HTTP to the collector the operator names, for the share of
+ * traces the sampler keeps. Without a collector, no exporter is loaded and nothing leaves the
+ * process.
  */
-import { Duration, Effect, Layer } from "effect"
+import { randomBytes } from "node:crypto"
+import { Duration, Effect, Layer, Option, Tracer } from "effect"
+
+/**
+ * Which traces are kept (OpenTelemetry's samplers): a new trace with probability `ratio`, decided
+ * on its trace id; with `parentBased`, a span whose parent made the decision (a caller's
+ * `traceparent`, or a span of this process) follows it.
+ */
+export interface Sampler {
+  readonly parentBased: boolean
+  readonly ratio: number
+}
 
 export interface Options {
   /** The OTLP/HTTP traces endpoint (`…/v1/traces`). */
@@ -13,26 +25,77 @@ export interface Options {
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** How often spans are sent (default 5 s; tests use less). */
   readonly exportInterval?: Duration.DurationInput | undefined
+  /** Default: every trace (`parentbased_always_on`). */
+  readonly sampler?: Sampler | undefined
 }
+
+export const samplerNames = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"] as const
+export type SamplerName = (typeof samplerNames)[number]
+
+/** `OTEL_TRACES_SAMPLER` and its `OTEL_TRACES_SAMPLER_ARG` (the ratio of the `traceidratio` ones; default 1). */
+export const samplerOf = (name: SamplerName, arg: number | undefined): Sampler => ({
+  parentBased: name.startsWith("parentbased_"),
+  ratio: name.endsWith("always_on") ? 1 : name.endsWith("always_off") ? 0 : arg ?? 1
+})
+
+const ignore = () => {}
+
+/** A span that is not recorded: it carries the ids (for `traceparent`, with the sampled flag off) and nothing else. */
+const unsampled = (name: string, parent: Option.Option<Tracer.AnySpan>, context: Tracer.Span["context"], links: ReadonlyArray<Tracer.SpanLink>, startTime: bigint, kind: Tracer.SpanKind): Tracer.Span => ({
+  _tag: "Span",
+  name,
+  spanId: randomBytes(8).toString("hex"),
+  traceId: Option.isSome(parent) ? parent.value.traceId : randomBytes(16).toString("hex"),
+  parent,
+  context,
+  status: { _tag: "Started", startTime },
+  attributes: new Map(),
+  links,
+  sampled: false,
+  kind,
+  end: ignore,
+  attribute: ignore,
+  event: ignore,
+  addLinks: ignore
+})
+
+/** Whether a trace id falls within `ratio` (its last 52 bits, as a fraction). */
+const withinRatio = (traceId: string, ratio: number) => ratio >= 1 || (ratio > 0 && Number.parseInt(traceId.slice(-13), 16) / 2 ** 52 < ratio)
+
+/** `inner`, for the spans `sampler` keeps; the others unrecorded. */
+export const sampling = (inner: Tracer.Tracer, sampler: Sampler): Tracer.Tracer =>
+  Tracer.make({
+    span: (name, parent, context, links, startTime, kind, options) => {
+      const keep = sampler.parentBased && Option.isSome(parent)
+        ? parent.value.sampled
+        : withinRatio(Option.isSome(parent) ? parent.value.traceId : randomBytes(16).toString("hex"), sampler.ratio)
+      return keep ? inner.span(name, parent, context, links, startTime, kind, options) : unsampled(name, parent, context, links, startTime, kind)
+    },
+    context: (f, fiber) => inner.context(f, fiber)
+  })
 
 /**
  * The tracer, for the layers built after it. The exporter's modules are loaded here, so that a
  * server that exports nothing never loads them.
  */
 export const layer = (options: Options) =>
-  Layer.unwrapEffect(Effect.promise(async () => {
-    const [OtlpTracer, OtlpSerialization, FetchHttpClient] = await Promise.all([
-      import("@effect/opentelemetry/OtlpTracer"),
-      import("@effect/opentelemetry/OtlpSerialization"),
-      import("@effect/platform/FetchHttpClient")
-    ])
-    return OtlpTracer.layer({
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const [OtlpTracer, OtlpSerialization, FetchHttpClient] = yield* Effect.promise(() =>
+      Promise.all([
+        import("@effect/opentelemetry/OtlpTracer"),
+        import("@effect/opentelemetry/OtlpSerialization"),
+        import("@effect/platform/FetchHttpClient")
+      ])
+    )
+    const exporting = yield* OtlpTracer.make({
       url: options.url,
       resource: { serviceName: options.serviceName },
       headers: options.headers,
       exportInterval: options.exportInterval ?? Duration.seconds(5),
       shutdownTimeout: Duration.seconds(3)
-    }).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
+    }).pipe(Effect.provide([OtlpSerialization.layerJson, FetchHttpClient.layer]))
+    const sampler = options.sampler ?? { parentBased: true, ratio: 1 }
+    return Layer.setTracer(sampler.ratio >= 1 && sampler.parentBased ? exporting : sampling(exporting, sampler))
   }))
 
 /**
@@ -45,6 +108,7 @@ export const fromVariables = (env: {
   readonly tracesEndpoint?: string | undefined
   readonly serviceName?: string | undefined
   readonly headers?: string | undefined
+  readonly sampler?: Sampler | undefined
 }): Options | undefined => {
   const url = env.tracesEndpoint ?? (env.endpoint === undefined ? undefined : `${env.endpoint.replace(/\/+$/, "")}/v1/traces`)
   if (url === undefined) return undefined
@@ -53,5 +117,5 @@ export const fromVariables = (env: {
     const at = pair.indexOf("=")
     if (at > 0) headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim())
   }
-  return { url, serviceName: env.serviceName ?? "huddle", headers }
+  return { url, serviceName: env.serviceName ?? "huddle", headers, ...(env.sampler === undefined ? {} : { sampler: env.sampler }) }
 }
