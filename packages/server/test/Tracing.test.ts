@@ -20,23 +20,36 @@ const ancestry = (spans: ReadonlyArray<OtlpReceiver.Span>, span: OtlpReceiver.Sp
   return names
 }
 
+/**
+ * For the enclosing `describe`: an OTLP receiver, and the server in front of a fake upstream
+ * exporting its traces to it (as `serviceName`, with `sampler`); `onStart` receives them.
+ */
+const tracedSuite = (
+  serviceName: string,
+  sampler: Tracing.Sampler | undefined,
+  onStart: (started: { receiver: OtlpReceiver.OtlpReceiver; fake: FakeOpenAi.FakeOpenAi; server: TestServer.TestServer }) => void
+) => {
+  let receiver: OtlpReceiver.OtlpReceiver | undefined
+  let stop: (() => Promise<void>) | undefined
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start()
+    const started = await WithFakeUpstream.start([WithFakeUpstream.model("fake-standard", "standard", { max_output_tokens: 500 })], {
+      tracing: { url: receiver.url, serviceName, exportInterval: "50 millis", ...(sampler === undefined ? {} : { sampler }) }
+    })
+    stop = started.stop
+    onStart({ receiver, fake: started.fake, server: started.server })
+  }, 60_000)
+  afterAll(async () => {
+    await stop?.()
+    await receiver?.stop()
+  })
+}
+
 describe("traces", () => {
   let receiver: OtlpReceiver.OtlpReceiver
   let fake: FakeOpenAi.FakeOpenAi
   let server: TestServer.TestServer
-  let stop: () => Promise<void>
-
-  beforeAll(async () => {
-    receiver = await OtlpReceiver.start()
-    const started = await WithFakeUpstream.start([WithFakeUpstream.model("fake-standard", "standard", { max_output_tokens: 500 })], {
-      tracing: { url: receiver.url, serviceName: "huddle-under-test", exportInterval: "50 millis" }
-    })
-    ;({ fake, server, stop } = started)
-  }, 60_000)
-  afterAll(async () => {
-    await stop()
-    await receiver.stop()
-  })
+  tracedSuite("huddle-under-test", undefined, (started) => ({ receiver, fake, server } = started))
 
   it("a chat completion: one trace under the caller's, with the spans of authentication, scope, policy, credits and the upstream call", async () => {
     const user = await Accounts.signupAndLogin(server, "traced")
@@ -123,19 +136,7 @@ describe("sampling (OTEL_TRACES_SAMPLER)", () => {
   let receiver: OtlpReceiver.OtlpReceiver
   let fake: FakeOpenAi.FakeOpenAi
   let server: TestServer.TestServer
-  let stop: () => Promise<void>
-
-  beforeAll(async () => {
-    receiver = await OtlpReceiver.start()
-    const started = await WithFakeUpstream.start([WithFakeUpstream.model("fake-standard", "standard", { max_output_tokens: 500 })], {
-      tracing: { url: receiver.url, serviceName: "huddle-sampled", exportInterval: "50 millis", sampler: Tracing.samplerOf("parentbased_traceidratio", 0) }
-    })
-    ;({ fake, server, stop } = started)
-  }, 60_000)
-  afterAll(async () => {
-    await stop()
-    await receiver.stop()
-  })
+  tracedSuite("huddle-sampled", Tracing.samplerOf("parentbased_traceidratio", 0), (started) => ({ receiver, fake, server } = started))
 
   const complete = async (key: string, traceparent?: string) => {
     fake.enqueue({ answer: "Sampled?", usage: { prompt_tokens: 5, completion_tokens: 2 } })
