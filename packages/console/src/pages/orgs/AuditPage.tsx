@@ -26,10 +26,11 @@ export const AuditPage = () => (
 const isType = Schema.is(AuditEventType)
 const day = /^\d{4}-\d{2}-\d{2}$/
 
+/** The answer for one view (org, filters, page); a view not answered yet is loading. */
 type State =
   | { readonly _tag: "Loading" }
-  | { readonly _tag: "Failed"; readonly problem: Problem }
-  | { readonly _tag: "Loaded"; readonly page: Page }
+  | { readonly _tag: "Failed"; readonly view: string; readonly problem: Problem }
+  | { readonly _tag: "Loaded"; readonly view: string; readonly page: Page }
 
 const Audit = ({ org, profile }: { readonly org: Membership; readonly profile: Profile }) => {
   const api = useApi()
@@ -43,11 +44,13 @@ const Audit = ({ org, profile }: { readonly org: Membership; readonly profile: P
   const [trail, setTrail] = useState<{ readonly filters: string; readonly cursors: ReadonlyArray<string | undefined> }>({ filters, cursors: [undefined] })
   const cursors = trail.filters === filters ? trail.cursors : [undefined]
   const cursor = cursors.at(-1)
-  const [state, setState] = useState<State>({ _tag: "Loading" })
+  const view = `${org.id}|${filters}|${cursor ?? ""}`
+  const [answer, setAnswer] = useState<State>({ _tag: "Loading" })
+  // Until its own answer arrives, a view shows as loading, never the previous view's rows.
+  const state: State = answer._tag !== "Loading" && answer.view === view ? answer : { _tag: "Loading" }
 
   useEffect(() => {
     let current = true
-    setState({ _tag: "Loading" })
     void api((client) =>
       client.orgAdmin.auditLog({
         path: { orgId: org.id },
@@ -60,12 +63,12 @@ const Audit = ({ org, profile }: { readonly org: Membership; readonly profile: P
       })
     ).then((result) => {
       if (!current) return
-      setState(result._tag === "Right" ? { _tag: "Loaded", page: result.right } : { _tag: "Failed", problem: result.left })
+      setAnswer(result._tag === "Right" ? { _tag: "Loaded", view, page: result.right } : { _tag: "Failed", view, problem: result.left })
     })
     return () => {
       current = false
     }
-  }, [org.id, filters, cursor])
+  }, [view])
 
   const filter = (next: { readonly type?: string; readonly from?: string }) => {
     const merged = { type: typeParam, from: fromParam, ...next }
