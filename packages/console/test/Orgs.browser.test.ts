@@ -1,7 +1,8 @@
 /**
  * Organizations in the web console, in a real browser against the real server on loopback: an
- * admin creates an org, invites a member who then joins, sets a policy (seeing what members
- * will get before saving) and the member's spending cap; the member's requests over HTTP are
+ * admin creates an org, invites a member who then joins (and withdraws a mistaken invitation,
+ * and is refused stepping down as the last admin), sets a policy (seeing what members will get
+ * before saving) and the member's spending cap, and switches between two orgs; the member's requests over HTTP are
  * refused past the cap, the members page shows what they spent, and the audit log shows it all,
  * filtered by type. And at scale: with 2,000 members and 100,000 audit events, the members page
  * and the audit log each open with at most 3 API requests (their first page rendered; the time
@@ -120,6 +121,24 @@ describe("organizations in the web console", () => {
     expect(await memberRow.textContent()).toContain("invited")
     await check("members-invited")
 
+    // The last admin cannot step down: the server's refusal is said, and the role stays.
+    const adminRow = page.getByRole("row", { name: new RegExp(adminEmail) })
+    await adminRow.getByLabel(`Role of ${adminEmail}`).selectOption("member")
+    await expect.poll(() => adminRow.getByRole("alert").textContent()).toBe("An organization must keep at least one admin")
+    expect(await adminRow.getByLabel(`Role of ${adminEmail}`).inputValue()).toBe("admin")
+
+    // An invitation sent by mistake is withdrawn, after a confirmation that starts on Cancel.
+    const mistaken = Accounts.uniqueEmail("mistake")
+    await page.getByLabel("Email").fill(mistaken)
+    await page.getByRole("button", { name: "Invite" }).click()
+    const mistakenRow = page.getByRole("row", { name: new RegExp(mistaken) })
+    await mistakenRow.getByRole("button", { name: `Remove ${mistaken}` }).click()
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Cancel")
+    await check("members-confirm-remove")
+    await mistakenRow.getByRole("button", { name: "Remove member" }).click()
+    await page.getByText(`Removed ${mistaken}.`).waitFor()
+    expect(await mistakenRow.count()).toBe(0)
+
     // The member signs up with that address, and so joins; they call Huddle with a key of the org.
     const signup = await server.request("POST", "/v1/auth/signup", { body: { email: memberEmail, password } })
     expect(signup.status).toBe(201)
@@ -218,6 +237,17 @@ describe("organizations in the web console", () => {
     await grants.getByText("1,000 credits to the subscription pool: plan for November").waitFor()
     expect(await page.getByRole("button", { name: /grant/i }).count()).toBe(0)
     await check("pool")
+
+    // A second org: the header switches between them, and the choice is kept for the tab.
+    await page.getByRole("link", { name: "Organizations" }).click()
+    await page.getByLabel("Name").fill("Beta Lab")
+    await page.getByRole("button", { name: "Create organization" }).click()
+    await heading(/^Dashboard · Beta Lab/).waitFor()
+    await page.getByLabel("Organization").selectOption(orgId)
+    await heading(/^Dashboard · Acme Research/).waitFor()
+    expect(await page.evaluate(() => sessionStorage.getItem("huddle.org"))).toBe(orgId)
+    await page.reload()
+    await heading(/^Dashboard · Acme Research/).waitFor()
 
     // The member, in the console (a tab of their own): the admins' pages say so, and the policies read as enforced.
     expect(faults).toEqual([])
