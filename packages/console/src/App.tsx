@@ -6,6 +6,14 @@ import type { JSX } from "preact"
 import { useEffect } from "preact/hooks"
 import { AccountPage } from "./pages/AccountPage.js"
 import { ApiKeysPage } from "./pages/keys/ApiKeysPage.js"
+import { AuditPage } from "./pages/orgs/AuditPage.js"
+import { DashboardPage } from "./pages/orgs/DashboardPage.js"
+import { MembersPage } from "./pages/orgs/MembersPage.js"
+import { OrgProvider } from "./pages/orgs/OrgContext.js"
+import { OrgsPage } from "./pages/orgs/OrgsPage.js"
+import { OrgSwitcher } from "./pages/orgs/OrgSwitcher.js"
+import { PoliciesPage } from "./pages/orgs/PoliciesPage.js"
+import { PoolPage } from "./pages/orgs/PoolPage.js"
 import { LoginPage } from "./pages/LoginPage.js"
 import { SignupPage } from "./pages/SignupPage.js"
 import { href, redirect, type Route, signedInOnly, useRoute } from "./route.js"
@@ -17,7 +25,13 @@ const pages: Record<Route, () => JSX.Element> = {
   login: LoginPage,
   signup: SignupPage,
   account: AccountPage,
-  keys: ApiKeysPage
+  keys: ApiKeysPage,
+  orgs: OrgsPage,
+  org: DashboardPage,
+  members: MembersPage,
+  policies: PoliciesPage,
+  pool: PoolPage,
+  audit: AuditPage
 }
 
 /** Where a session (or its absence) may not be: the page to go to instead. */
@@ -49,7 +63,7 @@ const Shell = () => {
         <span class="brand">Huddle</span>
         <nav aria-label="Console">
           {signedIn
-            ? <>{link("account", "Account")}{link("keys", "API keys")}<LogoutButton /></>
+            ? <>{link("account", "Account")}{link("keys", "API keys")}{link("orgs", "Organizations")}<OrgSwitcher /><LogoutButton /></>
             : <>{link("login", "Log in")}{link("signup", "Sign up")}</>}
         </nav>
       </header>
@@ -67,8 +81,11 @@ const NotFound = () => (
   </Page>
 )
 
+/** The organizations' context exists only with a session (it loads the profile). */
+const Signed = () => useSession().token === null ? <Shell /> : <OrgProvider><Shell /></OrgProvider>
+
 export const App = () => (
   <SessionProvider>
-    <Shell />
+    <Signed />
   </SessionProvider>
 )
