@@ -7,6 +7,7 @@ import { useEffect } from "preact/hooks"
 import { AccountPage } from "./pages/AccountPage.js"
 import { ApiKeysPage } from "./pages/keys/ApiKeysPage.js"
 import { SessionsPage } from "./pages/huddle/SessionsPage.js"
+import { ReviewsPage } from "./pages/reviews/ReviewsPage.js"
 import { LoginPage } from "./pages/LoginPage.js"
 import { SignupPage } from "./pages/SignupPage.js"
 import { href, redirect, type Route, signedInOnly, useRoute } from "./route.js"
@@ -19,7 +20,8 @@ const pages: Record<Route, () => JSX.Element> = {
   signup: SignupPage,
   account: AccountPage,
   keys: ApiKeysPage,
-  sessions: SessionsPage
+  sessions: SessionsPage,
+  reviews: ReviewsPage
 }
 
 /** Where a session (or its absence) may not be: the page to go to instead. */
@@ -51,7 +53,7 @@ const Shell = () => {
         <span class="brand">Huddle</span>
         <nav aria-label="Console">
           {signedIn
-            ? <>{link("account", "Account")}{link("keys", "API keys")}{link("sessions", "Conversations")}<LogoutButton /></>
+            ? <>{link("account", "Account")}{link("keys", "API keys")}{link("sessions", "Conversations")}{link("reviews", "Reviews")}<LogoutButton /></>
             : <>{link("login", "Log in")}{link("signup", "Sign up")}</>}
         </nav>
       </header>

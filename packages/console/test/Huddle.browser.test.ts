@@ -262,4 +262,44 @@ describe("conversations in the web console", () => {
     await page.getByRole("button", { name: "Send" }).click()
     await expect.poll(() => page.getByRole("alert").textContent()).toBe("Your message must not be blank.")
   })
+
+  it("holds a message for review when automatic execution is off, and runs it on approval or drops it on rejection", async () => {
+    const user = await Accounts.signupAndLogin(server, "huddle-review")
+    expect((await server.request("PUT", "/v1/me/preferences", { token: user.session, body: { auto_execute: false } })).status).toBe(200)
+    await page.goto(`${server.url}/#/login`)
+    await page.evaluate((token) => sessionStorage.setItem("huddle.session", token), user.session)
+    await page.reload()
+    await heading("Your account").waitFor()
+    await page.goto(`${server.url}/#/sessions/new`)
+    await heading("New conversation").waitFor()
+
+    await ask("Draft the agenda for Monday", "Single")
+    await page.getByText("This message awaits review: nothing runs or is charged until it is approved.").waitFor()
+    expect(await answers().count()).toBe(0)
+    const conversation = page.url()
+    await ask("Delete last week's notes", "Single")
+    await expect.poll(() => page.locator(".message.from-user").count()).toBe(2)
+
+    await page.getByRole("link", { name: "Review it" }).click()
+    await heading("Reviews").waitFor()
+    await page.getByRole("button", { name: "Approve “Draft the agenda for Monday”" }).waitFor()
+    await check("huddle-reviews")
+    await page.getByRole("button", { name: "Approve “Draft the agenda for Monday”" }).click()
+    await expect.poll(() => page.getByRole("status").last().textContent()).toMatch(/^Approved and answered: \d+ credits? charged\.$/)
+    await page.getByRole("button", { name: "Reject “Delete last week's notes”" }).click()
+    await page.getByText("Rejected: it will not run, and nothing was charged.").waitFor()
+    await page.getByText("Nothing awaits review.").waitFor()
+
+    const intents = await server.request("POST", "/v1/rpc", {
+      token: user.session,
+      body: { jsonrpc: "2.0", method: "intent.list", params: {}, id: 1 }
+    })
+    expect(intents.body.result.data.map((i: { input: string; status: string }) => [i.input, i.status])).toEqual([
+      ["Delete last week's notes", "rejected"],
+      ["Draft the agenda for Monday", "completed"]
+    ])
+    // The approved answer is in the conversation.
+    await page.goto(conversation)
+    await expect.poll(() => answers().count()).toBe(1)
+  })
 })

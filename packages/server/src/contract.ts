@@ -39,6 +39,8 @@ export * as ErrorTable from "./api/ErrorTable.js"
 export * as Headers from "./api/Headers.js"
 export * as Idempotency from "./api/Idempotency.js"
 export * as Input from "./api/Input.js"
+/** The JSON-RPC intent methods' params and results (`intent.list`, `intent.approve`, …). */
+export * as IntentMethods from "./api/IntentMethods.js"
 export * as JsonRpcWire from "./api/JsonRpcWire.js"
 export * as Limits from "./api/Limits.js"
 export * as Lists from "./api/Lists.js"

@@ -35,6 +35,7 @@ export const Conversation = ({ id }: { readonly id: string | null }) => {
   const [live, setLive] = useState<Live | null>(null)
   const [problem, setProblem] = useState<string | null>(null)
   const [said, setSaid] = useState("")
+  const [awaiting, setAwaiting] = useState(false)
   const problemRef = useRef<HTMLParagraphElement>(null)
 
   const load = async (sid: string) => {
@@ -62,6 +63,7 @@ export const Conversation = ({ id }: { readonly id: string | null }) => {
     if (session.token === null) return false
     setProblem(null)
     setSaid("")
+    setAwaiting(false)
     setLive({ question: text, mode, stages: [], text: "" })
     const stages: Array<Stage> = []
     const result = await streamTurn(session.token, checked.right, (event) => {
@@ -90,7 +92,8 @@ export const Conversation = ({ id }: { readonly id: string | null }) => {
     const answered = reply.message_id
     if (answered !== null) setSeen((now) => new Map(now).set(answered, { stages, reply }))
     if (reply.status === "awaiting_review") {
-      setSaid(`This message awaits review before it runs (intent ${reply.intent_id}).`)
+      setSaid("This message awaits review: nothing runs or is charged until it is approved.")
+      setAwaiting(true)
     }
     if (sessionId === null) {
       setSessionId(reply.session_id)
@@ -131,6 +134,7 @@ export const Conversation = ({ id }: { readonly id: string | null }) => {
         )}
       </ol>
       <p class="notice" role="status">{said}</p>
+      {awaiting ? <p><a href={href("reviews")}>Review it</a></p> : null}
       {problem === null ? null : <p class="problem" role="alert" tabIndex={-1} ref={problemRef}>{problem}</p>}
       {loaded?._tag === "Failed" ? null : <Composer pending={live !== null} first={sessionId === null} onSend={send} />}
     </Page>
