@@ -14,7 +14,7 @@ import { Loading } from "../../ui/Status.js"
 import { type Resource, useApi } from "../../ui/useApi.js"
 import { validate } from "../../validate.js"
 import { Composer } from "./Composer.js"
-import { type Seen, MessageView } from "./MessageView.js"
+import { MessageView, modeNames, type Seen } from "./MessageView.js"
 import { sayRefusal } from "./refusal.js"
 import { type Stage, Stages } from "./Stages.js"
 import type { Mode, SessionWithMessages } from "./wire.js"
@@ -122,7 +122,7 @@ export const Conversation = ({ id }: { readonly id: string | null }) => {
         {live === null ? null : (
           <>
             <li class="message from-user">
-              <p class="who">You · {live.mode} mode</p>
+              <p class="who">You · {modeNames[live.mode]} mode</p>
               <p class="text">{live.question}</p>
             </li>
             <li class="message from-huddle live" aria-busy="true">

@@ -17,7 +17,7 @@ interface Props {
   readonly seen?: Seen | undefined
 }
 
-const modeNames = { single: "Single", multi: "Multi", auto: "Auto" } as const
+export const modeNames = { single: "Single", multi: "Multi", auto: "Auto" } as const
 
 export const MessageView = ({ message, workspaceId, seen }: Props) => {
   if (message.role === "user") {
