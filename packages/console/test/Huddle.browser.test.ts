@@ -4,7 +4,8 @@
  * before the stream has ended; asks the council a contested question in the same session and
  * sees its rounds go by, then the report with the dissent set apart; asks in auto mode; finds
  * the conversation in the list, renames it and deletes it. The refusals (402 with the balance,
- * 429 with the wait, a policy denial) are said in words a person can act on.
+ * 429 with the wait, a policy denial) are said in words a person can act on; messages held for
+ * review are approved or rejected; a degraded council run is marked, with who was dropped.
  */
 import { Accounts, TestServer } from "@huddle/testkit"
 import type { Browser, BrowserContext, Page } from "playwright-core"
@@ -301,5 +302,35 @@ describe("conversations in the web console", () => {
     // The approved answer is in the conversation.
     await page.goto(conversation)
     await expect.poll(() => answers().count()).toBe(1)
+  })
+
+  it("marks a degraded council run and names who was dropped, in which round and why", async () => {
+    const user = await Accounts.signupAndLogin(server, "huddle-degraded")
+    const reply = (await server.request("POST", "/v1/huddle", { token: user.session, body: { input: contested, mode: "multi" } })).body
+    const path = `/v1/huddle/sessions/${reply.session_id}`
+    const stored = (await server.request("GET", path, { token: user.session })).body
+    // The offline council never drops anyone: the stored session is answered as if seat 3 had timed out.
+    const answer = stored.messages.at(-1)
+    const [one, two, three] = answer.consensus.participants
+    answer.consensus = {
+      ...answer.consensus,
+      participants: [one, two, { ...three, vote: "dropped", endorsed: null, position: null }],
+      dropped: [{ seat: 3, model: three.model, round: "critique", reason: "timed out after 30s" }],
+      degraded: true,
+      degraded_reasons: ["2 of 3 planned participants finished"]
+    }
+    await page.route(`**${path}`, (route) => route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(stored) }))
+    await page.goto(`${server.url}/#/login`)
+    await page.evaluate((token) => sessionStorage.setItem("huddle.session", token), user.session)
+    await page.reload()
+    await heading("Your account").waitFor()
+    await page.goto(`${server.url}/#/sessions/${reply.session_id}`)
+    const report = page.getByRole("region", { name: "Council report" })
+    await report.waitFor()
+    expect(await report.locator(".degraded").textContent()).toBe("Degraded run. 2 of 3 planned participants finished")
+    expect(await report.getByRole("list", { name: "Dropped participants" }).textContent())
+      .toBe(`Seat 3 (${three.model}) dropped in the critique round: timed out after 30s`)
+    expect(await report.locator("table.participants tbody tr").nth(2).textContent()).toContain("Dropped")
+    await check("huddle-degraded")
   })
 })
