@@ -14,6 +14,8 @@ import { OrgsPage } from "./pages/orgs/OrgsPage.js"
 import { OrgSwitcher } from "./pages/orgs/OrgSwitcher.js"
 import { PoliciesPage } from "./pages/orgs/PoliciesPage.js"
 import { PoolPage } from "./pages/orgs/PoolPage.js"
+import { SessionsPage } from "./pages/huddle/SessionsPage.js"
+import { ReviewsPage } from "./pages/reviews/ReviewsPage.js"
 import { LoginPage } from "./pages/LoginPage.js"
 import { SignupPage } from "./pages/SignupPage.js"
 import { href, redirect, type Route, signedInOnly, useRoute } from "./route.js"
@@ -31,7 +33,9 @@ const pages: Record<Route, () => JSX.Element> = {
   members: MembersPage,
   policies: PoliciesPage,
   pool: PoolPage,
-  audit: AuditPage
+  audit: AuditPage,
+  sessions: SessionsPage,
+  reviews: ReviewsPage
 }
 
 /** Where a session (or its absence) may not be: the page to go to instead. */
@@ -63,7 +67,7 @@ const Shell = () => {
         <span class="brand">Huddle</span>
         <nav aria-label="Console">
           {signedIn
-            ? <>{link("account", "Account")}{link("keys", "API keys")}{link("orgs", "Organizations")}<OrgSwitcher /><LogoutButton /></>
+            ? <>{link("account", "Account")}{link("keys", "API keys")}{link("sessions", "Conversations")}{link("reviews", "Reviews")}{link("orgs", "Organizations")}<OrgSwitcher /><LogoutButton /></>
             : <>{link("login", "Log in")}{link("signup", "Sign up")}</>}
         </nav>
       </header>

@@ -35,6 +35,8 @@ export const MessageRequest = Schema.Struct({
   model_tier: Schema.optional(ModelTier)
 })
 
+export const RenameRequest = Schema.Struct({ title: SessionTitle })
+
 const SessionPath = Schema.Struct({ session_id: Id })
 
 const streamingNote =
@@ -82,7 +84,7 @@ export class HuddleApi extends HttpApiGroup.make("huddle")
       .annotate(OpenApi.Summary, "Rename a session")
       .annotate(OpenApi.Description, "Give one of the caller's sessions a new title.")
       .setPath(SessionPath)
-      .setPayload(Schema.Struct({ title: SessionTitle }))
+      .setPayload(RenameRequest)
       .addSuccess(HuddleSession)
   )
   .add(

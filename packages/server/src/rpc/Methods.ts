@@ -3,18 +3,16 @@
  * schema its result is encoded with (the OpenRPC document is generated from both), its rate
  * class and its handler, which calls the domain.
  */
-import { Intent, IntentStatus } from "@huddle/domain/huddle/Intent"
+import { Intent } from "@huddle/domain/huddle/Intent"
 import { HuddleMode, ModelTier, Preferences } from "@huddle/domain/accounts/Preferences"
 import type { Principal } from "@huddle/domain/accounts/Principal"
 import { outcomeOf } from "@huddle/domain/huddle/IntentPipeline"
 import { Intents } from "@huddle/domain/huddle/Intents"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Effect, Schema, Struct } from "effect"
-import { Cursor } from "@huddle/domain/shared/Page"
-import * as WireString from "@huddle/domain/shared/WireString"
+import { ById, Id, IntentPage, ListParams } from "../api/IntentMethods.js"
 import { Input as HuddleInput } from "../api/Input.js"
 import { maxInputLength } from "../api/Limits.js"
-import { maxLimit, page } from "../api/Lists.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as OpenRpc from "./OpenRpc.js"
 
@@ -25,8 +23,6 @@ export interface Caller {
   /** The endpoint's absolute URL as the caller reached it, for `rpc.discover`'s `servers`. */
   readonly endpointUrl: string
 }
-
-const Id = WireString.Id.pipe(Schema.minLength(1)).annotations({ title: "id" })
 
 const Input = HuddleInput.annotations({
   title: "input",
@@ -51,19 +47,6 @@ export const SubmitParams = Schema.Struct({
   workspace_id: Schema.optional(Id.annotations({ description: "One of the caller's workspaces (default: the personal one)" }))
 })
 
-const ById = Schema.Struct({ id: Id.annotations({ description: "The intent's id" }) })
-
-export const ListParams = Schema.Struct({
-  limit: Schema.optionalWith(
-    Schema.Int.pipe(Schema.between(1, maxLimit, { message: () => `must be an integer between 1 and ${maxLimit}` }))
-      .annotations({ title: "limit", description: `Page size, 1 to ${maxLimit}`, default: 50 }),
-    { default: () => 50 }
-  ),
-  cursor: Schema.optional(Cursor.annotations({ title: "cursor", description: "The next_cursor of the previous page" })),
-  status: Schema.optional(IntentStatus.annotations({ description: "Only intents in this status" }))
-})
-
-export const IntentPage = page(Intent)
 
 const NoParams = Schema.Struct({})
 
