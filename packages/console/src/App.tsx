@@ -6,6 +6,9 @@ import type { JSX } from "preact"
 import { useEffect } from "preact/hooks"
 import { AccountPage } from "./pages/AccountPage.js"
 import { ApiKeysPage } from "./pages/keys/ApiKeysPage.js"
+import { FilePage } from "./pages/files/FilePage.js"
+import { MemoriesPage } from "./pages/memories/MemoriesPage.js"
+import { RepositoryPage } from "./pages/repository/RepositoryPage.js"
 import { LoginPage } from "./pages/LoginPage.js"
 import { SignupPage } from "./pages/SignupPage.js"
 import { href, redirect, type Route, signedInOnly, useRoute } from "./route.js"
@@ -17,7 +20,10 @@ const pages: Record<Route, () => JSX.Element> = {
   login: LoginPage,
   signup: SignupPage,
   account: AccountPage,
-  keys: ApiKeysPage
+  keys: ApiKeysPage,
+  memories: MemoriesPage,
+  repository: RepositoryPage,
+  files: FilePage
 }
 
 /** Where a session (or its absence) may not be: the page to go to instead. */
@@ -49,7 +55,7 @@ const Shell = () => {
         <span class="brand">Huddle</span>
         <nav aria-label="Console">
           {signedIn
-            ? <>{link("account", "Account")}{link("keys", "API keys")}<LogoutButton /></>
+            ? <>{link("account", "Account")}{link("keys", "API keys")}{link("memories", "Memories")}{link("repository", "Repositories")}<LogoutButton /></>
             : <>{link("login", "Log in")}{link("signup", "Sign up")}</>}
         </nav>
       </header>

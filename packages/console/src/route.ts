@@ -6,11 +6,11 @@
  */
 import { useEffect, useState } from "preact/hooks"
 
-export const routes = ["login", "signup", "account", "keys"] as const
+export const routes = ["login", "signup", "account", "keys", "memories", "repository", "files"] as const
 export type Route = (typeof routes)[number]
 
 /** The pages that need a session, and those that make no sense with one. */
-export const signedInOnly: ReadonlyArray<Route> = ["account", "keys"]
+export const signedInOnly: ReadonlyArray<Route> = ["account", "keys", "memories", "repository", "files"]
 
 /** The address of a page, with more path segments (each encoded) and a query. */
 export const href = (route: Route, segments: ReadonlyArray<string> = [], query?: Readonly<Record<string, string>>): string => {

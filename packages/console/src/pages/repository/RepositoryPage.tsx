@@ -1,0 +1,27 @@
+/**
+ * Repositories: for each workspace the person may use (their personal one and their
+ * organizations'), the connected repository and its indexing, with the means to connect one.
+ * Org workspaces are managed by the org's admins; a member sees the status and the server
+ * refuses the rest in its own words.
+ */
+import { Page } from "../../ui/Page.js"
+import { Loading, ProblemNote } from "../../ui/Status.js"
+import { useResource } from "../../ui/useApi.js"
+import { WorkspaceRepository } from "./WorkspaceRepository.js"
+
+export const RepositoryPage = () => {
+  const [workspaces] = useResource((client) => client.workspaces.list({ urlParams: { limit: 100 } }))
+  return (
+    <Page title="Repositories">
+      <p>
+        Connect a code repository to a workspace: Huddle indexes it, and answers asked in that workspace cite its
+        files and lines.
+      </p>
+      {workspaces._tag === "Loading" ? <Loading what="your workspaces" /> : null}
+      {workspaces._tag === "Failed" ? <ProblemNote problem={workspaces.problem} /> : null}
+      {workspaces._tag === "Loaded"
+        ? workspaces.value.data.map((workspace) => <WorkspaceRepository key={workspace.id} workspace={workspace} />)
+        : null}
+    </Page>
+  )
+}
