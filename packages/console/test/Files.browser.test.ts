@@ -140,6 +140,15 @@ describe("memories, repositories, the file view and charges in the console", () 
     await page.getByText("No memories yet").waitFor()
     expect(await memories()).toEqual([])
 
+    // A workspace memory says whose it is.
+    await page.getByLabel("What to remember").fill("Deploys go out on Tuesdays.")
+    await page.getByLabel("Who it is for").selectOption("workspace")
+    await page.getByLabel("Workspace", { exact: true }).selectOption({ label: "Your personal workspace" })
+    await page.getByRole("button", { name: "Save memory" }).click()
+    await item.filter({ hasText: "Tuesdays" }).waitFor()
+    expect(await item.locator(".scope").textContent()).toBe("Workspace: your personal workspace")
+    expect((await memories()).map((m) => m.scope)).toEqual(["workspace"])
+
     // A repository: a directory under the server's roots, indexed in the background.
     await page.getByRole("link", { name: "Repositories" }).click()
     await heading("Repositories").waitFor()
@@ -191,9 +200,13 @@ describe("memories, repositories, the file view and charges in the console", () 
     expect(reply.status).toBe(200)
     await page.goto(`${server.url}/#/account`)
     await heading("Your account").waitFor()
-    const charge = page.getByRole("row").filter({ hasText: `Request ${reply.body.intent_id}` }).filter({ hasText: "Charged" })
+    const charge = page.getByRole("row").filter({ hasText: `Request ${reply.body.intent_id}` }).filter({ hasText: "Held while running" })
     await charge.waitFor()
     expect(await charge.textContent()).toMatch(/−\d/)
+    // What was not used comes back, and the rows net to what the message was charged.
+    const returned = page.getByRole("row").filter({ hasText: `Request ${reply.body.intent_id}` }).filter({ hasText: "Returned, not used" })
+    const amount = async (row: typeof charge) => Number((await row.locator("td.number").first().textContent())!.replace(/[^\d]/g, ""))
+    expect(await amount(charge) - (await returned.count() === 0 ? 0 : await amount(returned))).toBe(reply.body.credits_charged)
     expect(await page.getByRole("row").filter({ hasText: "starter grant" }).textContent()).toContain("+1,000 credits")
     const balance = (await server.request("GET", "/v1/me", { token: session })).body.credits.balance as number
     expect(balance).toBe(1000 - reply.body.credits_charged)

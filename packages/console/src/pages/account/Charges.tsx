@@ -17,7 +17,7 @@ const pageSize = 20
 
 const kinds: Record<Entry["kind"], string> = {
   grant: "Granted",
-  reserve: "Charged",
+  reserve: "Held while running",
   settle: "Returned, not used",
   release: "Returned, request stopped"
 }
