@@ -60,6 +60,8 @@ const useHash = <A>(read: () => A): A => {
   useEffect(() => {
     const update = () => setValue(read())
     addEventListener("hashchange", update)
+    // The address may have changed between the first render and now, with nobody listening.
+    update()
     return () => removeEventListener("hashchange", update)
   }, [])
   return value

@@ -9,7 +9,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Accounts, TestServer } from "@huddle/testkit"
+import { Accounts, Orgs, TestServer } from "@huddle/testkit"
 import { Duration } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
@@ -225,5 +225,21 @@ describe("memories, repositories, the file view and charges in the console", () 
     await expect.poll(() => page.getByRole("alert").textContent()).toBe("Workspace not found")
     expect(await page.locator("pre.code").count()).toBe(0)
     await check("file-not-found")
+  })
+
+  it("shows a member their organization's workspace, says who manages it, and gives the server's refusal to connect", async () => {
+    const org = await Orgs.createOrg(server)
+    const member = await Orgs.addMember(server, org)
+    const created = await server.request("POST", `/v1/orgs/${org.id}/admin/workspaces`, { token: org.admin.session, body: { name: "Backend" } })
+    expect(created.status).toBe(201)
+    await openAs(member, "#/repository")
+    await heading("Repositories").waitFor()
+    const card = page.getByRole("region", { name: "Backend" })
+    await card.getByText(`A workspace of Acme Research: its admins manage the repository.`).waitFor()
+    await card.getByLabel("Directory", { exact: true }).fill(join(root, "repo"))
+    await card.getByRole("button", { name: "Connect a repository" }).click()
+    await expect.poll(() => card.getByRole("alert").textContent()).toMatch(/admin/i)
+    expect((await server.request("GET", `/v1/workspaces/${created.body.id}/repository`, { token: member.session })).status).toBe(404)
+    await check("repository-org-member")
   })
 })

@@ -18,6 +18,13 @@ export const FilePage = () => {
   const path = rest.join("/")
   const cited = citedLines(query)
   const key = `${workspaceId}\u0000${path}\u0000${cited?.start ?? ""}`
+  if (workspaceId === "" || path === "") {
+    return (
+      <Page title="File">
+        <p class="problem" role="alert">This address names no file. <a href={href("repository")}>Open one from your repositories</a>.</p>
+      </Page>
+    )
+  }
   return <FileOf key={key} workspaceId={workspaceId} path={path} cited={cited} />
 }
 
@@ -25,11 +32,9 @@ const FileOf = ({ cited, path, workspaceId }: { readonly workspaceId: string; re
   const [file] = useResource((client) =>
     client.workspaces.file({ path: { id: workspaceId }, urlParams: { path, from: firstLineFor(cited) } })
   )
-  const title = path === "" ? "File" : path
   return (
-    <Page title={title}>
+    <Page title={path}>
       <p><a href={href("repository")}>Back to repositories</a></p>
-      {path === "" || workspaceId === "" ? <p class="problem" role="alert">This address names no file.</p> : null}
       {file._tag === "Loading" ? <Loading what={path} /> : null}
       {file._tag === "Failed" ? <ProblemNote problem={file.problem} /> : null}
       {file._tag === "Loaded"

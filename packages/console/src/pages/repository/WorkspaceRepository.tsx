@@ -9,7 +9,7 @@ import { Loading, ProblemNote } from "../../ui/Status.js"
 import { useApi } from "../../ui/useApi.js"
 import { ConnectForm } from "./ConnectForm.js"
 import { RepositoryStatus } from "./RepositoryStatus.js"
-import type { Status, Workspace } from "./wire.js"
+import type { Membership, Status, Workspace } from "./wire.js"
 
 const pollEvery = 1000
 
@@ -19,7 +19,13 @@ type State =
   | { readonly _tag: "Failed"; readonly problem: Problem }
   | { readonly _tag: "Connected"; readonly status: Status }
 
-export const WorkspaceRepository = ({ workspace }: { readonly workspace: Workspace }) => {
+interface Props {
+  readonly workspace: Workspace
+  /** The organization of an org workspace, as the person belongs to it. */
+  readonly org: Membership | null
+}
+
+export const WorkspaceRepository = ({ org, workspace }: Props) => {
   const api = useApi()
   const id = useId()
   const [state, setState] = useState<State>(workspace.repository === null ? { _tag: "None" } : { _tag: "Loading" })
@@ -112,6 +118,11 @@ export const WorkspaceRepository = ({ workspace }: { readonly workspace: Workspa
   return (
     <section class="card" aria-labelledby={`${id}-name`}>
       <h2 id={`${id}-name`}>{workspace.personal ? "Your personal workspace" : workspace.name}</h2>
+      {org === null ? null : (
+        <p class="hint">
+          A workspace of {org.name}: {org.role === "admin" ? "you manage its repository as an admin." : "its admins manage the repository."}
+        </p>
+      )}
       {body()}
     </section>
   )
