@@ -252,6 +252,16 @@ for (const engine of TestDatabase.availableEngines()) {
         expect(yield* rows(`SELECT path, indexed_version FROM repository_files WHERE repository_id = $1 ORDER BY path COLLATE "C"`, connection.id))
           .toEqual([{ path: "src/a.ts", indexed_version: 1 }, { path: "src/b.ts", indexed_version: 2 }, { path: "test/a.test.ts", indexed_version: 1 }])
         expect((yield* store.counts(connection.id)).skipped.by_reason).toMatchObject({ binary: 1, minified: 1, generated: 0 })
+
+        // One file's row and the chunks that meet a range of lines, in order; nothing for a path not indexed.
+        const read = (path: string, from: number, to: number) =>
+          store.file(connection.id, path, { from, to }).pipe(
+            Effect.map(Option.map(({ chunks, file }) => ({ file, chunks: chunks.map((c) => [c.start_line, c.end_line, c.text]) })))
+          )
+        expect(yield* read("src/a.ts", 2, 3)).toEqual(Option.some({ file: file("src/a.ts", "a1"), chunks: [[1, 2, "a1"], [2, 3, "a2"]] }))
+        expect(yield* read("src/a.ts", 3, 10)).toEqual(Option.some({ file: file("src/a.ts", "a1"), chunks: [[2, 3, "a2"]] }))
+        expect(yield* read("src/b.ts", 1, 1)).toEqual(Option.some({ file: file("src/b.ts", "b2"), chunks: [[1, 3, "b2"]] }))
+        for (const path of ["logo.png", "src/none.ts", "src"]) expect(yield* read(path, 1, 3)).toEqual(Option.none())
       }))
 
     it.scoped("lets one job at a time index a repository, whichever runner is kicked, and serves every run asked for", () =>

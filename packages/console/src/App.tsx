@@ -16,6 +16,9 @@ import { PoliciesPage } from "./pages/orgs/PoliciesPage.js"
 import { PoolPage } from "./pages/orgs/PoolPage.js"
 import { SessionsPage } from "./pages/huddle/SessionsPage.js"
 import { ReviewsPage } from "./pages/reviews/ReviewsPage.js"
+import { FilePage } from "./pages/files/FilePage.js"
+import { MemoriesPage } from "./pages/memories/MemoriesPage.js"
+import { RepositoryPage } from "./pages/repository/RepositoryPage.js"
 import { LoginPage } from "./pages/LoginPage.js"
 import { SignupPage } from "./pages/SignupPage.js"
 import { href, redirect, type Route, signedInOnly, useRoute } from "./route.js"
@@ -35,7 +38,10 @@ const pages: Record<Route, () => JSX.Element> = {
   pool: PoolPage,
   audit: AuditPage,
   sessions: SessionsPage,
-  reviews: ReviewsPage
+  reviews: ReviewsPage,
+  memories: MemoriesPage,
+  repository: RepositoryPage,
+  files: FilePage
 }
 
 /** Where a session (or its absence) may not be: the page to go to instead. */
@@ -67,7 +73,7 @@ const Shell = () => {
         <span class="brand">Huddle</span>
         <nav aria-label="Console">
           {signedIn
-            ? <>{link("account", "Account")}{link("keys", "API keys")}{link("sessions", "Conversations")}{link("reviews", "Reviews")}{link("orgs", "Organizations")}<OrgSwitcher /><LogoutButton /></>
+            ? <>{link("account", "Account")}{link("keys", "API keys")}{link("sessions", "Conversations")}{link("reviews", "Reviews")}{link("memories", "Memories")}{link("repository", "Repositories")}{link("orgs", "Organizations")}<OrgSwitcher /><LogoutButton /></>
             : <>{link("login", "Log in")}{link("signup", "Sign up")}</>}
         </nav>
       </header>

@@ -6,11 +6,11 @@
  */
 import { useEffect, useState } from "preact/hooks"
 
-export const routes = ["login", "signup", "account", "keys", "sessions", "reviews", "orgs", "org", "members", "policies", "pool", "audit"] as const
+export const routes = ["login", "signup", "account", "keys", "sessions", "reviews", "memories", "repository", "files", "orgs", "org", "members", "policies", "pool", "audit"] as const
 export type Route = (typeof routes)[number]
 
 /** The pages that need a session, and those that make no sense with one. */
-export const signedInOnly: ReadonlyArray<Route> = ["account", "keys", "sessions", "reviews", "orgs", "org", "members", "policies", "pool", "audit"]
+export const signedInOnly: ReadonlyArray<Route> = ["account", "keys", "sessions", "reviews", "memories", "repository", "files", "orgs", "org", "members", "policies", "pool", "audit"]
 
 /** The address of a page, with more path segments (each encoded) and a query. */
 export const href = (route: Route, segments: ReadonlyArray<string> = [], query?: Readonly<Record<string, string>>): string => {
@@ -60,6 +60,8 @@ const useHash = <A>(read: () => A): A => {
   useEffect(() => {
     const update = () => setValue(read())
     addEventListener("hashchange", update)
+    // The address may have changed between the first render and now, with nobody listening.
+    update()
     return () => removeEventListener("hashchange", update)
   }, [])
   return value

@@ -26,6 +26,7 @@ export { GrantRequest, LedgerPage, LedgerParams, OperatorApi, OperatorAuthentica
 export { AuditLogParams, CapRequest, InviteRequest, OrgAdminApi } from "./api/OrgAdminApi.js"
 export { OrgIdPath, OrgsApi } from "./api/OrgsApi.js"
 export { RpcApi } from "./api/RpcApi.js"
+export { ConnectRepositoryRequest, CreateWorkspaceRequest, RepositoryFileParams, WorkspacesApi } from "./api/WorkspacesApi.js"
 
 /** OpenAI's chat-completion and model schemas (`OpenAi.ChatCompletionRequest`, `OpenAi.Message`, …). */
 export * as OpenAi from "./api/OpenAiApi.js"

@@ -319,7 +319,23 @@ export const make = Effect.gen(function*() {
           WHERE ${held(lease)} RETURNING id`.pipe(Effect.map(touched), Effect.orDie),
 
     snapshot: (repositoryId) => snapshot(repositoryId).pipe(Effect.orDie),
-    counts: (repositoryId) => counts(repositoryId).pipe(Effect.orDie)
+    counts: (repositoryId) => counts(repositoryId).pipe(Effect.orDie),
+    file: (repositoryId, path, range) =>
+      Effect.gen(function*() {
+        const files = yield* sql<{ path: string; category: FileCategory; language: string; lines: number; bytes: number; hash: string }>`
+          SELECT path, category, language, lines, bytes, hash FROM repository_files
+          WHERE repository_id = ${repositoryId} AND path = ${path}`
+        if (files[0] === undefined) return Option.none()
+        const chunks = yield* sql<{ path: string; start_line: number; end_line: number; text: string }>`
+          SELECT path, start_line, end_line, text FROM repository_chunks
+          WHERE repository_id = ${repositoryId} AND path = ${path} AND start_line <= ${range.to} AND end_line >= ${range.from}
+          ORDER BY seq`
+        const trusted = { disableValidation: true }
+        return Option.some({
+          file: new IndexedFile({ ...files[0], bytes: Number(files[0].bytes) }, trusted),
+          chunks: chunks.map((row) => new Chunk(row, trusted))
+        })
+      }).pipe(Effect.orDie)
   })
 })
 

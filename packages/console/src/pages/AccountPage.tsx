@@ -1,4 +1,5 @@
 import { credits } from "../format.js"
+import { Charges } from "./account/Charges.js"
 import { Page } from "../ui/Page.js"
 import { Loading, ProblemNote } from "../ui/Status.js"
 import { Time } from "../ui/Time.js"
@@ -22,6 +23,7 @@ export const AccountPage = () => {
           </dl>
         )
         : null}
+      <Charges />
     </Page>
   )
 }

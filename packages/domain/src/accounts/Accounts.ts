@@ -21,6 +21,7 @@ import { Organizations } from "../orgs/Organizations.js"
 import { AuditLog } from "../audit/AuditLog.js"
 import type { AuditEvent } from "../audit/Audit.js"
 import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
+import { LedgerEntry } from "../credits/LedgerEntry.js"
 import { traced } from "../observability/Traced.js"
 
 export class LoginResult extends Schema.Class<LoginResult>("LoginResult")({
@@ -50,6 +51,11 @@ export interface Service {
   readonly setPreferences: (principal: Principal, preferences: Preferences) => Effect.Effect<Preferences>
   /** Account-level audit events the user took part in (API keys, deleted organizations), newest first. */
   readonly auditLog: (principal: Principal, page: PageRequest) => Effect.Effect<Page<AuditEvent>>
+  /**
+   * The caller's personal credit ledger, newest first, with the balance now: what their requests
+   * were charged and what they were granted. Only their own account; org pools are the admins'.
+   */
+  readonly ledger: (principal: Principal, page: PageRequest) => Effect.Effect<Page<LedgerEntry> & { readonly balance: number }>
 }
 
 export class Accounts extends Context.Tag("@huddle/domain/Accounts")<Accounts, Service>() {}
@@ -158,7 +164,20 @@ export const make = Effect.gen(function*() {
       Effect.map((rows) => fromRows(rows, page.limit))
     )
 
-  return Accounts.of(traced("Accounts", { signup, login, logout, profile, setPreferences, auditLog }))
+  const ledger: Service["ledger"] = (principal, page) => {
+    const account = { ownerType: "user", ownerId: principal.user.id, pool: "personal" } as const
+    return Effect.all({
+      rows: credits.ledger(account, page),
+      balance: credits.balance(account)
+    }, { concurrency: "unbounded" }).pipe(
+      Effect.map(({ balance, rows }) => ({
+        ...fromRows(rows.map((row) => new LedgerEntry(row, { disableValidation: true })), page.limit),
+        balance
+      }))
+    )
+  }
+
+  return Accounts.of(traced("Accounts", { signup, login, logout, profile, setPreferences, auditLog, ledger }))
 })
 
 export const layer = Layer.effect(Accounts, make)

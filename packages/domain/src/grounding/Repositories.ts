@@ -21,6 +21,7 @@ import {
   type SourceKind,
   statusOf
 } from "./RepositoryConnection.js"
+import { clip, linesOf, RepositoryFile } from "./RepositoryFile.js"
 import { RepositorySources } from "./RepositorySources.js"
 import { RepositoryStore } from "./RepositoryStore.js"
 import { traced } from "../observability/Traced.js"
@@ -40,6 +41,16 @@ export interface Service {
   readonly disconnect: (principal: Principal, workspaceId: string) => Effect.Effect<void, NotFound | Forbidden>
   readonly status: (principal: Principal, workspaceId: string) => Effect.Effect<RepositoryStatus, NotFound>
   readonly reindex: (principal: Principal, workspaceId: string) => Effect.Effect<RepositoryStatus, NotFound | Forbidden>
+  /**
+   * An indexed file's text (lines `from..to`, at most `maxLines`) from the stored snapshot, for
+   * whoever may read the status; a path that is not indexed is not found.
+   */
+  readonly file: (
+    principal: Principal,
+    workspaceId: string,
+    path: string,
+    range: { readonly from?: number | undefined; readonly to?: number | undefined }
+  ) => Effect.Effect<RepositoryFile, NotFound>
 }
 
 export class Repositories extends Context.Tag("@huddle/domain/Repositories")<Repositories, Service>() {}
@@ -136,7 +147,33 @@ export const make = Effect.gen(function*() {
       return yield* statusNow(connection.value)
     })
 
-  return Repositories.of(traced("Repositories", { connect, disconnect, status, reindex }))
+  const file: Service["file"] = (principal, workspaceId, path, asked) =>
+    Effect.gen(function*() {
+      const { workspace } = yield* workspaces.usable(principal, workspaceId)
+      const connection = yield* store.find(workspace.id)
+      if (Option.isNone(connection)) return yield* notConnected
+      // Clipping needs the file's length, which the same read returns: ask for every line that
+      // may be shown, then clip what came back.
+      const wide = clip(asked, Number.MAX_SAFE_INTEGER)
+      const found = connection.value.index_version === 0 ? Option.none() : yield* store.file(connection.value.id, path, wide)
+      if (Option.isNone(found)) return yield* new NotFound({ message: `No indexed file at this path: ${path}` })
+      const { chunks, file: indexed } = found.value
+      const range = clip(asked, indexed.lines)
+      return new RepositoryFile({
+        workspace_id: workspace.id,
+        path: indexed.path,
+        category: indexed.category,
+        language: indexed.language,
+        bytes: indexed.bytes,
+        index_version: connection.value.index_version,
+        total_lines: indexed.lines,
+        start_line: range.from,
+        end_line: range.to,
+        text: linesOf(chunks, range).join("\n")
+      })
+    })
+
+  return Repositories.of(traced("Repositories", { connect, disconnect, status, reindex, file }))
 })
 
 export const layer = Layer.effect(Repositories, make)

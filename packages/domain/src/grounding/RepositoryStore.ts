@@ -6,7 +6,8 @@
  */
 import { Context, type DateTime, type Duration, type Effect, type Option } from "effect"
 import type { IndexChanges, IndexProgress, RepositoryConnection, SnapshotCounts } from "./RepositoryConnection.js"
-import type { Snapshot } from "./Snapshot.js"
+import type { LineRange } from "./RepositoryFile.js"
+import type { Chunk, IndexedFile, Snapshot } from "./Snapshot.js"
 import type { SnapshotDelta } from "./SnapshotDelta.js"
 
 export interface Lease {
@@ -67,6 +68,12 @@ export interface Service {
   /** The stored snapshot, none before the first. */
   readonly snapshot: (repositoryId: string) => Effect.Effect<Option.Option<Snapshot>>
   readonly counts: (repositoryId: string) => Effect.Effect<SnapshotCounts>
+  /** An indexed file of the stored snapshot and its chunks that meet `range`, in order; none for a path not indexed. */
+  readonly file: (
+    repositoryId: string,
+    path: string,
+    range: LineRange
+  ) => Effect.Effect<Option.Option<{ readonly file: IndexedFile; readonly chunks: ReadonlyArray<Chunk> }>>
 }
 
 export class RepositoryStore extends Context.Tag("@huddle/domain/RepositoryStore")<RepositoryStore, Service>() {}

@@ -11,6 +11,7 @@ import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
 import { AuditLog } from "../audit/AuditLog.js"
 import { ApiKeyRepository } from "../accounts/ApiKeyRepository.js"
 import { type CreditAccountRef, CreditStore } from "../credits/CreditStore.js"
+import { LedgerEntry } from "../credits/LedgerEntry.js"
 import { OrganizationRepository } from "../orgs/OrganizationRepository.js"
 import { Transactor } from "../shared/Transactor.js"
 import { UserRepository } from "../accounts/UserRepository.js"
@@ -41,18 +42,7 @@ export class GrantResult extends Schema.Class<GrantResult>("CreditGrant")({
   balance: Schema.Int
 }) {}
 
-export class LedgerEntry extends Schema.Class<LedgerEntry>("LedgerEntry")({
-  id: Schema.String,
-  /** Positive: credits in (grant, settle and release give back); negative: a reservation taking them. */
-  delta: Schema.Int,
-  kind: Schema.Literal("grant", "reserve", "settle", "release"),
-  reservation_id: Schema.NullOr(Schema.String),
-  reason: Schema.String,
-  /** The user who acted (the payer of a reservation); null for the operator and the service. */
-  actor_id: Schema.NullOr(Schema.String),
-  balance_after: Schema.Int,
-  created_at: Schema.DateTimeUtc
-}) {}
+export { LedgerEntry }
 
 /** Where an operator's action came from, for the audit log. */
 export type Channel = "api" | "cli"

@@ -5,6 +5,8 @@ import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
 import { AuditEvent } from "@huddle/domain/audit/Audit"
 import { ListParams, page } from "./Lists.js"
+// The operator reads any account's ledger in the same shape.
+import { LedgerPage } from "./OperatorApi.js"
 
 export class MeApi extends HttpApiGroup.make("me")
   .add(
@@ -27,8 +29,18 @@ export class MeApi extends HttpApiGroup.make("me")
       .addSuccess(page(AuditEvent))
       .annotate(OpenApi.Description, "Account-level security events the caller took part in: API keys created and revoked, organizations deleted.")
   )
+  .add(
+    HttpApiEndpoint.get("ledger", "/me/credits/ledger")
+      .annotate(OpenApi.Summary, "Read the caller's credit ledger")
+      .setUrlParams(ListParams)
+      .addSuccess(LedgerPage)
+      .annotate(
+        OpenApi.Description,
+        "The caller's personal credit ledger, newest first (grants, reservations for their requests, settlements returning what was not used), each row with the balance after it, and the balance now; page with `limit` and `cursor`."
+      )
+  )
   .middleware(RateLimited)
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "Me")
-  .annotate(OpenApi.Description, "The caller's own account: profile, balance, preferences and security events.")
+  .annotate(OpenApi.Description, "The caller's own account: profile, balance and ledger, preferences and security events.")
 {}

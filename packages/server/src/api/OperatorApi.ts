@@ -5,7 +5,8 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { User } from "@huddle/domain/accounts/User"
-import { GrantResult, LedgerEntry, OrgBalance } from "@huddle/domain/operator/Operator"
+import { LedgerEntry } from "@huddle/domain/credits/LedgerEntry"
+import { GrantResult, OrgBalance } from "@huddle/domain/operator/Operator"
 import { Id as WireId, Line } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"

@@ -2,6 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { WorkspaceName } from "@huddle/domain/accounts/Workspace"
 import { WorkspaceView } from "@huddle/domain/accounts/Workspaces"
 import { RepositoryStatus } from "@huddle/domain/grounding/RepositoryConnection"
+import { maxLines, RepositoryFile } from "@huddle/domain/grounding/RepositoryFile"
 import { Id, Line } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 import * as Envelope from "./Envelope.js"
@@ -27,6 +28,23 @@ export const ConnectRepositoryRequest = Schema.Struct({
     })
   )
 }).annotations({ description: "Either `path` or `git_url`, not both" })
+
+const LineNumber = (name: string) =>
+  Schema.optional(
+    Schema.NumberFromString.pipe(
+      Schema.int({ message: () => `${name} must be an integer` }),
+      Schema.between(1, 10_000_000, { message: () => `${name} must be a line number from 1` })
+    )
+  )
+
+export const RepositoryFileParams = Schema.Struct({
+  path: Line.pipe(
+    Schema.minLength(1, { message: () => "path must not be empty" }),
+    Schema.maxLength(4096, { message: () => "path must be at most 4096 characters" })
+  ).annotations({ description: "The file's path relative to the repository's root, with `/` separators" }),
+  from: LineNumber("from").annotations({ description: "The first line to return (default 1)" }),
+  to: LineNumber("to").annotations({ description: `The last line to return (default and at most: ${maxLines} lines from \`from\`)` })
+})
 
 export const CreateWorkspaceRequest = Schema.Struct({ name: WorkspaceName })
 
@@ -56,6 +74,18 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
       .annotate(
         OpenApi.Description,
         "The connected repository: where it comes from, its indexing status (`pending`, `indexing`, `ready`, `failed`) and progress, and for the stored snapshot the indexed files by category and the skipped files by reason. 404 when none is connected."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("file", "/workspaces/:id/repository/files")
+      .annotate(OpenApi.Summary, "Read an indexed file")
+      .setPath(WorkspaceIdPath)
+      .setUrlParams(RepositoryFileParams)
+      .addSuccess(RepositoryFile)
+      .annotate(
+        OpenApi.Description,
+        `An indexed file of the connected repository's stored snapshot (what answers cite): its lines \`from\`..\`to\`, at most ${maxLines} at a time, with its line count. ` +
+          "Whoever may read the repository's status. 404 when no repository is connected, nothing is indexed yet, or the path is not an indexed file (skipped files have no text)."
       )
   )
   .add(

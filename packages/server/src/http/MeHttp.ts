@@ -12,4 +12,5 @@ export const MeHttp = HttpApiBuilder.group(Api, "me", (handlers) =>
       .handle("setPreferences", ({ payload }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => accounts.setPreferences(principal, payload)))
       .handle("auditLog", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (principal) => accounts.auditLog(principal, urlParams)))
+      .handle("ledger", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (principal) => accounts.ledger(principal, urlParams)))
   }))

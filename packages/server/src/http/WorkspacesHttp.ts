@@ -13,6 +13,8 @@ export const WorkspacesHttp = HttpApiBuilder.group(Api, "workspaces", (handlers)
       .handle("list", ({ urlParams }) => withPrincipal((p) => workspaces.list(p, { limit: urlParams.limit, cursor: urlParams.cursor })))
       .handle("get", ({ path }) => withPrincipal((p) => workspaces.get(p, path.id)))
       .handle("repository", ({ path }) => withPrincipal((p) => repositories.status(p, path.id)))
+      .handle("file", ({ path, urlParams }) =>
+        withPrincipal((p) => repositories.file(p, path.id, urlParams.path, { from: urlParams.from, to: urlParams.to })))
       .handle("connect", ({ path, payload }) => withPrincipal((p) => repositories.connect(p, path.id, payload)))
       .handle("disconnect", ({ path }) => withPrincipal((p) => repositories.disconnect(p, path.id)))
       .handle("reindex", ({ path }) => withPrincipal((p) => repositories.reindex(p, path.id)))

@@ -141,6 +141,14 @@ export const layer = Layer.sync(RepositoryStore, () => {
       }),
 
     snapshot: (id) => Effect.sync(() => Option.fromNullable(snapshots.get(id))),
-    counts: (id) => Effect.sync(() => counts(snapshots.get(id)))
+    counts: (id) => Effect.sync(() => counts(snapshots.get(id))),
+    file: (id, path, range) =>
+      Effect.sync(() => {
+        const snapshot = snapshots.get(id)
+        const file = snapshot?.files.find((f) => f.path === path)
+        if (snapshot === undefined || file === undefined) return Option.none()
+        const chunks = snapshot.chunks.filter((c) => c.path === path && c.start_line <= range.to && c.end_line >= range.from)
+        return Option.some({ file, chunks })
+      })
   })
 })
