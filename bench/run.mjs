@@ -39,7 +39,7 @@
  * --council-runs N (councils one after another, default 5) --council-concurrent N (at once, 3)
  * --grounding-files N (files of the generated repository, default 5000)
  * --trace-ratio R (the share of traces Huddle records and exports to the benchmark's OTLP sink,
- * default 1: all) --time-limit S (the watchdog, default 360, plus the soak). BENCH_DATABASE_URL (else
+ * default 1: all) --traces off (metrics only: no trace export, to tell the two costs apart) --time-limit S (the watchdog, default 360, plus the soak). BENCH_DATABASE_URL (else
  * TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres) names the PostgreSQL
  * server; loopback only.
  *
@@ -93,7 +93,8 @@ const { values: args } = parseArgs({
     "council-runs": { type: "string", default: "5" },
     "council-concurrent": { type: "string", default: "3" },
     "grounding-files": { type: "string", default: "5000" },
-    "trace-ratio": { type: "string", default: "1" }
+    "trace-ratio": { type: "string", default: "1" },
+    traces: { type: "string", default: "on" }
   }
 })
 const duration = Number(args.duration)
@@ -249,7 +250,7 @@ const main = async () => {
   const startHuddle = async (name, { databaseUrl, dataDir, observability = "on" }) => {
     const port = await Proc.freePort()
     const url = `http://127.0.0.1:${port}`
-    const env = Huddle.serverEnv({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits, redisUrl: args.redis ? "redis://127.0.0.1:6379" : undefined, otlpUrl: sink.url, traceRatio: Number(args["trace-ratio"]), observability })
+    const env = Huddle.serverEnv({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits, redisUrl: args.redis ? "redis://127.0.0.1:6379" : undefined, otlpUrl: args.traces === "off" ? undefined : sink.url, traceRatio: Number(args["trace-ratio"]), observability })
     const server = await Proc.spawnServer(name, [...nodeArgs, serverMain], env, join(work, `${name}.log`), `${url}/readyz`)
     // Idle: a moment after the first 200 from /readyz, before any other request.
     await new Promise((r) => setTimeout(r, 1000))
@@ -634,7 +635,7 @@ const main = async () => {
     const cost = (mode) => summary[`${pgHuddle.name}/${mode}`].cpuMs / summary[`${bare.name}/${mode}`].cpuMs - 1
     const spansOf = (name) => t.names?.[name] ?? 0
     const wanted = ["POST /v1/chat/completions", `chat ${Huddle.model}`, "Authentication.authenticate", "RequestScopes.resolve", "Credits.reserve", "Credits.settle"]
-    const ratioNote = Number(args["trace-ratio"]) < 1 ? `, ${args["trace-ratio"]} of traces recorded` : ", every trace recorded"
+    const ratioNote = args.traces === "off" ? " (metrics only, no trace export)" : Number(args["trace-ratio"]) < 1 ? `, ${args["trace-ratio"]} of traces recorded` : ", every trace recorded"
     console.log("")
     console.log("Observability (#16): the two PostgreSQL instances' /metrics, scraped after the load, against the benchmark's counts and the ledger (read after they stopped)")
     printTable([
@@ -649,7 +650,7 @@ const main = async () => {
     observed.push(
       { what: "metrics: credits charged = ledger", measured: `${m.credits} / ${money.ledgerCharged}`, wanted: "equal", pass: m.credits === money.ledgerCharged },
       { what: "metrics: 200s ≥ answers clients saw, settled = database", measured: `${m.answered} ≥ ${clientAnswered}; ${m.settled} / ${money.reservations.settled ?? 0}`, wanted: "both", pass: m.answered >= clientAnswered && m.settled === (money.reservations.settled ?? 0) },
-      { what: "traces: a completion's spans reached the collector", measured: `${t.spans} spans`, wanted: "all named", pass: wanted.every((name) => spansOf(name) > 0) },
+      ...(args.traces === "off" ? [] : [{ what: "traces: a completion's spans reached the collector", measured: `${t.spans} spans`, wanted: "all named", pass: wanted.every((name) => spansOf(name) > 0) }]),
       { what: `CPU per completion, metrics + traces on${ratioNote} vs off, non-streaming`, measured: `${fmt(summary[`${pgHuddle.name}/nonstream`].cpuMs, 3)} vs ${fmt(summary[`${bare.name}/nonstream`].cpuMs, 3)} ms (${fmt(cost("nonstream") * 100, 1)} %)`, wanted: "≤ +10 %", pass: cost("nonstream") <= 0.1 },
       { what: `CPU per completion, metrics + traces on${ratioNote} vs off, streaming`, measured: `${fmt(summary[`${pgHuddle.name}/stream`].cpuMs, 3)} vs ${fmt(summary[`${bare.name}/stream`].cpuMs, 3)} ms (${fmt(cost("stream") * 100, 1)} %)`, wanted: "≤ +10 %", pass: cost("stream") <= 0.1 }
     )
