@@ -15,7 +15,7 @@ import * as ApiReference from "./edge/ApiReference.js"
 import * as Console from "./edge/Console.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
 import * as MetricsEndpoint from "./edge/MetricsEndpoint.js"
-import { routeOf } from "./edge/Routes.js"
+import * as ServerSpan from "./edge/ServerSpan.js"
 import * as Tracing from "./edge/Tracing.js"
 import * as RequestEdge from "./edge/RequestEdge.js"
 import { ApiKeysHttp } from "./http/ApiKeysHttp.js"
@@ -126,7 +126,7 @@ export const layer = (config: ServerConfig) => {
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
     )
   })
-  const served = HttpApiBuilder.serve(RequestEdge.middleware).pipe(
+  const served = HttpApiBuilder.serve((app) => ServerSpan.middleware(RequestEdge.middleware(app))).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
     Layer.provide(apiLayer(config)),
@@ -134,8 +134,8 @@ export const layer = (config: ServerConfig) => {
     Layer.provide(IdempotencyLive.purging()),
     Layer.provide(domainLayer(config)),
     Layer.provide(metricsLayer(config)),
-    // A request's span is named for its route's pattern, as its metrics are.
-    HttpMiddleware.withSpanNameGenerator((request) => routeOf(request.method, request.url).name)
+    // The request's span is ServerSpan's.
+    HttpMiddleware.withTracerDisabledWhen(() => true)
   )
   const server = drainOnShutdown(node, config.shutdownGrace).pipe(
     Layer.provideMerge(served),
