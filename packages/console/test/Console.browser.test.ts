@@ -8,7 +8,7 @@
 import { Accounts, TestServer } from "@huddle/testkit"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { accessibilityViolations, launch, screenshot } from "./browser.js"
+import { accessibilityViolations, launch, screenshot, watchFaults } from "./browser.js"
 
 const starterCredits = 1000
 const phone = { width: 390, height: 844 }
@@ -33,15 +33,7 @@ describe("the web console", () => {
     context = await browser.newContext({ locale: "en-US", viewport: { width: 1280, height: 800 } })
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url })
     page = await context.newPage()
-    faults = []
-    page.on("pageerror", (error) => faults.push(`page error: ${error.message}`))
-    page.on("console", (message) => {
-      // A refused request (a 401 the test asked for) is logged by the browser; it is not a fault.
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) faults.push(`console: ${message.text()}`)
-    })
-    page.on("request", (request) => {
-      if (!request.url().startsWith(`${server.url}/`)) faults.push(`request elsewhere: ${request.url()}`)
-    })
+    faults = watchFaults(page, server.url)
   })
   afterEach(async () => {
     await context.close()

@@ -13,7 +13,7 @@ import { Accounts, Orgs, TestServer } from "@huddle/testkit"
 import { Duration } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { accessibilityViolations, launch, screenshot } from "./browser.js"
+import { accessibilityViolations, launch, screenshot, signUpAndLogIn, watchFaults } from "./browser.js"
 
 const phone = { width: 390, height: 844 }
 const desktop = { width: 1280, height: 800 }
@@ -55,14 +55,7 @@ describe("memories, repositories, the file view and charges in the console", () 
   beforeEach(async () => {
     context = await browser.newContext({ locale: "en-US", viewport: desktop })
     page = await context.newPage()
-    faults = []
-    page.on("pageerror", (error) => faults.push(`page error: ${error.message}`))
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) faults.push(`console: ${message.text()}`)
-    })
-    page.on("request", (request) => {
-      if (!request.url().startsWith(`${server.url}/`)) faults.push(`request elsewhere: ${request.url()}`)
-    })
+    faults = watchFaults(page, server.url)
   })
   afterEach(async () => {
     await context.close()
@@ -94,15 +87,7 @@ describe("memories, repositories, the file view and charges in the console", () 
   it("takes a new user through memories, a connected repository, a cited file and a charge", async () => {
     const email = Accounts.uniqueEmail("files")
     const password = "correct horse battery"
-    await page.goto(`${server.url}/#/signup`)
-    await heading("Create an account").waitFor()
-    await page.getByLabel("Email").fill(email)
-    await page.getByLabel("Password").fill(password)
-    await page.getByRole("button", { name: "Create account" }).click()
-    await heading("Log in").waitFor()
-    await page.getByLabel("Password").fill(password)
-    await page.getByLabel("Password").press("Enter")
-    await heading("Your account").waitFor()
+    await signUpAndLogIn(page, server.url, email, password)
     const session = (await page.evaluate(() => sessionStorage.getItem("huddle.session")))!
 
     // Memories: none, then one created, edited and deleted; the server agrees at each step.

@@ -10,7 +10,7 @@
 import { Accounts, TestServer } from "@huddle/testkit"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { accessibilityViolations, launch, screenshot } from "./browser.js"
+import { accessibilityViolations, launch, screenshot, signUpAndLogIn, watchFaults } from "./browser.js"
 
 const starterCredits = 1000
 const phone = { width: 390, height: 844 }
@@ -73,14 +73,7 @@ describe("conversations in the web console", () => {
     context = await browser.newContext({ locale: "en-US", viewport: { width: 1280, height: 800 } })
     await context.addInitScript(holdStreams)
     page = await context.newPage()
-    faults = []
-    page.on("pageerror", (error) => faults.push(`page error: ${error.message}`))
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) faults.push(`console: ${message.text()}`)
-    })
-    page.on("request", (request) => {
-      if (!request.url().startsWith(`${server.url}/`)) faults.push(`request elsewhere: ${request.url()}`)
-    })
+    faults = watchFaults(page, server.url)
   })
   afterEach(async () => {
     await context.close()
@@ -107,22 +100,10 @@ describe("conversations in the web console", () => {
   }
   const answers = () => page.locator(".message.from-huddle:not(.live)")
 
-  const signUpAndLogIn = async () => {
-    const email = Accounts.uniqueEmail("huddle-console")
-    const password = "correct horse battery"
-    await page.goto(`${server.url}/#/signup`)
-    await heading("Create an account").waitFor()
-    await page.getByLabel("Email").fill(email)
-    await page.getByLabel("Password").fill(password)
-    await page.getByRole("button", { name: "Create account" }).click()
-    await heading("Log in").waitFor()
-    await page.getByLabel("Password").fill(password)
-    await page.getByLabel("Password").press("Enter")
-    await heading("Your account").waitFor()
-  }
+  const newUser = () => signUpAndLogIn(page, server.url, Accounts.uniqueEmail("huddle-console"), "correct horse battery")
 
   it("streams a single answer, then a council with its rounds and a dissent, then auto mode, in one session that the list shows", async () => {
-    await signUpAndLogIn()
+    await newUser()
     await page.getByRole("link", { name: "Conversations" }).click()
     await heading("Conversations").waitFor()
     await page.getByText("No conversations yet").waitFor()

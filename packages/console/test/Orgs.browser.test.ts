@@ -11,7 +11,7 @@
 import { Accounts, Operator, TestServer } from "@huddle/testkit"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { accessibilityViolations, launch, screenshot } from "./browser.js"
+import { accessibilityViolations, launch, screenshot, signUpAndLogIn, watchFaults } from "./browser.js"
 
 const phone = { width: 390, height: 844 }
 
@@ -27,14 +27,7 @@ afterAll(async () => {
 const openPage = async (server: TestServer.TestServer) => {
   const context = await browser.newContext({ locale: "en-US", viewport: { width: 1280, height: 800 } })
   const page = await context.newPage()
-  const faults: Array<string> = []
-  page.on("pageerror", (error) => faults.push(`page error: ${error.message}`))
-  page.on("console", (message) => {
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) faults.push(`console: ${message.text()}`)
-  })
-  page.on("request", (request) => {
-    if (!request.url().startsWith(`${server.url}/`)) faults.push(`request elsewhere: ${request.url()}`)
-  })
+  const faults = watchFaults(page, server.url)
   return { context, page, faults }
 }
 
@@ -84,15 +77,7 @@ describe("organizations in the web console", () => {
     const password = "correct horse battery"
 
     // Sign up and log in as the admin-to-be.
-    await page.goto(`${server.url}/#/signup`)
-    await heading("Create an account").waitFor()
-    await page.getByLabel("Email").fill(adminEmail)
-    await page.getByLabel("Password").fill(password)
-    await page.getByRole("button", { name: "Create account" }).click()
-    await heading("Log in").waitFor()
-    await page.getByLabel("Password").fill(password)
-    await page.getByLabel("Password").press("Enter")
-    await heading("Your account").waitFor()
+    await signUpAndLogIn(page, server.url, adminEmail, password)
 
     // No org yet: the org pages say so and lead to creating one.
     await page.getByRole("link", { name: "Organizations" }).click()

@@ -52,3 +52,34 @@ export const screenshot = async (page: Page, name: string): Promise<void> => {
   mkdirSync(screenshots, { recursive: true })
   await page.screenshot({ path: `${screenshots}${name}.png`, fullPage: true })
 }
+
+/**
+ * What goes wrong on a page that the test did not ask for: script errors, errors logged to the
+ * console (a refused request the test asked for is logged by the browser too, and is not one),
+ * and any request to a host other than the console's own. Tests expect the list to stay empty.
+ */
+export const watchFaults = (page: Page, origin: string): Array<string> => {
+  const faults: Array<string> = []
+  page.on("pageerror", (error) => faults.push(`page error: ${error.message}`))
+  page.on("console", (message) => {
+    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) faults.push(`console: ${message.text()}`)
+  })
+  page.on("request", (request) => {
+    if (!request.url().startsWith(`${origin}/`)) faults.push(`request elsewhere: ${request.url()}`)
+  })
+  return faults
+}
+
+/** Signs up through the console's form, then logs in: ends on the account page. */
+export const signUpAndLogIn = async (page: Page, origin: string, email: string, password: string): Promise<void> => {
+  const heading = (name: string) => page.getByRole("heading", { level: 1, name })
+  await page.goto(`${origin}/#/signup`)
+  await heading("Create an account").waitFor()
+  await page.getByLabel("Email").fill(email)
+  await page.getByLabel("Password").fill(password)
+  await page.getByRole("button", { name: "Create account" }).click()
+  await heading("Log in").waitFor()
+  await page.getByLabel("Password").fill(password)
+  await page.getByLabel("Password").press("Enter")
+  await heading("Your account").waitFor()
+}
