@@ -150,6 +150,19 @@ describe("memories, repositories, the file view and charges in the console", () 
     expect(await card.textContent()).toMatch(/Indexed files3 \(2 source, 1 docs\)/)
     await check("repository-indexed")
 
+    // An answer grounded in it: a reference in the conversation leads to the file, its lines highlighted.
+    await page.goto(`${server.url}/#/sessions/new`)
+    await page.getByLabel(/^Your (question|message)$/).fill("Where is greet defined in src/app.ts?")
+    await page.getByRole("button", { name: "Send" }).click()
+    const reference = page.locator('.message a[href*="#/files/"]').first()
+    await reference.waitFor()
+    expect(await reference.textContent()).toMatch(/^src\/app\.ts/)
+    await reference.click()
+    await heading("src/app.ts").waitFor()
+    await page.locator(".line.cited").first().waitFor()
+    expect(await page.locator(".line.cited mark").allTextContents()).toContain(app[0])
+    await check("file-from-reference")
+
     // The file view, at the cited lines.
     const workspaceId = (await server.request("GET", "/v1/workspaces", { token: session })).body.data[0].id as string
     await page.goto(`${server.url}/#/files/${workspaceId}/src/app.ts?lines=2-4`)
@@ -180,7 +193,8 @@ describe("memories, repositories, the file view and charges in the console", () 
     await page.goto(`${server.url}/#/files/${workspaceId}/logo.png`)
     await expect.poll(() => page.getByRole("alert").textContent()).toBe("No indexed file at this path: logo.png")
 
-    // One huddle message over HTTP, then its charge on the account page.
+    // One huddle message over HTTP, then its charge on the account page (after the one asked in the page).
+    const before = (await server.request("GET", "/v1/me", { token: session })).body.credits.balance as number
     const reply = await server.request("POST", "/v1/huddle", { token: session, body: { input: "What does greet return?" } })
     expect(reply.status).toBe(200)
     await page.goto(`${server.url}/#/account`)
@@ -194,7 +208,7 @@ describe("memories, repositories, the file view and charges in the console", () 
     expect(await amount(charge) - (await returned.count() === 0 ? 0 : await amount(returned))).toBe(reply.body.credits_charged)
     expect(await page.getByRole("row").filter({ hasText: "starter grant" }).textContent()).toContain("+1,000 credits")
     const balance = (await server.request("GET", "/v1/me", { token: session })).body.credits.balance as number
-    expect(balance).toBe(1000 - reply.body.credits_charged)
+    expect(balance).toBe(before - reply.body.credits_charged)
     expect(await page.locator(".balance").textContent()).toBe(`${balance.toLocaleString("en-US")} credits`)
     await check("account-charges")
   })

@@ -66,7 +66,12 @@ describe("answers grounded in a connected repository", () => {
     expect(res.body.output).not.toContain("missing.ts")
     expect(res.body.output).not.toContain(":200")
     expect(res.body.output).toContain("src/math.ts:1-2")
-    expect(res.body.grounding).toMatchObject({ mode: "focused", files_indexed: 4 })
+    // Grounded in the caller's personal workspace (none was named): where the references' files are read.
+    const personal = (await server.request("GET", "/v1/workspaces", { token: user.session })).body.data[0].id as string
+    expect(res.body.grounding).toMatchObject({ workspace_id: personal, mode: "focused", files_indexed: 4 })
+    const [first] = res.body.references as Array<{ path: string; start_line: number; end_line: number }>
+    const file = await server.request("GET", `/v1/workspaces/${personal}/repository/files?path=${encodeURIComponent(first!.path)}`, { token: user.session })
+    expect(file.status, file.text).toBe(200)
     expect(res.body.grounding.citations.checked).toBe(4)
     expect(res.body.grounding.citations.removed + res.body.grounding.citations.corrected).toBeGreaterThanOrEqual(2)
     // Every reference exists and its lines hold code.

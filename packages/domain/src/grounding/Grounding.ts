@@ -140,6 +140,7 @@ export const make = Effect.gen(function*() {
         ...found.excerpts.map((excerpt) => `--- ${excerpt.path}:${excerpt.start_line}-${excerpt.end_line} (${excerpt.why}) ---\n${excerpt.text}`)
       ]
       const report = new GroundingReport({
+        workspace_id: workspaceId,
         mode: mode.mode,
         reason: mode.reason,
         files_indexed: snapshot.files.length,

@@ -8,6 +8,12 @@ import { Schema } from "effect"
 export const CategoryCounts = Schema.Struct({ config: Schema.Int, source: Schema.Int, test: Schema.Int, docs: Schema.Int })
 
 export class GroundingReport extends Schema.Class<GroundingReport>("GroundingReport")({
+  /**
+   * The workspace whose connected repository the answer was grounded in (the request's, else the
+   * caller's personal one): where its references' files are read
+   * (`GET /v1/workspaces/{id}/repository/files`). Absent on answers stored before it was kept.
+   */
+  workspace_id: Schema.optional(Schema.String),
   mode: Schema.Literal("focused", "deep"),
   reason: Schema.String,
   files_indexed: Schema.Int,

@@ -38,9 +38,15 @@ export const Conversation = ({ id }: { readonly id: string | null }) => {
   const [awaiting, setAwaiting] = useState(false)
   const problemRef = useRef<HTMLParagraphElement>(null)
 
+  /** Where a session's references are read: its workspace, or else the caller's personal one, in which such a session's answers are grounded. */
+  const [groundedIn, setGroundedIn] = useState<string | null>(null)
   const load = async (sid: string) => {
     const result = await api((client) => client.huddle.session({ path: { session_id: sid } }))
     setLoaded(result._tag === "Right" ? { _tag: "Loaded", value: result.right } : { _tag: "Failed", problem: result.left })
+    if (result._tag === "Right" && result.right.workspace_id === null && groundedIn === null) {
+      const workspaces = await api((client) => client.workspaces.list({ urlParams: { limit: 100 } }))
+      if (workspaces._tag === "Right") setGroundedIn(workspaces.right.data.find((workspace) => workspace.personal)?.id ?? null)
+    }
   }
   useEffect(() => {
     if (id !== null) void load(id)
@@ -107,7 +113,7 @@ export const Conversation = ({ id }: { readonly id: string | null }) => {
 
   const title = loaded?._tag === "Loaded" ? loaded.value.title : sessionId === null ? "New conversation" : "Conversation"
   const messages = loaded?._tag === "Loaded" ? loaded.value.messages : []
-  const workspaceId = loaded?._tag === "Loaded" ? loaded.value.workspace_id : null
+  const workspaceId = loaded?._tag === "Loaded" ? loaded.value.workspace_id ?? groundedIn : null
 
   return (
     <Page title={title}>
