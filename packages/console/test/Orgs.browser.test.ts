@@ -3,7 +3,7 @@
  * admin creates an org, invites a member who then joins (and withdraws a mistaken invitation,
  * and is refused stepping down as the last admin), sets a policy (seeing what members will get
  * before saving) and the member's spending cap, and switches between two orgs; the member's requests over HTTP are
- * refused past the cap, the members page shows what they spent, and the audit log shows it all,
+ * refused past the cap, and so is the member's conversation in the console, the members page shows what they spent, and the audit log shows it all,
  * filtered by type. And at scale: with 2,000 members and 100,000 audit events, the members page
  * and the audit log each open with at most 3 API requests (their first page rendered; the time
  * is reported, not asserted).
@@ -244,6 +244,14 @@ describe("organizations in the web console", () => {
     await page.getByRole("link", { name: "Policies" }).click()
     await heading(/^Policies/).waitFor()
     await page.getByText("Economy").waitFor()
+
+    // A conversation of the member's runs in the org they work in; past their cap, the console says so.
+    await page.goto(`${server.url}/#/sessions/new`)
+    await page.getByText("In Acme Research: its policies and memories apply.").waitFor()
+    await page.getByLabel(/^Your (question|message)$/).fill("One more question, please")
+    await page.getByRole("button", { name: "Send" }).click()
+    await page.getByText(/Not enough credits\. .*spending cap on the organization's pool \(6 credits a month\)/).waitFor()
+    await check("member-capped-conversation")
   })
 
   const login = async (email: string, password: string): Promise<string> =>

@@ -8,6 +8,7 @@ import { Either } from "effect"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { href } from "../../route.js"
 import { useSession } from "../../session.js"
+import { useOrgs } from "../orgs/OrgContext.js"
 import { streamTurn, type Turn } from "../../stream.js"
 import { Page } from "../../ui/Page.js"
 import { Loading } from "../../ui/Status.js"
@@ -29,6 +30,7 @@ interface Live {
 export const Conversation = ({ id }: { readonly id: string | null }) => {
   const api = useApi()
   const session = useSession()
+  const orgs = useOrgs()
   const [sessionId, setSessionId] = useState(id)
   const [loaded, setLoaded] = useState<Resource<SessionWithMessages> | null>(id === null ? null : { _tag: "Loading" })
   const [seen, setSeen] = useState<ReadonlyMap<string, Seen>>(new Map())
@@ -59,8 +61,10 @@ export const Conversation = ({ id }: { readonly id: string | null }) => {
   }
 
   const send = async (text: string, mode: Mode): Promise<boolean> => {
+    // A new conversation runs in the org chosen in the header (its policies, memories, pool and
+    // the member's cap); its next messages stay in the session's.
     const checked = sessionId === null
-      ? Either.map(validate(StartRequest, { input: text, mode }), (payload): Turn => ({ to: "new", payload }))
+      ? Either.map(validate(StartRequest, { input: text, mode, ...(orgs.current === null ? {} : { org_id: orgs.current.id }) }), (payload): Turn => ({ to: "new", payload }))
       : Either.map(validate(MessageRequest, { content: text, mode }), (payload): Turn => ({ to: "session", sessionId, payload }))
     if (checked._tag === "Left") {
       refuse(`Your message ${checked.left.message}.`)
@@ -111,6 +115,9 @@ export const Conversation = ({ id }: { readonly id: string | null }) => {
     return true
   }
 
+  const orgName = (orgId: string) => orgs.profile._tag === "Loaded" ? orgs.profile.value.orgs.find((org) => org.id === orgId)?.name ?? orgId : orgId
+  const contextOf = (orgId: string | null) =>
+    orgId === null ? "A personal conversation: your own credits and memories." : `In ${orgName(orgId)}: its policies and memories apply.`
   const title = loaded?._tag === "Loaded" ? loaded.value.title : sessionId === null ? "New conversation" : "Conversation"
   const messages = loaded?._tag === "Loaded" ? loaded.value.messages : []
   const workspaceId = loaded?._tag === "Loaded" ? loaded.value.workspace_id ?? groundedIn : null
@@ -118,6 +125,7 @@ export const Conversation = ({ id }: { readonly id: string | null }) => {
   return (
     <Page title={title}>
       <p><a href={href("sessions")}>All conversations</a></p>
+      <p class="hint">{contextOf(loaded?._tag === "Loaded" ? loaded.value.org_id : sessionId === null ? orgs.current?.id ?? null : null)}</p>
       {loaded?._tag === "Loading" ? <Loading what="the conversation" /> : null}
       {loaded?._tag === "Failed" ? <p class="problem" role="alert">{loaded.problem.message}</p> : null}
       {messages.length === 0 && live === null && loaded?._tag !== "Loading"
