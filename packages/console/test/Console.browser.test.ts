@@ -1,6 +1,6 @@
 /**
  * The web console end to end, in a real browser against the real server on loopback: a person
- * signs up, logs in, sees the starter balance, creates an API key (its secret shown once, and it
+ * signs up, logs in, sees the starter balance, sets personal preferences, creates an API key (its secret shown once, and it
  * works over HTTP), sees it listed, revokes it (it stops working) and logs out. On the way, every
  * page passes axe-core with no serious violation, reads on a phone, answers the keyboard, and
  * the page never asks another host for anything (its content security policy would refuse it).
@@ -81,6 +81,16 @@ describe("the web console", () => {
     await expect.poll(() => page.locator(".balance").textContent()).toBe("1,000 credits")
     expect(await page.locator("main").textContent()).toContain(email)
     await check("account")
+
+    // Personal preferences: set two, saved as the server keeps them; the others stay inherited.
+    const preferences = page.getByRole("form", { name: "Your preferences" })
+    await preferences.getByLabel("Model tier").selectOption("premium")
+    await preferences.getByLabel("Huddle mode").selectOption("multi")
+    await preferences.getByRole("button", { name: "Save preferences" }).click()
+    await page.getByText("Saved. Your next requests follow these preferences.").waitFor()
+    const token = (await page.evaluate(() => sessionStorage.getItem("huddle.session")))!
+    expect((await server.request("GET", "/v1/me", { token })).body.preferences).toEqual({ model_tier: "premium", mode: "multi" })
+    await check("account-preferences")
 
     await page.getByRole("link", { name: "API keys" }).click()
     await heading("API keys").waitFor()

@@ -1,12 +1,13 @@
 import { credits } from "../format.js"
 import { Charges } from "./account/Charges.js"
+import { PreferencesForm } from "./account/PreferencesForm.js"
 import { Page } from "../ui/Page.js"
 import { Loading, ProblemNote } from "../ui/Status.js"
 import { Time } from "../ui/Time.js"
 import { useResource } from "../ui/useApi.js"
 
 export const AccountPage = () => {
-  const [profile] = useResource((client) => client.me.me())
+  const [profile, reload] = useResource((client) => client.me.me())
   return (
     <Page title="Your account">
       {profile._tag === "Loading" ? <Loading what="your account" /> : null}
@@ -23,6 +24,7 @@ export const AccountPage = () => {
           </dl>
         )
         : null}
+      {profile._tag === "Loaded" ? <PreferencesForm saved={profile.value.preferences} onSaved={reload} /> : null}
       <Charges />
     </Page>
   )

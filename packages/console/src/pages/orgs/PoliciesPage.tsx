@@ -5,13 +5,14 @@
 import { OrgPolicies } from "@huddle/domain/orgs/Policy"
 import { Preferences } from "@huddle/domain/accounts/Preferences"
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { useId, useState } from "preact/hooks"
+import { useState } from "preact/hooks"
 import type { Problem } from "../../api.js"
 import { Loading, ProblemNote } from "../../ui/Status.js"
 import { useApi, useResource } from "../../ui/useApi.js"
 import { OrgFrame } from "./OrgFrame.js"
+import { SettingSelect } from "./SettingSelect.js"
 import { SettingsPreview } from "./SettingsPreview.js"
-import { choices, fromOption, type Setting, settingNames, valueText } from "./settings.js"
+import { type Setting, settingNames, valueText } from "./settings.js"
 import type { Membership, Profile } from "./wire.js"
 
 export const PoliciesPage = () => (
@@ -108,26 +109,6 @@ const AdminPolicies = ({ org, profile }: { readonly org: Membership; readonly pr
       <button type="submit" disabled={pending || !unsaved}>{pending ? "Saving…" : "Save policies and defaults"}</button>
       {unsaved ? <button type="button" class="secondary" onClick={() => (setPolicies(null), setDefaults(null))}>Discard changes</button> : null}
     </form>
-  )
-}
-
-interface SelectProps {
-  readonly setting: Setting
-  readonly value: string | boolean | undefined
-  readonly none: string
-  readonly onValue: (value: string | boolean | undefined) => void
-}
-
-const SettingSelect = ({ setting, value, none, onValue }: SelectProps) => {
-  const id = useId()
-  return (
-    <div class="field">
-      <label for={id}>{settingNames[setting]}</label>
-      <select id={id} value={value === undefined ? "" : String(value)} onChange={(event) => onValue(fromOption(event.currentTarget.value))}>
-        <option value="">{none}</option>
-        {choices[setting].map((choice) => <option key={String(choice)} value={String(choice)}>{valueText(choice)}</option>)}
-      </select>
-    </div>
   )
 }
 
