@@ -63,7 +63,14 @@ describe.each(TestDatabase.availableEngines().filter((engine) => engine === "pos
       expect(replay.headers.get("idempotent-replayed")).toBe("true")
       expect(replay.text).toBe(ran[0]!.text)
     }
-    expect((await b.api.request("GET", "/v1/me", { token: key })).body.credits.balance).toBe(before - charged)
+    // The run's leased reservation reaches the database with its instance's next batch (decision
+    // 0021): B's reading of the balance includes it at most a tick later.
+    const balanceOnB = async () => (await b.api.request("GET", "/v1/me", { token: key })).body.credits.balance as number
+    let balance = await balanceOnB()
+    for (const started = Date.now(); balance !== before - charged && Date.now() - started < 2_000; await new Promise((r) => setTimeout(r, 20))) {
+      balance = await balanceOnB()
+    }
+    expect(balance).toBe(before - charged)
     expect(await count(url, "SELECT count(*) FROM intents WHERE user_id = $1", [user.id])).toBe(1)
   }, 90_000)
 })
