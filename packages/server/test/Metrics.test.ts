@@ -120,17 +120,22 @@ describe("/metrics", () => {
   })
 })
 
-describe("/metrics when no credential can read it", () => {
+describe.each([
+  ["no credential can read it", { operatorToken: null }],
+  ["HUDDLE_METRICS=off, whatever credential is set", { metricsToken: metricsToken, metricsOff: true }]
+] as const)("/metrics when %s", (_, options) => {
   let server: TestServer.TestServer
   beforeAll(async () => {
-    server = await TestServer.start({ operatorToken: null })
+    server = await TestServer.start(options)
   })
   afterAll(() => server.stop())
 
-  it("does not exist", async () => {
-    const response = await server.request("GET", "/metrics")
-    expect(response.status).toBe(404)
-    expect(response.body).toMatchObject({ error: "NOT_FOUND" })
+  it("does not exist, even for a bearer of a token", async () => {
+    for (const token of [undefined, metricsToken, server.operatorToken ?? undefined]) {
+      const response = await server.request("GET", "/metrics", token === undefined ? {} : { token })
+      expect(response.status).toBe(404)
+      expect(response.body).toMatchObject({ error: "NOT_FOUND" })
+    }
   })
 })
 

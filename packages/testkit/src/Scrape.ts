@@ -3,7 +3,6 @@
  * a real text-format parser (`parse-prometheus-text-format`, a port of Prometheus's own client
  * parser), then looked up by name and labels.
  */
-// @ts-expect-error: the package ships no types; its output is described by `Family` below.
 import parsePrometheusTextFormat from "parse-prometheus-text-format"
 
 export interface Sample {

@@ -38,6 +38,8 @@ export interface Options {
   readonly operatorToken?: string | null
   /** `HUDDLE_METRICS_TOKEN` (default: none; the operator token opens `/metrics` too). */
   readonly metricsToken?: string
+  /** `HUDDLE_METRICS=off` (default: on). */
+  readonly metricsOff?: boolean
   /** OTLP trace export (default: none). */
   readonly tracing?: ServerConfig["tracing"]
   /** Instance heartbeats (default: the service's). */
@@ -167,6 +169,7 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
     ? Option.none()
     : Option.some(Redacted.make(options.operatorToken ?? `op-${randomBytes(24).toString("hex")}`)),
   metricsToken: options.metricsToken === undefined ? Option.none() : Option.some(Redacted.make(options.metricsToken)),
+  metricsOff: options.metricsOff,
   tracing: options.tracing,
   liveness: options.liveness,
   council: options.council,
