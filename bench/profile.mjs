@@ -17,7 +17,8 @@
  *
  * Options: --duration S (load per mode, default 8) --requests N (census, default 200)
  * --connections N (50) --keys N (1) --payer personal|org (org) --log-level LEVEL (Huddle's
- * LOG_LEVEL, default Info) --out DIR (where the report, profile.md, and the .cpuprofile files
+ * LOG_LEVEL, default Info) --traces on|off (on: metrics recorded and every trace exported to the
+ * bench's OTLP sink, as `npm run bench` runs Huddle; default off) --only cpu (part 3 alone) --out DIR (where the report, profile.md, and the .cpuprofile files
  * stay; default a new temporary directory, printed at the end)
  */
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
@@ -42,7 +43,9 @@ const { values: args } = parseArgs({
     keys: { type: "string", default: "1" },
     payer: { type: "string", default: "org" },
     out: { type: "string" },
-    "log-level": { type: "string", default: "Info" }
+    "log-level": { type: "string", default: "Info" },
+    traces: { type: "string", default: "off" },
+    only: { type: "string" }
   }
 })
 const out = args.out ?? mkdtempSync(join(tmpdir(), "huddle-profile-"))
@@ -68,8 +71,10 @@ const main = async () => {
   const catalogPath = Huddle.writeCatalog(out)
   // New users start at 0: the personal payer's credits are granted to the bench's members (`setup`).
   const starterCredits = 0
+  // With --traces on, Huddle exports every trace to the bench's sink (standing for a collector).
+  const sink = args.traces === "on" ? await Proc.spawnReadyLine("otlp-sink", [join(root, "bench/otlp-sink.mjs")], join(out, "otlp-sink.log")) : undefined
   const envFor = (port, databaseUrl) => ({
-    ...Huddle.serverEnv({ port, databaseUrl, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits }),
+    ...Huddle.serverEnv({ port, databaseUrl, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits, otlpUrl: sink?.url, observability: sink ? "on" : "off" }),
     LOG_LEVEL: args["log-level"]
   })
 
@@ -84,57 +89,59 @@ const main = async () => {
   const prober = Load.prober([target])
   const n = Number(args.requests)
   say(`# Huddle /v1/chat/completions on PostgreSQL ${database.version}: where the time goes`)
-  say(`(${new Date().toISOString()}, node ${process.version}, keys ${args.keys}, payer ${args.payer}, LOG_LEVEL ${args["log-level"]})`)
-  for (const mode of ["nonstream", "stream"]) {
-    for (let i = 0; i < 30; i++) await prober.once(target, mode)
-    await fetch(`${counter.control}/reset`, { method: "POST" })
-    const latencies = []
-    const cpuBefore = Proc.cpuMsOf(a.pid)
-    for (let i = 0; i < n; i++) latencies.push((await prober.once(target, mode)).total)
-    const cpuMs = Proc.cpuMsOf(a.pid) - cpuBefore
-    const stats = await (await fetch(`${counter.control}/stats`)).json()
-    latencies.sort((x, y) => x - y)
-    const mean = latencies.reduce((s, x) => s + x, 0) / n
-    say("")
-    say(`## Database census, ${mode === "stream" ? "streaming" : "non-streaming"}: ${n} requests one at a time (through the counting relay)`)
-    say(`- latency: p50 ${Load.percentile(latencies, 50).toFixed(2)} ms, mean ${mean.toFixed(2)} ms; Huddle's CPU per request ${(cpuMs / n).toFixed(2)} ms`)
-    say(`- round trips to PostgreSQL per request: ${(stats.roundTrips / n).toFixed(2)}; explicit transactions per request: ${(stats.transactions / n).toFixed(2)}`)
-    say(`- waiting for PostgreSQL per request: ${(stats.dbMs / n).toFixed(2)} ms (${((100 * stats.dbMs) / n / mean).toFixed(0)}% of the mean latency; the relay adds its own hop to each)`)
-    say("- statements per request (count, then the mean time from sending it to PostgreSQL's ReadyForQuery):")
-    for (const [sql, count] of Object.entries(stats.statements).sort((x, y) => y[1] - x[1])) {
-      say(`  - ${(count / n).toFixed(2)} × ${((stats.statementMs[sql] ?? 0) / count).toFixed(2)} ms \`${sql}\``)
+  say(`(${new Date().toISOString()}, node ${process.version}, keys ${args.keys}, payer ${args.payer}, LOG_LEVEL ${args["log-level"]}, metrics and traces ${args.traces})`)
+  if (args.only !== "cpu") {
+    for (const mode of ["nonstream", "stream"]) {
+      for (let i = 0; i < 30; i++) await prober.once(target, mode)
+      await fetch(`${counter.control}/reset`, { method: "POST" })
+      const latencies = []
+      const cpuBefore = Proc.cpuMsOf(a.pid)
+      for (let i = 0; i < n; i++) latencies.push((await prober.once(target, mode)).total)
+      const cpuMs = Proc.cpuMsOf(a.pid) - cpuBefore
+      const stats = await (await fetch(`${counter.control}/stats`)).json()
+      latencies.sort((x, y) => x - y)
+      const mean = latencies.reduce((s, x) => s + x, 0) / n
+      say("")
+      say(`## Database census, ${mode === "stream" ? "streaming" : "non-streaming"}: ${n} requests one at a time (through the counting relay)`)
+      say(`- latency: p50 ${Load.percentile(latencies, 50).toFixed(2)} ms, mean ${mean.toFixed(2)} ms; Huddle's CPU per request ${(cpuMs / n).toFixed(2)} ms`)
+      say(`- round trips to PostgreSQL per request: ${(stats.roundTrips / n).toFixed(2)}; explicit transactions per request: ${(stats.transactions / n).toFixed(2)}`)
+      say(`- waiting for PostgreSQL per request: ${(stats.dbMs / n).toFixed(2)} ms (${((100 * stats.dbMs) / n / mean).toFixed(0)}% of the mean latency; the relay adds its own hop to each)`)
+      say("- statements per request (count, then the mean time from sending it to PostgreSQL's ReadyForQuery):")
+      for (const [sql, count] of Object.entries(stats.statements).sort((x, y) => y[1] - x[1])) {
+        say(`  - ${(count / n).toFixed(2)} × ${((stats.statementMs[sql] ?? 0) / count).toFixed(2)} ms \`${sql}\``)
+      }
+    }
+    {
+      // The same for GET /v1/models: authentication, org context and policy only.
+      const pool = new Pool(url, { connections: 1 })
+      const get = async () => {
+        const t0 = process.hrtime.bigint()
+        const res = await pool.request({ method: "GET", path: "/v1/models", headers: { authorization: `Bearer ${accounts.apiKeys[0]}` } })
+        await res.body.arrayBuffer()
+        return Number(process.hrtime.bigint() - t0) / 1e6
+      }
+      for (let i = 0; i < 30; i++) await get()
+      await fetch(`${counter.control}/reset`, { method: "POST" })
+      const cpuBefore = Proc.cpuMsOf(a.pid)
+      const latencies = []
+      for (let i = 0; i < n; i++) latencies.push(await get())
+      const cpuMs = Proc.cpuMsOf(a.pid) - cpuBefore
+      const stats = await (await fetch(`${counter.control}/stats`)).json()
+      latencies.sort((x, y) => x - y)
+      say("")
+      say(`## Database census, GET /v1/models (authentication, org context, policy; no credits, no upstream): ${n} requests one at a time`)
+      say(`- latency: p50 ${Load.percentile(latencies, 50).toFixed(2)} ms; Huddle's CPU per request ${(cpuMs / n).toFixed(2)} ms; round trips per request ${(stats.roundTrips / n).toFixed(2)}; waiting for PostgreSQL ${(stats.dbMs / n).toFixed(2)} ms`)
+      for (const [sql, count] of Object.entries(stats.statements).sort((x, y) => y[1] - x[1])) say(`  - ${(count / n).toFixed(2)} × \`${sql.slice(0, 100)}\``)
+      await pool.close()
     }
   }
   await prober.close()
-  {
-    // The same for GET /v1/models: authentication, org context and policy only.
-    const pool = new Pool(url, { connections: 1 })
-    const get = async () => {
-      const t0 = process.hrtime.bigint()
-      const res = await pool.request({ method: "GET", path: "/v1/models", headers: { authorization: `Bearer ${accounts.apiKeys[0]}` } })
-      await res.body.arrayBuffer()
-      return Number(process.hrtime.bigint() - t0) / 1e6
-    }
-    for (let i = 0; i < 30; i++) await get()
-    await fetch(`${counter.control}/reset`, { method: "POST" })
-    const cpuBefore = Proc.cpuMsOf(a.pid)
-    const latencies = []
-    for (let i = 0; i < n; i++) latencies.push(await get())
-    const cpuMs = Proc.cpuMsOf(a.pid) - cpuBefore
-    const stats = await (await fetch(`${counter.control}/stats`)).json()
-    latencies.sort((x, y) => x - y)
-    say("")
-    say(`## Database census, GET /v1/models (authentication, org context, policy; no credits, no upstream): ${n} requests one at a time`)
-    say(`- latency: p50 ${Load.percentile(latencies, 50).toFixed(2)} ms; Huddle's CPU per request ${(cpuMs / n).toFixed(2)} ms; round trips per request ${(stats.roundTrips / n).toFixed(2)}; waiting for PostgreSQL ${(stats.dbMs / n).toFixed(2)} ms`)
-    for (const [sql, count] of Object.entries(stats.statements).sort((x, y) => y[1] - x[1])) say(`  - ${(count / n).toFixed(2)} × \`${sql.slice(0, 100)}\``)
-    await pool.close()
-  }
   await Proc.stop(a.entry)
 
   // 2. Lighter endpoints on a server straight to PostgreSQL, to split the cost: the HTTP stack
   //    alone (/healthz), plus authentication and the org context (/v1/models), then the whole
   //    completion (both modes).
-  {
+  if (args.only !== "cpu") {
     port = await Proc.freePort()
     url = `http://127.0.0.1:${port}`
     const c = await Proc.spawnServer("huddle-layers", [serverMain], envFor(port, database.url), join(out, "huddle-layers.log"), `${url}/readyz`)
@@ -161,7 +168,7 @@ const main = async () => {
   // 2b. The price of one streamed chunk: the same completion with the upstream's answer in 1
   //     and in 80 pieces, on two Huddles (each with its own upstream) measured in alternating
   //     rounds, so that both see the same machine.
-  {
+  if (args.only !== "cpu") {
     say("")
     say(`## CPU per request by the number of chunks the upstream streams (same answer, same usage; ${args.connections} connections; 3 alternating rounds of 3 s per mode after 3 s of warm-up)`)
     const variants = []

@@ -196,6 +196,7 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
   otlpHeaders: Config.option(Config.string("OTEL_EXPORTER_OTLP_HEADERS")),
   otelServiceName: Config.option(Config.string("OTEL_SERVICE_NAME")),
   otelSampler: Config.option(Config.literal(...Tracing.samplerNames)("OTEL_TRACES_SAMPLER")),
+  traceSql: Config.literal("on", "off")("HUDDLE_TRACE_SQL").pipe(Config.withDefault("off" as const), Config.map((value) => value === "on")),
   otelSamplerArg: Config.option(
     Config.number("OTEL_TRACES_SAMPLER_ARG").pipe(
       Config.validate({ message: "must be a ratio from 0 to 1", validation: (n) => n >= 0 && n <= 1 })
@@ -231,6 +232,7 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
       otlpTracesEndpoint,
       repositories,
       staleAfter,
+      traceSql,
       ...rest
     }
   ): ServerConfig => ({
@@ -240,7 +242,8 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
       tracesEndpoint: Option.getOrUndefined(otlpTracesEndpoint),
       headers: Option.getOrUndefined(otlpHeaders),
       serviceName: Option.getOrUndefined(otelServiceName),
-      sampler: Option.getOrUndefined(Option.map(otelSampler, (name) => Tracing.samplerOf(name, Option.getOrUndefined(otelSamplerArg))))
+      sampler: Option.getOrUndefined(Option.map(otelSampler, (name) => Tracing.samplerOf(name, Option.getOrUndefined(otelSamplerArg)))),
+      sql: traceSql
     }),
     grounding: { sources: repositories },
     liveness: { every: heartbeat, staleAfter },

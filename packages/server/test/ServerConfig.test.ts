@@ -86,7 +86,7 @@ describe("metrics and traces", () => {
 
   it("sends traces to OTEL_EXPORTER_OTLP_ENDPOINT's /v1/traces, or to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, with the headers and service name given", () => {
     expect(Either.map(read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }), (config) => config.tracing))
-      .toEqual(Either.right({ url: "http://collector:4318/v1/traces", serviceName: "huddle", headers: {} }))
+      .toEqual(Either.right({ url: "http://collector:4318/v1/traces", serviceName: "huddle", headers: {}, sql: false }))
     expect(Either.map(
       read({
         OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
@@ -95,7 +95,12 @@ describe("metrics and traces", () => {
         OTEL_SERVICE_NAME: "huddle-eu"
       }),
       (config) => config.tracing
-    )).toEqual(Either.right({ url: "https://traces.example.com/otlp", serviceName: "huddle-eu", headers: { "x-api-key": "abc=", tenant: "team a" } }))
+    )).toEqual(Either.right({ url: "https://traces.example.com/otlp", serviceName: "huddle-eu", headers: { "x-api-key": "abc=", tenant: "team a" }, sql: false }))
+  })
+
+  it("records the SQL client's spans only with HUDDLE_TRACE_SQL=on", () => {
+    expect(Either.map(read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", HUDDLE_TRACE_SQL: "on" }), (config) => config.tracing?.sql)).toEqual(Either.right(true))
+    expect(Either.map(read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", HUDDLE_TRACE_SQL: "off" }), (config) => config.tracing?.sql)).toEqual(Either.right(false))
   })
 
   it("samples by OTEL_TRACES_SAMPLER and its ratio, every trace by default", () => {
@@ -106,7 +111,7 @@ describe("metrics and traces", () => {
   })
 
   it("refuses an endpoint that is not an http(s) URL and a short metrics or operator token, naming the variable", () => {
-    for (const [name, value] of [["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"], ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "grpc://collector"], ["HUDDLE_METRICS_TOKEN", "short"], ["HUDDLE_OPERATOR_TOKEN", "short"], ["HUDDLE_METRICS", "maybe"], ["OTEL_TRACES_SAMPLER", "sometimes"], ["OTEL_TRACES_SAMPLER_ARG", "2"]] as const) {
+    for (const [name, value] of [["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"], ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "grpc://collector"], ["HUDDLE_METRICS_TOKEN", "short"], ["HUDDLE_OPERATOR_TOKEN", "short"], ["HUDDLE_METRICS", "maybe"], ["OTEL_TRACES_SAMPLER", "sometimes"], ["OTEL_TRACES_SAMPLER_ARG", "2"], ["HUDDLE_TRACE_SQL", "yes"]] as const) {
       const config = read({ [name]: value })
       expect(Either.isLeft(config), `${name}=${value}`).toBe(true)
       if (Either.isLeft(config)) expect(String(config.left), value).toContain(name)

@@ -22,11 +22,12 @@ const ancestry = (spans: ReadonlyArray<OtlpReceiver.Span>, span: OtlpReceiver.Sp
 
 /**
  * For the enclosing `describe`: an OTLP receiver, and the server in front of a fake upstream
- * exporting its traces to it (as `serviceName`, with `sampler`); `onStart` receives them.
+ * exporting its traces to it (as `serviceName`, with the tracing `options` given); `onStart`
+ * receives them.
  */
 const tracedSuite = (
   serviceName: string,
-  sampler: Tracing.Sampler | undefined,
+  options: Pick<Tracing.Options, "sampler" | "sql">,
   onStart: (started: { receiver: OtlpReceiver.OtlpReceiver; fake: FakeOpenAi.FakeOpenAi; server: TestServer.TestServer }) => void
 ) => {
   let receiver: OtlpReceiver.OtlpReceiver | undefined
@@ -34,7 +35,7 @@ const tracedSuite = (
   beforeAll(async () => {
     receiver = await OtlpReceiver.start()
     const started = await WithFakeUpstream.start([WithFakeUpstream.model("fake-standard", "standard", { max_output_tokens: 500 })], {
-      tracing: { url: receiver.url, serviceName, exportInterval: "50 millis", ...(sampler === undefined ? {} : { sampler }) }
+      tracing: { url: receiver.url, serviceName, exportInterval: "50 millis", ...options }
     })
     stop = started.stop
     onStart({ receiver, fake: started.fake, server: started.server })
@@ -49,7 +50,7 @@ describe("traces", () => {
   let receiver: OtlpReceiver.OtlpReceiver
   let fake: FakeOpenAi.FakeOpenAi
   let server: TestServer.TestServer
-  tracedSuite("huddle-under-test", undefined, (started) => ({ receiver, fake, server } = started))
+  tracedSuite("huddle-under-test", {}, (started) => ({ receiver, fake, server } = started))
 
   it("a chat completion: one trace under the caller's, with the spans of authentication, scope, policy, credits and the upstream call", async () => {
     const user = await Accounts.signupAndLogin(server, "traced")
@@ -78,6 +79,11 @@ describe("traces", () => {
     for (const name of ["Authentication.authenticate", "RequestScopes.resolve", "OrgSettings.rulesFor", "Credits.reserve", "Credits.settle"]) {
       expect(named(name), name).not.toHaveLength(0)
     }
+    // A leaf's span hangs where it was made (the reservation under the metered call).
+    expect(ancestry(spans, named("Credits.reserve")[0]!).slice(0, 2)).toEqual(["Credits.reserve", "MeteredCall.run"])
+    // The SQL client's spans are left out unless asked for (HUDDLE_TRACE_SQL), in requests and
+    // in the server's background work alike.
+    expect(receiver.spans().filter((s) => s.service === "huddle-under-test" && s.name.startsWith("sql."))).toEqual([])
     const [call] = named("chat fake-standard")
     expect(call).toBeDefined()
     expect(call!.kind).toBe(3)
@@ -132,11 +138,37 @@ describe("traces", () => {
   })
 })
 
+describe("SQL statements (HUDDLE_TRACE_SQL=on)", () => {
+  let receiver: OtlpReceiver.OtlpReceiver
+  let fake: FakeOpenAi.FakeOpenAi
+  let server: TestServer.TestServer
+  tracedSuite("huddle-sql", { sql: true }, (started) => ({ receiver, fake, server } = started))
+
+  it("records each statement under the domain's span that ran it, leaves included", async () => {
+    const user = await Accounts.signupAndLogin(server, "sql")
+    const { key } = await Accounts.createApiKey(server, user)
+    const traceId = newTraceId()
+    fake.enqueue({ answer: "Statements.", usage: { prompt_tokens: 5, completion_tokens: 2 } })
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", traceparent: `00-${traceId}-${newSpanId()}-01` },
+      body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "Statements?" }] })
+    })
+    expect(response.status).toBe(200)
+    const spans = await receiver.trace(traceId, (spans) => spans.some((s) => s.name === "POST /v1/chat/completions"))
+    const statements = spans.filter((s) => s.name === "sql.execute")
+    expect(statements.length).toBeGreaterThan(0)
+    for (const statement of statements) expect(statement.attributes["db.query.text"]).toEqual(expect.any(String))
+    // The API key is looked up by a statement under authentication, a leaf otherwise.
+    expect(statements.map((s) => ancestry(spans, s)[1])).toContain("Authentication.authenticate")
+  })
+})
+
 describe("sampling (OTEL_TRACES_SAMPLER)", () => {
   let receiver: OtlpReceiver.OtlpReceiver
   let fake: FakeOpenAi.FakeOpenAi
   let server: TestServer.TestServer
-  tracedSuite("huddle-sampled", Tracing.samplerOf("parentbased_traceidratio", 0), (started) => ({ receiver, fake, server } = started))
+  tracedSuite("huddle-sampled", { sampler: Tracing.samplerOf("parentbased_traceidratio", 0) }, (started) => ({ receiver, fake, server } = started))
 
   const complete = async (key: string, traceparent?: string) => {
     fake.enqueue({ answer: "Sampled?", usage: { prompt_tokens: 5, completion_tokens: 2 } })

@@ -56,7 +56,7 @@ export const make = Effect.gen(function*() {
         })
     })
 
-  return Authentication.of(traced("Authentication", { authenticate }))
+  return Authentication.of(traced("Authentication", { authenticate }, { leaves: ["authenticate"] }))
 })
 
 export const layer = Layer.effect(Authentication, make)

@@ -185,7 +185,7 @@ export const make = Effect.gen(function*() {
     )
   }
 
-  return Credits.of(traced("Credits", { reserve, spendable, settle, release, carve }))
+  return Credits.of(traced("Credits", { reserve, spendable, settle, release, carve }, { leaves: ["reserve", "spendable", "settle", "release", "carve"] }))
 })
 
 export const layer = Layer.effect(Credits, make)

@@ -132,7 +132,7 @@ export const make = Effect.gen(function*() {
       return assemble(candidates, budgetTokens)
     })
 
-  return ContextAssembly.of(traced("ContextAssembly", { memoriesFor }))
+  return ContextAssembly.of(traced("ContextAssembly", { memoriesFor }, { leaves: ["memoriesFor"] }))
 })
 
 export const layer = Layer.effect(ContextAssembly, make)

@@ -3,26 +3,48 @@
  * default, a captured stack; with the tracer disabled (a server that exports no traces), or in a
  * trace the sampler left out, neither is paid: the effect runs as it is. What is traced carries
  * no stack.
+ *
+ * A leaf (a call that traces nothing of its own below it: a credit reservation, a policy lookup)
+ * is recorded with its start and end but not made the current span: Effect keeps the current span
+ * as a service of the fiber's context, and providing one copies the whole context (some 75
+ * services in a request: about as much as making and exporting the span itself). Deep traces
+ * (`deep`, set when the SQL client's statements are recorded too) make every span the current
+ * one, so that statements hang under the leaf that ran them.
  */
 import { Context, Effect, FiberRef, Option, Tracer } from "effect"
+
+/** Whether spans are recorded below the domain's leaves (the SQL client's); off by default. */
+export const deep: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+
+export interface SpanOptions extends Tracer.SpanOptions {
+  /** Nothing below it makes spans worth keeping: it is not made the current span (unless `deep`). */
+  readonly leaf?: boolean | undefined
+}
 
 /**
  * `effect` in a span named `name` while the tracer is enabled and the trace is recorded; as it is
  * otherwise (a trace the sampler left out gets no more spans under its unrecorded ones).
  */
-export const span = <A, E, R>(effect: Effect.Effect<A, E, R>, name: string, options?: Tracer.SpanOptions): Effect.Effect<A, E, R> =>
+export const span = <A, E, R>(effect: Effect.Effect<A, E, R>, name: string, options?: SpanOptions): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime<A, E, R>((fiber) => {
     if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return effect
     const parent = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
-    return Option.isSome(parent) && !parent.value.sampled ? effect : Effect.withSpan(effect, name, { ...options, captureStackTrace: false })
+    if (Option.isSome(parent) && !parent.value.sampled) return effect
+    const { leaf, ...spanOptions } = options ?? {}
+    return leaf === true && !fiber.getFiberRef(deep)
+      ? Effect.useSpan(name, { ...spanOptions, captureStackTrace: false }, () => effect)
+      : Effect.withSpan(effect, name, { ...spanOptions, captureStackTrace: false })
   })
 
 /**
  * A service's public methods, each returning an Effect run in a span named `Service.method`, so
  * that every caller (the server, an embedder) sees them in its traces. Methods returning streams
- * are left as they are: what they run is traced inside them.
+ * are left as they are: what they run is traced inside them. `leaves` names the methods that
+ * call no traced service (their spans are leaves, see above): a method added to them that later
+ * calls one would see that call's span hang beside its own rather than under it.
  */
-export const traced = <S extends object>(service: string, methods: S): S => {
+export const traced = <S extends object>(service: string, methods: S, options?: { readonly leaves?: ReadonlyArray<keyof S & string> }): S => {
+  const leaves = new Set<string>(options?.leaves ?? [])
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(methods)) {
     if (typeof value !== "function") {
@@ -30,9 +52,10 @@ export const traced = <S extends object>(service: string, methods: S): S => {
       continue
     }
     const name = `${service}.${key}`
+    const spanOptions = leaves.has(key) ? { leaf: true } : undefined
     out[key] = (...args: Array<unknown>) => {
       const result = value(...args)
-      return Effect.isEffect(result) ? span(result, name) : result
+      return Effect.isEffect(result) ? span(result, name, spanOptions) : result
     }
   }
   return out as S

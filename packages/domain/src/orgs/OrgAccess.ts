@@ -40,7 +40,7 @@ export const make = Effect.map(MembershipRepository, (memberships) => {
       ),
       Effect.asVoid
     )
-  return OrgAccess.of(traced("OrgAccess", { member, admin }))
+  return OrgAccess.of(traced("OrgAccess", { member, admin }, { leaves: ["member", "admin"] }))
 })
 
 export const layer = Layer.effect(OrgAccess, make)

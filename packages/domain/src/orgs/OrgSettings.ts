@@ -94,7 +94,7 @@ export const make = Effect.gen(function*() {
         ([policies, orgDefaults, mine]): Rules => ({ policies, orgDefaults, personal: mine })
       )
 
-  return OrgSettings.of(traced("OrgSettings", { policies, adminPolicies, setPolicies, defaults, setDefaults, rulesFor }))
+  return OrgSettings.of(traced("OrgSettings", { policies, adminPolicies, setPolicies, defaults, setDefaults, rulesFor }, { leaves: ["rulesFor"] }))
 })
 
 export const layer = Layer.effect(OrgSettings, make)

@@ -4,6 +4,7 @@
  * traces the sampler keeps. Without a collector, no exporter is loaded and nothing leaves the
  * process.
  */
+import * as Traced from "@huddle/domain/observability/Traced"
 import { randomBytes } from "node:crypto"
 import { Duration, Effect, Layer, Option, Tracer } from "effect"
 
@@ -27,6 +28,8 @@ export interface Options {
   readonly exportInterval?: Duration.DurationInput | undefined
   /** Default: every trace (`parentbased_always_on`). */
   readonly sampler?: Sampler | undefined
+  /** Record the SQL client's spans too (`HUDDLE_TRACE_SQL=on`); default: they are left out. */
+  readonly sql?: boolean | undefined
 }
 
 export const samplerNames = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"] as const
@@ -75,6 +78,45 @@ export const sampling = (inner: Tracer.Tracer, sampler: Sampler): Tracer.Tracer 
   })
 
 /**
+ * A span that records nothing and stands for its parent: whatever is made under it hangs under
+ * the parent, as though it were not there.
+ */
+const transparent = (name: string, parent: Tracer.AnySpan, context: Tracer.Span["context"], links: ReadonlyArray<Tracer.SpanLink>, startTime: bigint, kind: Tracer.SpanKind): Tracer.Span => ({
+  _tag: "Span",
+  name,
+  spanId: parent.spanId,
+  traceId: parent.traceId,
+  parent: Option.some(parent),
+  context,
+  status: { _tag: "Started", startTime },
+  attributes: new Map(),
+  links,
+  sampled: parent.sampled,
+  kind,
+  end: ignore,
+  attribute: ignore,
+  event: ignore,
+  addLinks: ignore
+})
+
+/**
+ * `inner` without the SQL client's spans (`sql.execute` for every statement, `sql.transaction`):
+ * each is transparent, so what runs in a transaction hangs under the transaction's parent; made
+ * with no parent (the server's background work: lease batches, heartbeats, the change feed), it
+ * is unrecorded, and starts no trace of its own.
+ */
+export const withoutSql = (inner: Tracer.Tracer): Tracer.Tracer =>
+  Tracer.make({
+    span: (name, parent, context, links, startTime, kind, options) =>
+      !name.startsWith("sql.")
+        ? inner.span(name, parent, context, links, startTime, kind, options)
+        : Option.isSome(parent)
+        ? transparent(name, parent.value, context, links, startTime, kind)
+        : unsampled(name, parent, context, links, startTime, kind),
+    context: (f, fiber) => inner.context(f, fiber)
+  })
+
+/**
  * The tracer, for the layers built after it. The exporter's modules are loaded here, so that a
  * server that exports nothing never loads them.
  */
@@ -95,7 +137,11 @@ export const layer = (options: Options) =>
       shutdownTimeout: Duration.seconds(3)
     }).pipe(Effect.provide([OtlpSerialization.layerJson, FetchHttpClient.layer]))
     const sampler = options.sampler ?? { parentBased: true, ratio: 1 }
-    return Layer.setTracer(sampler.ratio >= 1 && sampler.parentBased ? exporting : sampling(exporting, sampler))
+    const sampled = sampler.ratio >= 1 && sampler.parentBased ? exporting : sampling(exporting, sampler)
+    // With SQL spans recorded, the domain's leaves become parents, for the statements they run.
+    return options.sql === true
+      ? Layer.merge(Layer.setTracer(sampled), Layer.locallyScoped(Traced.deep, true))
+      : Layer.setTracer(withoutSql(sampled))
   }))
 
 /**
@@ -109,6 +155,7 @@ export const fromVariables = (env: {
   readonly serviceName?: string | undefined
   readonly headers?: string | undefined
   readonly sampler?: Sampler | undefined
+  readonly sql?: boolean | undefined
 }): Options | undefined => {
   const url = env.tracesEndpoint ?? (env.endpoint === undefined ? undefined : `${env.endpoint.replace(/\/+$/, "")}/v1/traces`)
   if (url === undefined) return undefined
@@ -117,5 +164,5 @@ export const fromVariables = (env: {
     const at = pair.indexOf("=")
     if (at > 0) headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim())
   }
-  return { url, serviceName: env.serviceName ?? "huddle", headers, ...(env.sampler === undefined ? {} : { sampler: env.sampler }) }
+  return { url, serviceName: env.serviceName ?? "huddle", headers, ...(env.sampler === undefined ? {} : { sampler: env.sampler }), sql: env.sql === true }
 }
