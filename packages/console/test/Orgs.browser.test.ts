@@ -4,11 +4,12 @@
  * and is refused stepping down as the last admin), sets a policy (seeing what members will get
  * before saving) and the member's spending cap, and switches between two orgs; the member's requests over HTTP are
  * refused past the cap, and so is the member's conversation in the console, the members page shows what they spent, and the audit log shows it all,
- * filtered by type. And at scale: with 2,000 members and 100,000 audit events, the members page
+ * filtered by type. A member who chooses Personal in the header has their conversation charged to
+ * their own credits, the org's pool untouched, and the org pages say no org is chosen. And at scale: with 2,000 members and 100,000 audit events, the members page
  * and the audit log each open with at most 3 API requests (their first page rendered; the time
  * is reported, not asserted).
  */
-import { Accounts, Operator, TestServer } from "@huddle/testkit"
+import { Accounts, Operator, Orgs, TestServer } from "@huddle/testkit"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { accessibilityViolations, launch, screenshot, signUpAndLogIn, watchFaults } from "./browser.js"
@@ -32,13 +33,14 @@ const openPage = async (server: TestServer.TestServer) => {
 }
 
 /**
- * Opens the console on `route` as an already logged-in user working in `orgId`: the tab's
- * storage is filled before the page's script runs (on this and every later load of the page).
+ * Opens the console on `route` as an already logged-in user working in `orgId` (or in whatever
+ * the console picks, with `null`): the tab's storage is filled before the page's script runs
+ * (on this and every later load of the page).
  */
-const openAs = async (page: Page, server: TestServer.TestServer, session: string, orgId: string, route: string) => {
+const openAs = async (page: Page, server: TestServer.TestServer, session: string, orgId: string | null, route: string) => {
   await page.addInitScript(({ orgId, session }) => {
     sessionStorage.setItem("huddle.session", session)
-    sessionStorage.setItem("huddle.org", orgId)
+    if (orgId !== null) sessionStorage.setItem("huddle.org", orgId)
   }, { orgId, session })
   await page.goto(`${server.url}/#/${route}`)
 }
@@ -252,6 +254,56 @@ describe("organizations in the web console", () => {
     await page.getByRole("button", { name: "Send" }).click()
     await page.getByText(/Not enough credits\. .*spending cap on the organization's pool \(6 credits a month\)/).waitFor()
     await check("member-capped-conversation")
+  })
+
+  it("lets a member work personally: the conversation is charged to their own credits, the org's pool stays as it was, the org pages say none is chosen", async () => {
+    const org = await Orgs.createOrg(server)
+    const member = await Orgs.addMember(server, org)
+    await Operator.grant(server, { org_id: org.id, balance: "subscription" }, 500, "plan")
+    await Operator.grant(server, { user_id: member.id }, 100, "their own")
+    await openAs(page, server, member.session, null, "sessions/new")
+    await heading("New conversation").waitFor()
+    // A member works in their org until they choose otherwise.
+    await page.getByText("In Acme Research: its policies and memories apply.").waitFor()
+
+    await page.getByLabel("Organization").selectOption({ label: "Personal" })
+    await page.getByText("A personal conversation: your own credits and memories.").waitFor()
+    expect(await page.evaluate(() => sessionStorage.getItem("huddle.org"))).toBe("personal")
+    await page.getByLabel(/^Your (question|message)$/).fill("What should I read this weekend?")
+    await page.getByRole("radio", { name: /^Single/ }).check()
+    await page.getByRole("button", { name: "Send" }).click()
+    const charged = page.locator(".message.from-huddle:not(.live) .charged")
+    await charged.waitFor()
+    const cost = Number((await charged.textContent())?.match(/^(\d+) credits? charged$/)?.[1])
+    expect(cost).toBeGreaterThan(0)
+    // The conversation, as the server keeps it, is personal.
+    await page.getByText("A personal conversation: your own credits and memories.").waitFor()
+    const sessionId = page.url().split("/").at(-1)
+    expect((await server.request("GET", `/v1/huddle/sessions/${sessionId}`, { token: member.session })).body.org_id).toBeNull()
+
+    // Their account shows the charge; the choice outlives a reload.
+    await page.getByRole("link", { name: "Account" }).click()
+    await heading("Your account").waitFor()
+    await page.reload()
+    expect(await page.locator(".balance").textContent()).toBe(`${100 - cost} credits`)
+    expect(await page.getByLabel("Organization").inputValue()).toBe("personal")
+
+    // The org's pages say no org is chosen, rather than showing one.
+    await page.goto(`${server.url}/#/pool`)
+    await heading("Credits").waitFor()
+    await page.getByText("No organization is chosen: you are working personally.").waitFor()
+    await check("pool-personal")
+    await page.getByRole("main").getByRole("link", { name: "Organizations" }).click()
+    await page.getByText("You are working personally: your own credits, memories and workspace.").waitFor()
+
+    // Back in the org: its pool did not move, and the member took nothing from it.
+    await page.getByRole("button", { name: "Work in Acme Research" }).click()
+    await page.goto(`${server.url}/#/pool`)
+    await heading("Credits · Acme Research").waitFor()
+    const facts = page.locator("dl.facts")
+    await expect.poll(() => facts.textContent()).toContain("Subscription pool500 credits")
+    expect(await facts.textContent()).toContain("You took from the pool0 credits this month, 0 credits in total")
+    expect(await facts.textContent()).toContain(`Your personal balance${100 - cost} credits`)
   })
 
   const login = async (email: string, password: string): Promise<string> =>
