@@ -5,9 +5,10 @@
  * sees its rounds go by, then the report with the dissent set apart; asks in auto mode; finds
  * the conversation in the list, renames it and deletes it. The refusals (402 with the balance,
  * 429 with the wait, a policy denial) are said in words a person can act on; messages held for
- * review are approved or rejected; a degraded council run is marked, with who was dropped.
+ * review are approved or rejected, and an admin approves a member's held message from the org's
+ * queue; a degraded council run is marked, with who was dropped.
  */
-import { Accounts, TestServer } from "@huddle/testkit"
+import { Accounts, Orgs, TestServer } from "@huddle/testkit"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { accessibilityViolations, launch, screenshot, signUpAndLogIn, watchFaults } from "./browser.js"
@@ -283,6 +284,35 @@ describe("conversations in the web console", () => {
     // The approved answer is in the conversation.
     await page.goto(conversation)
     await expect.poll(() => answers().count()).toBe(1)
+  })
+
+  it("shows an admin working in their org the messages its members sent that await review, and runs one they approve", async () => {
+    const org = await Orgs.createOrg(server)
+    expect((await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: { auto_execute: false } })).status).toBe(200)
+    const member = await Orgs.addMember(server, org)
+    const held = await server.request("POST", "/v1/huddle", { token: member.session, body: { input: "Draft the quarterly plan", org_id: org.id } })
+    expect(held.body.status, held.text).toBe("awaiting_review")
+    await page.goto(`${server.url}/#/login`)
+    await page.evaluate((token) => sessionStorage.setItem("huddle.session", token), org.admin.session)
+    await page.reload()
+    await heading("Your account").waitFor()
+    await page.getByRole("link", { name: "Reviews" }).click()
+    await heading("Reviews").waitFor()
+
+    const queue = page.getByRole("region", { name: "Awaiting review in Acme Research" })
+    const item = queue.getByRole("listitem").filter({ hasText: "Draft the quarterly plan" })
+    await item.waitFor()
+    expect(await item.locator(".submitter").textContent()).toBe(`From ${member.email}`)
+    // Not the admin's conversation: no link to it.
+    expect(await item.getByRole("link", { name: "its conversation" }).count()).toBe(0)
+    await check("huddle-reviews-org")
+    await item.getByRole("button", { name: "Approve “Draft the quarterly plan”" }).click()
+    await expect.poll(() => queue.getByRole("status").textContent()).toMatch(/^Approved and answered: \d+ credits? charged\.$/)
+    await queue.getByText("Nothing in Acme Research awaits review.").waitFor()
+
+    // The member's conversation has its answer.
+    const session = await server.request("GET", `/v1/huddle/sessions/${held.body.session_id}`, { token: member.session })
+    expect(session.body.messages.map((message: { role: string }) => message.role)).toEqual(["user", "assistant"])
   })
 
   it("marks a degraded council run and names who was dropped, in which round and why", async () => {
