@@ -1,7 +1,7 @@
 /**
  * Memories, repositories, the file view and the account's charges, in a real browser against the
  * real server on loopback: a new user creates, edits and deletes a memory; connects a directory
- * under the server's roots and watches it indexed, with what was skipped and why; opens a file
+ * under the server's roots and watches it indexed, with what was skipped, why and which paths; opens a file
  * at cited lines and sees them highlighted and in view; and after one huddle message sees the
  * charge on the account page. Someone else opening the same file's address is told there is no
  * such file. Every page passes axe-core and reads on a phone.
@@ -146,8 +146,12 @@ describe("memories, repositories, the file view and charges in the console", () 
     await page.getByRole("button", { name: "Connect a repository" }).click()
     await page.getByText("Indexed", { exact: true }).waitFor({ timeout: 30_000 })
     const card = page.locator("section.card")
-    expect(await card.textContent()).toContain("1 file: binary (not text)")
     expect(await card.textContent()).toMatch(/Indexed files3 \(2 source, 1 docs\)/)
+    // Each reason opens onto its paths.
+    const binaries = page.getByRole("list", { name: "Skipped as binary (not text)" })
+    expect(await binaries.isVisible()).toBe(false)
+    await card.getByText("1 file: binary (not text)").click()
+    expect(await binaries.getByRole("listitem").allTextContents()).toEqual(["logo.png"])
     await check("repository-indexed")
 
     // An answer grounded in it: a reference in the conversation leads to the file, its lines highlighted.
