@@ -194,7 +194,11 @@ for (const engine of TestDatabase.availableEngines()) {
         expect((yield* counts(connection.id)).repository_chunks).toBe(4)
         expect(yield* store.counts(connection.id)).toEqual({
           files: { total: 4, by_category: { config: 0, source: 2, test: 1, docs: 1 } },
-          skipped: { total: 0, by_reason: { binary: 0, vendored: 0, generated: 0, minified: 0, lockfile: 0, too_large: 0, unreadable: 0, outside_root: 0 } }
+          skipped: {
+            total: 0,
+            by_reason: { binary: 0, vendored: 0, generated: 0, minified: 0, lockfile: 0, too_large: 0, unreadable: 0, outside_root: 0 },
+            paths: { binary: [], vendored: [], generated: [], minified: [], lockfile: [], too_large: [], unreadable: [], outside_root: [] }
+          }
         })
 
         expect(yield* store.disconnect(workspaceId)).toBe(true)
@@ -262,6 +266,43 @@ for (const engine of TestDatabase.availableEngines()) {
         expect(yield* read("src/a.ts", 3, 10)).toEqual(Option.some({ file: file("src/a.ts", "a1"), chunks: [[2, 3, "a2"]] }))
         expect(yield* read("src/b.ts", 1, 1)).toEqual(Option.some({ file: file("src/b.ts", "b2"), chunks: [[1, 3, "b2"]] }))
         for (const path of ["logo.png", "src/none.ts", "src"]) expect(yield* read(path, 1, 3)).toEqual(Option.none())
+      }))
+
+    it.scoped("names the first 100 skipped paths of each reason in path order, beside how many there are", () =>
+      Effect.gen(function*() {
+        const store = yield* RepositoryStore
+        // 105 images, listed from the last; a minified file; a vendored tree, reported once.
+        const images = Array.from({ length: 105 }, (_, i) => `assets/img-${String(i).padStart(3, "0")}.png`)
+        const snapshot = new Snapshot({
+          files: [file("src/a.ts", "a1")],
+          skipped: [
+            ...[...images].reverse().map((path) => new SkippedFile({ path, reason: "binary" })),
+            new SkippedFile({ path: "web/app.min.js", reason: "minified" }),
+            new SkippedFile({ path: "node_modules/", reason: "vendored" })
+          ],
+          chunks: [new Chunk({ path: "src/a.ts", start_line: 1, end_line: 1, text: "a1" })],
+          definitions: [],
+          imports: [],
+          links: []
+        })
+        const { indexer } = scripted([snapshot])
+        const { connection } = yield* connected()
+        const jobs = yield* runner(indexer)
+        yield* jobs.kick(connection.id)
+        yield* settled(connection.id)
+        const { skipped } = yield* store.counts(connection.id)
+        expect(skipped.total).toBe(107)
+        expect(skipped.by_reason).toMatchObject({ binary: 105, minified: 1, vendored: 1, generated: 0 })
+        expect(skipped.paths).toEqual({
+          binary: images.slice(0, 100),
+          vendored: ["node_modules/"],
+          generated: [],
+          minified: ["web/app.min.js"],
+          lockfile: [],
+          too_large: [],
+          unreadable: [],
+          outside_root: []
+        })
       }))
 
     it.scoped("lets one job at a time index a repository, whichever runner is kicked, and serves every run asked for", () =>

@@ -6,9 +6,9 @@
  * the page never asks another host for anything (its content security policy would refuse it).
  */
 import { Accounts, TestServer } from "@huddle/testkit"
-import type { Browser, BrowserContext, Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { accessibilityViolations, launch, screenshot, watchFaults } from "./browser.js"
+import { checkPage, closePage, laptop, launch, type OpenPage, openPage } from "./browser.js"
 
 const starterCredits = 1000
 const phone = { width: 390, height: 844 }
@@ -16,10 +16,9 @@ const phone = { width: 390, height: 844 }
 describe("the web console", () => {
   let server: TestServer.TestServer
   let browser: Browser
-  let context: BrowserContext
+  /** The test's page; what goes wrong in it (script errors, console errors, CSP refusals among them, requests elsewhere) fails the test. */
+  let opened: OpenPage
   let page: Page
-  /** What went wrong in the page: script errors, console errors (CSP refusals among them), requests elsewhere. */
-  let faults: Array<string>
 
   beforeAll(async () => {
     ;[server, browser] = await Promise.all([TestServer.start({ starterCredits }), launch()])
@@ -30,21 +29,13 @@ describe("the web console", () => {
   })
 
   beforeEach(async () => {
-    context = await browser.newContext({ locale: "en-US", viewport: { width: 1280, height: 800 } })
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url })
-    page = await context.newPage()
-    faults = watchFaults(page, server.url)
+    opened = await openPage(browser, server.url, { permissions: ["clipboard-read", "clipboard-write"] })
+    page = opened.page
   })
-  afterEach(async () => {
-    await context.close()
-    expect(faults).toEqual([])
-  })
+  afterEach(() => closePage(opened))
 
   /** Checks the page as it is: accessible, and kept as a screenshot. */
-  const check = async (name: string) => {
-    expect(await accessibilityViolations(page), name).toEqual([])
-    await screenshot(page, name)
-  }
+  const check = (name: string) => checkPage(page, name)
 
   const heading = (name: string) => page.getByRole("heading", { level: 1, name })
 
@@ -129,7 +120,7 @@ describe("the web console", () => {
     await page.setViewportSize(phone)
     await check("keys-list-phone")
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true)
-    await page.setViewportSize({ width: 1280, height: 800 })
+    await page.setViewportSize(laptop)
     await check("keys-list")
 
     await row.getByRole("button", { name: "Revoke e2e laptop" }).click()

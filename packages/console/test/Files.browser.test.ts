@@ -1,7 +1,7 @@
 /**
  * Memories, repositories, the file view and the account's charges, in a real browser against the
  * real server on loopback: a new user creates, edits and deletes a memory; connects a directory
- * under the server's roots and watches it indexed, with what was skipped and why; opens a file
+ * under the server's roots and watches it indexed, with what was skipped, why and which paths; opens a file
  * at cited lines and sees them highlighted and in view; and after one huddle message sees the
  * charge on the account page. Someone else opening the same file's address is told there is no
  * such file. Every page passes axe-core and reads on a phone.
@@ -11,12 +11,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Accounts, Orgs, TestServer } from "@huddle/testkit"
 import { Duration } from "effect"
-import type { Browser, BrowserContext, Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { accessibilityViolations, launch, screenshot, signUpAndLogIn, watchFaults } from "./browser.js"
+import { checkPage, closePage, laptop, launch, type OpenPage, openPage, openSignedIn, signUpAndLogIn } from "./browser.js"
 
 const phone = { width: 390, height: 844 }
-const desktop = { width: 1280, height: 800 }
 
 const app = ["export const greet = (name: string) => {", "  const polite = `Hello, ${name}`", "  return polite", "}", "", "export const bye = 1"]
 const long = Array.from({ length: 300 }, (_, i) => `// line ${i + 1} of the long file`)
@@ -24,10 +23,9 @@ const long = Array.from({ length: 300 }, (_, i) => `// line ${i + 1} of the long
 describe("memories, repositories, the file view and charges in the console", () => {
   let server: TestServer.TestServer
   let browser: Browser
-  let context: BrowserContext
+  let opened: OpenPage
   let page: Page
   let root: string
-  let faults: Array<string>
 
   beforeAll(async () => {
     root = realpathSync(mkdtempSync(join(tmpdir(), "huddle-console-roots-")))
@@ -53,36 +51,22 @@ describe("memories, repositories, the file view and charges in the console", () 
   })
 
   beforeEach(async () => {
-    context = await browser.newContext({ locale: "en-US", viewport: desktop })
-    page = await context.newPage()
-    faults = watchFaults(page, server.url)
+    opened = await openPage(browser, server.url)
+    page = opened.page
   })
-  afterEach(async () => {
-    await context.close()
-    expect(faults).toEqual([])
-  })
+  afterEach(() => closePage(opened))
 
   /** Checks the page as it is, on a laptop and on a phone: accessible, no sideways scrolling, kept as screenshots. */
   const check = async (name: string) => {
-    expect(await accessibilityViolations(page), name).toEqual([])
-    await screenshot(page, name)
+    await checkPage(page, name)
     await page.setViewportSize(phone)
-    expect(await accessibilityViolations(page), `${name} (phone)`).toEqual([])
+    await checkPage(page, `${name}-phone`)
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `${name} fits a phone`).toBe(true)
-    await screenshot(page, `${name}-phone`)
-    await page.setViewportSize(desktop)
+    await page.setViewportSize(laptop)
   }
 
   const heading = (name: string) => page.getByRole("heading", { level: 1, name })
 
-  /** Opens `path` with the user's session stored, as a tab that logged in earlier would. */
-  const openAs = async (user: Accounts.TestUser, path: string) => {
-    await page.goto(`${server.url}/#/login`)
-    await page.evaluate((token) => sessionStorage.setItem("huddle.session", token), user.session)
-    await page.reload()
-    await heading("Your account").waitFor()
-    await page.goto(`${server.url}/${path}`)
-  }
 
   it("takes a new user through memories, a connected repository, a cited file and a charge", async () => {
     const email = Accounts.uniqueEmail("files")
@@ -146,8 +130,12 @@ describe("memories, repositories, the file view and charges in the console", () 
     await page.getByRole("button", { name: "Connect a repository" }).click()
     await page.getByText("Indexed", { exact: true }).waitFor({ timeout: 30_000 })
     const card = page.locator("section.card")
-    expect(await card.textContent()).toContain("1 file: binary (not text)")
     expect(await card.textContent()).toMatch(/Indexed files3 \(2 source, 1 docs\)/)
+    // Each reason opens onto its paths.
+    const binaries = page.getByRole("list", { name: "Skipped as binary (not text)" })
+    expect(await binaries.isVisible()).toBe(false)
+    await card.getByText("1 file: binary (not text)").click()
+    expect(await binaries.getByRole("listitem").allTextContents()).toEqual(["logo.png"])
     await check("repository-indexed")
 
     // An answer grounded in it: a reference in the conversation leads to the file, its lines highlighted.
@@ -219,7 +207,7 @@ describe("memories, repositories, the file view and charges in the console", () 
     const connected = await server.request("PUT", `/v1/workspaces/${workspaceId}/repository`, { token: owner.session, body: { path: join(root, "repo") } })
     expect(connected.status).toBe(202)
     const stranger = await Accounts.signupAndLogin(server, "stranger")
-    await openAs(stranger, `#/files/${workspaceId}/README.md?lines=1`)
+    await openSignedIn(page, server.url, stranger.session, `files/${workspaceId}/README.md?lines=1`)
     await heading("README.md").waitFor()
     await expect.poll(() => page.getByRole("alert").textContent()).toBe("Workspace not found")
     expect(await page.locator("pre.code").count()).toBe(0)
@@ -231,7 +219,7 @@ describe("memories, repositories, the file view and charges in the console", () 
     const member = await Orgs.addMember(server, org)
     const created = await server.request("POST", `/v1/orgs/${org.id}/admin/workspaces`, { token: org.admin.session, body: { name: "Backend" } })
     expect(created.status).toBe(201)
-    await openAs(member, "#/repository")
+    await openSignedIn(page, server.url, member.session, "repository")
     await heading("Repositories").waitFor()
     const card = page.getByRole("region", { name: "Backend" })
     await card.getByText(`A workspace of Acme Research: its admins manage the repository.`).waitFor()

@@ -5,12 +5,13 @@
  * sees its rounds go by, then the report with the dissent set apart; asks in auto mode; finds
  * the conversation in the list, renames it and deletes it. The refusals (402 with the balance,
  * 429 with the wait, a policy denial) are said in words a person can act on; messages held for
- * review are approved or rejected; a degraded council run is marked, with who was dropped.
+ * review are approved or rejected, and an admin approves a member's held message from the org's
+ * queue; a degraded council run is marked, with who was dropped.
  */
-import { Accounts, TestServer } from "@huddle/testkit"
-import type { Browser, BrowserContext, Page } from "playwright-core"
+import { Accounts, Orgs, TestServer } from "@huddle/testkit"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { accessibilityViolations, launch, screenshot, signUpAndLogIn, watchFaults } from "./browser.js"
+import { checkPage, closePage, laptop, launch, type OpenPage, openPage, openSignedIn, signUpAndLogIn } from "./browser.js"
 
 const starterCredits = 1000
 const phone = { width: 390, height: 844 }
@@ -57,9 +58,8 @@ const holdStreams = () => {
 describe("conversations in the web console", () => {
   let server: TestServer.TestServer
   let browser: Browser
-  let context: BrowserContext
+  let opened: OpenPage
   let page: Page
-  let faults: Array<string>
 
   beforeAll(async () => {
     ;[server, browser] = await Promise.all([TestServer.start({ starterCredits }), launch()])
@@ -70,20 +70,12 @@ describe("conversations in the web console", () => {
   })
 
   beforeEach(async () => {
-    context = await browser.newContext({ locale: "en-US", viewport: { width: 1280, height: 800 } })
-    await context.addInitScript(holdStreams)
-    page = await context.newPage()
-    faults = watchFaults(page, server.url)
+    opened = await openPage(browser, server.url, { initScript: holdStreams })
+    page = opened.page
   })
-  afterEach(async () => {
-    await context.close()
-    expect(faults).toEqual([])
-  })
+  afterEach(() => closePage(opened))
 
-  const check = async (name: string) => {
-    expect(await accessibilityViolations(page), name).toEqual([])
-    await screenshot(page, name)
-  }
+  const check = (name: string) => checkPage(page, name)
   const heading = (name: string | RegExp) => page.getByRole("heading", { level: 1, name })
   const hold = (on: boolean) => page.evaluate((value) => (window as unknown as { __holdStream: boolean }).__holdStream = value, on)
   const isHeld = () => page.evaluate(() => (window as unknown as { __held: boolean }).__held)
@@ -169,7 +161,7 @@ describe("conversations in the web console", () => {
     await page.setViewportSize(phone)
     await check("huddle-multi-report-phone")
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true)
-    await page.setViewportSize({ width: 1280, height: 800 })
+    await page.setViewportSize(laptop)
 
     // Auto mode decides, and says why.
     await hold(false)
@@ -205,12 +197,7 @@ describe("conversations in the web console", () => {
 
   it("says what a refusal means: the balance after a 402, the wait after a 429, the policy after a 403", async () => {
     const user = await Accounts.signupAndLogin(server, "huddle-refusals")
-    await page.goto(`${server.url}/#/login`)
-    await page.evaluate((token) => sessionStorage.setItem("huddle.session", token), user.session)
-    // Opened again with the session stored.
-    await page.reload()
-    await heading("Your account").waitFor()
-    await page.goto(`${server.url}/#/sessions/new`)
+    await openSignedIn(page, server.url, user.session, "sessions/new")
     await heading("New conversation").waitFor()
 
     const refuse = (status: number, body: object, headers: Record<string, string> = {}) =>
@@ -248,11 +235,7 @@ describe("conversations in the web console", () => {
   it("holds a message for review when automatic execution is off, and runs it on approval or drops it on rejection", async () => {
     const user = await Accounts.signupAndLogin(server, "huddle-review")
     expect((await server.request("PUT", "/v1/me/preferences", { token: user.session, body: { auto_execute: false } })).status).toBe(200)
-    await page.goto(`${server.url}/#/login`)
-    await page.evaluate((token) => sessionStorage.setItem("huddle.session", token), user.session)
-    await page.reload()
-    await heading("Your account").waitFor()
-    await page.goto(`${server.url}/#/sessions/new`)
+    await openSignedIn(page, server.url, user.session, "sessions/new")
     await heading("New conversation").waitFor()
 
     await ask("Draft the agenda for Monday", "Single")
@@ -285,6 +268,31 @@ describe("conversations in the web console", () => {
     await expect.poll(() => answers().count()).toBe(1)
   })
 
+  it("shows an admin working in their org the messages its members sent that await review, and runs one they approve", async () => {
+    const org = await Orgs.createOrg(server)
+    expect((await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: { auto_execute: false } })).status).toBe(200)
+    const member = await Orgs.addMember(server, org)
+    const held = await server.request("POST", "/v1/huddle", { token: member.session, body: { input: "Draft the quarterly plan", org_id: org.id } })
+    expect(held.body.status, held.text).toBe("awaiting_review")
+    await openSignedIn(page, server.url, org.admin.session, "reviews")
+    await heading("Reviews").waitFor()
+
+    const queue = page.getByRole("region", { name: "Awaiting review in Acme Research" })
+    const item = queue.getByRole("listitem").filter({ hasText: "Draft the quarterly plan" })
+    await item.waitFor()
+    expect(await item.locator(".submitter").textContent()).toBe(`From ${member.email}`)
+    // Not the admin's conversation: no link to it.
+    expect(await item.getByRole("link", { name: "its conversation" }).count()).toBe(0)
+    await check("huddle-reviews-org")
+    await item.getByRole("button", { name: "Approve “Draft the quarterly plan”" }).click()
+    await expect.poll(() => queue.getByRole("status").textContent()).toMatch(/^Approved and answered: \d+ credits? charged\.$/)
+    await queue.getByText("Nothing in Acme Research awaits review.").waitFor()
+
+    // The member's conversation has its answer.
+    const session = await server.request("GET", `/v1/huddle/sessions/${held.body.session_id}`, { token: member.session })
+    expect(session.body.messages.map((message: { role: string }) => message.role)).toEqual(["user", "assistant"])
+  })
+
   it("marks a degraded council run and names who was dropped, in which round and why", async () => {
     const user = await Accounts.signupAndLogin(server, "huddle-degraded")
     const reply = (await server.request("POST", "/v1/huddle", { token: user.session, body: { input: contested, mode: "multi" } })).body
@@ -301,11 +309,7 @@ describe("conversations in the web console", () => {
       degraded_reasons: ["2 of 3 planned participants finished"]
     }
     await page.route(`**${path}`, (route) => route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(stored) }))
-    await page.goto(`${server.url}/#/login`)
-    await page.evaluate((token) => sessionStorage.setItem("huddle.session", token), user.session)
-    await page.reload()
-    await heading("Your account").waitFor()
-    await page.goto(`${server.url}/#/sessions/${reply.session_id}`)
+    await openSignedIn(page, server.url, user.session, `sessions/${reply.session_id}`)
     const report = page.getByRole("region", { name: "Council report" })
     await report.waitFor()
     expect(await report.locator(".degraded").textContent()).toBe("Degraded run. 2 of 3 planned participants finished")

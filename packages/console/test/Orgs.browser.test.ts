@@ -4,14 +4,15 @@
  * and is refused stepping down as the last admin), sets a policy (seeing what members will get
  * before saving) and the member's spending cap, and switches between two orgs; the member's requests over HTTP are
  * refused past the cap, and so is the member's conversation in the console, the members page shows what they spent, and the audit log shows it all,
- * filtered by type. And at scale: with 2,000 members and 100,000 audit events, the members page
+ * filtered by type. A member who chooses Personal in the header has their conversation charged to
+ * their own credits, the org's pool untouched, and the org pages say no org is chosen. And at scale: with 2,000 members and 100,000 audit events, the members page
  * and the audit log each open with at most 3 API requests (their first page rendered; the time
  * is reported, not asserted).
  */
-import { Accounts, Operator, TestServer } from "@huddle/testkit"
-import type { Browser, BrowserContext, Page } from "playwright-core"
+import { Accounts, Operator, Orgs, TestServer } from "@huddle/testkit"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { accessibilityViolations, launch, screenshot, signUpAndLogIn, watchFaults } from "./browser.js"
+import { checkPage, closePage, laptop, launch, type OpenPage, openPage, openSignedIn, screenshot, signUpAndLogIn } from "./browser.js"
 
 const phone = { width: 390, height: 844 }
 
@@ -23,31 +24,10 @@ afterAll(async () => {
   await browser?.close()
 })
 
-/** A page that fails the test on script errors, console errors and requests to other hosts. */
-const openPage = async (server: TestServer.TestServer) => {
-  const context = await browser.newContext({ locale: "en-US", viewport: { width: 1280, height: 800 } })
-  const page = await context.newPage()
-  const faults = watchFaults(page, server.url)
-  return { context, page, faults }
-}
-
-/**
- * Opens the console on `route` as an already logged-in user working in `orgId`: the tab's
- * storage is filled before the page's script runs (on this and every later load of the page).
- */
-const openAs = async (page: Page, server: TestServer.TestServer, session: string, orgId: string, route: string) => {
-  await page.addInitScript(({ orgId, session }) => {
-    sessionStorage.setItem("huddle.session", session)
-    sessionStorage.setItem("huddle.org", orgId)
-  }, { orgId, session })
-  await page.goto(`${server.url}/#/${route}`)
-}
-
 describe("organizations in the web console", () => {
   let server: TestServer.TestServer
-  let context: BrowserContext
+  let opened: OpenPage
   let page: Page
-  let faults: Array<string>
 
   beforeAll(async () => {
     // No starter credits: what a member spends in the org comes from the pool the operator funds.
@@ -56,18 +36,15 @@ describe("organizations in the web console", () => {
   afterAll(async () => {
     await server?.stop()
   })
-  beforeEach(async () => {
-    ;({ context, page, faults } = await openPage(server))
-  })
-  afterEach(async () => {
-    await context.close()
-    expect(faults).toEqual([])
-  })
-
-  const check = async (name: string) => {
-    expect(await accessibilityViolations(page), name).toEqual([])
-    await screenshot(page, name)
+  /** A new tab, for the test's next person. */
+  const newTab = async () => {
+    opened = await openPage(browser, server.url)
+    page = opened.page
   }
+  beforeEach(newTab)
+  afterEach(() => closePage(opened))
+
+  const check = (name: string) => checkPage(page, name)
   const heading = (name: string | RegExp) => page.getByRole("heading", { level: 1, name })
   const tab = (name: string) => page.getByRole("navigation", { name: "Acme Research" }).getByRole("link", { name })
 
@@ -191,7 +168,7 @@ describe("organizations in the web console", () => {
     await page.setViewportSize(phone)
     await check("members-phone")
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true)
-    await page.setViewportSize({ width: 1280, height: 800 })
+    await page.setViewportSize(laptop)
 
     // The audit log: every action, and filtered by type.
     await tab("Audit log").click()
@@ -235,10 +212,9 @@ describe("organizations in the web console", () => {
     await heading(/^Dashboard · Acme Research/).waitFor()
 
     // The member, in the console (a tab of their own): the admins' pages say so, and the policies read as enforced.
-    expect(faults).toEqual([])
-    await context.close()
-    ;({ context, page, faults } = await openPage(server))
-    await openAs(page, server, memberSession, orgId, "members")
+    await closePage(opened)
+    await newTab()
+    await openSignedIn(page, server.url, memberSession, "members", orgId)
     await page.getByText("Only admins of Acme Research can see this page.").waitFor()
     await check("members-only-admins")
     await page.getByRole("link", { name: "Policies" }).click()
@@ -252,6 +228,56 @@ describe("organizations in the web console", () => {
     await page.getByRole("button", { name: "Send" }).click()
     await page.getByText(/Not enough credits\. .*spending cap on the organization's pool \(6 credits a month\)/).waitFor()
     await check("member-capped-conversation")
+  })
+
+  it("lets a member work personally: the conversation is charged to their own credits, the org's pool stays as it was, the org pages say none is chosen", async () => {
+    const org = await Orgs.createOrg(server)
+    const member = await Orgs.addMember(server, org)
+    await Operator.grant(server, { org_id: org.id, balance: "subscription" }, 500, "plan")
+    await Operator.grant(server, { user_id: member.id }, 100, "their own")
+    await openSignedIn(page, server.url, member.session, "sessions/new")
+    await heading("New conversation").waitFor()
+    // A member works in their org until they choose otherwise.
+    await page.getByText("In Acme Research: its policies and memories apply.").waitFor()
+
+    await page.getByLabel("Organization").selectOption({ label: "Personal" })
+    await page.getByText("A personal conversation: your own credits and memories.").waitFor()
+    expect(await page.evaluate(() => sessionStorage.getItem("huddle.org"))).toBe("personal")
+    await page.getByLabel(/^Your (question|message)$/).fill("What should I read this weekend?")
+    await page.getByRole("radio", { name: /^Single/ }).check()
+    await page.getByRole("button", { name: "Send" }).click()
+    const charged = page.locator(".message.from-huddle:not(.live) .charged")
+    await charged.waitFor()
+    const cost = Number((await charged.textContent())?.match(/^(\d+) credits? charged$/)?.[1])
+    expect(cost).toBeGreaterThan(0)
+    // The conversation, as the server keeps it, is personal.
+    await page.getByText("A personal conversation: your own credits and memories.").waitFor()
+    const sessionId = page.url().split("/").at(-1)
+    expect((await server.request("GET", `/v1/huddle/sessions/${sessionId}`, { token: member.session })).body.org_id).toBeNull()
+
+    // Their account shows the charge; the choice outlives a reload.
+    await page.getByRole("link", { name: "Account" }).click()
+    await heading("Your account").waitFor()
+    await page.reload()
+    expect(await page.locator(".balance").textContent()).toBe(`${100 - cost} credits`)
+    expect(await page.getByLabel("Organization").inputValue()).toBe("personal")
+
+    // The org's pages say no org is chosen, rather than showing one.
+    await page.goto(`${server.url}/#/pool`)
+    await heading("Credits").waitFor()
+    await page.getByText("No organization is chosen: you are working personally.").waitFor()
+    await check("pool-personal")
+    await page.getByRole("main").getByRole("link", { name: "Organizations" }).click()
+    await page.getByText("You are working personally: your own credits, memories and workspace.").waitFor()
+
+    // Back in the org: its pool did not move, and the member took nothing from it.
+    await page.getByRole("button", { name: "Work in Acme Research" }).click()
+    await page.goto(`${server.url}/#/pool`)
+    await heading("Credits · Acme Research").waitFor()
+    const facts = page.locator("dl.facts")
+    await expect.poll(() => facts.textContent()).toContain("Subscription pool500 credits")
+    expect(await facts.textContent()).toContain("You took from the pool0 credits this month, 0 credits in total")
+    expect(await facts.textContent()).toContain(`Your personal balance${100 - cost} credits`)
   })
 
   const login = async (email: string, password: string): Promise<string> =>
@@ -300,38 +326,38 @@ describe("organization pages at scale", () => {
 
   /** Opens `route` in a new tab and measures until `rendered` holds: the API requests made, and the time. */
   const measure = async (route: string, rendered: string) => {
-    const { context, page, faults } = await openPage(server)
+    const opened = await openPage(browser, server.url)
+    const { page } = opened
     try {
       const requests: Array<string> = []
       page.on("request", (request) => {
         if (new URL(request.url()).pathname.startsWith("/v1/")) requests.push(`${request.method()} ${new URL(request.url()).pathname}`)
       })
       const started = performance.now()
-      await openAs(page, server, session, orgId, route)
+      await openSignedIn(page, server.url, session, route, orgId)
       // The moment the first page is in the document, by the page's own clock (from navigation start).
       const inPage = await page.waitForFunction((selector) => document.querySelectorAll(selector).length >= 50 ? performance.now() : false, rendered, { polling: "raf", timeout: 30_000 })
       const inPageMs = Math.round((await inPage.jsonValue()) as number)
       const wallMs = Math.round(performance.now() - started)
       await screenshot(page, `scale-${route}`)
-      expect(faults).toEqual([])
-      return { requests, inPageMs, wallMs, page, context }
+      return { requests, inPageMs, wallMs, page, opened }
     } catch (error) {
-      await context.close()
+      await opened.context.close()
       throw error
     }
   }
 
   it("opens the members page of 2,000 members with at most 3 API requests", async () => {
-    const { context, inPageMs, page, requests, wallMs } = await measure("members", "table.members tbody tr")
+    const { inPageMs, opened, page, requests, wallMs } = await measure("members", "table.members tbody tr")
     console.log(`members page (2,000 members): first page rendered ${inPageMs} ms after navigation start (${wallMs} ms wall clock), ${requests.length} API requests: ${requests.join(", ")}`)
     expect(requests.length).toBeLessThanOrEqual(3)
     expect(await page.getByRole("row", { name: /member-00001@example.com/ }).count()).toBe(1)
     await page.getByRole("button", { name: "Show more members" }).waitFor()
-    await context.close()
+    await closePage(opened)
   })
 
   it("opens the audit log of 100,000 events with at most 3 API requests, and pages on", async () => {
-    const { context, inPageMs, page, requests, wallMs } = await measure("audit", "table.audit tbody tr")
+    const { inPageMs, opened, page, requests, wallMs } = await measure("audit", "table.audit tbody tr")
     console.log(`audit log (100,000 events): first page rendered ${inPageMs} ms after navigation start (${wallMs} ms wall clock), ${requests.length} API requests: ${requests.join(", ")}`)
     expect(requests.length).toBeLessThanOrEqual(3)
     const rows = page.locator("table.audit tbody tr")
@@ -343,6 +369,6 @@ describe("organization pages at scale", () => {
     await page.getByRole("button", { name: "Previous page" }).click()
     await page.getByText("Page 1: 50 events.").waitFor()
     expect(await firstOfPage()).toBe(before)
-    await context.close()
+    await closePage(opened)
   })
 })

@@ -1,12 +1,14 @@
 /**
  * The browser of the console's end-to-end suites: Debian's Chromium (never one downloaded),
- * headless, driven by playwright-core; and what every page is checked for on the way: no
+ * headless, driven by playwright-core; a page's life in it (opened in a context of its own with
+ * its faults watched, closed expecting none); and what every page is checked for on the way: no
  * serious accessibility violation (axe-core), a screenshot kept for people to look at.
  */
 import { mkdirSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
-import { type Browser, chromium, type Page } from "playwright-core"
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { expect } from "vitest"
 
 /** Debian's package puts it here; `.ci/run` installs it when it is missing. */
 export const executablePath = process.env.HUDDLE_CHROMIUM ?? "/usr/bin/chromium"
@@ -53,6 +55,12 @@ export const screenshot = async (page: Page, name: string): Promise<void> => {
   await page.screenshot({ path: `${screenshots}${name}.png`, fullPage: true })
 }
 
+/** Checks the page as it is: no serious accessibility violation, and kept as the screenshot `name`. */
+export const checkPage = async (page: Page, name: string): Promise<void> => {
+  expect(await accessibilityViolations(page), name).toEqual([])
+  await screenshot(page, name)
+}
+
 /**
  * What goes wrong on a page that the test did not ask for: script errors, errors logged to the
  * console (a refused request the test asked for is logged by the browser too, and is not one),
@@ -68,6 +76,56 @@ export const watchFaults = (page: Page, origin: string): Array<string> => {
     if (!request.url().startsWith(`${origin}/`)) faults.push(`request elsewhere: ${request.url()}`)
   })
   return faults
+}
+
+/** A laptop's screen: the viewport pages open with, and the screenshots are taken at. */
+export const laptop = { width: 1280, height: 800 }
+
+/** A page of its own context (nothing shared with other tests), and what went wrong in it. */
+export interface OpenPage {
+  readonly context: BrowserContext
+  readonly page: Page
+  /** See `watchFaults`; `closePage` expects it empty. */
+  readonly faults: Array<string>
+}
+
+export interface PageOptions {
+  readonly viewport?: { readonly width: number; readonly height: number }
+  /** Runs in each of the context's documents before the page's own script. */
+  readonly initScript?: () => void
+  /** Browser permissions granted to the console's origin (`clipboard-read` …). */
+  readonly permissions?: ReadonlyArray<string>
+}
+
+/** Opens a page on the console at `origin` in a new context (English, a laptop's viewport unless told), its faults watched. */
+export const openPage = async (browser: Browser, origin: string, options: PageOptions = {}): Promise<OpenPage> => {
+  const context = await browser.newContext({ locale: "en-US", viewport: options.viewport ?? laptop })
+  if (options.permissions !== undefined) await context.grantPermissions([...options.permissions], { origin })
+  if (options.initScript !== undefined) await context.addInitScript(options.initScript)
+  const page = await context.newPage()
+  return { context, page, faults: watchFaults(page, origin) }
+}
+
+/** Closes the page's context; the test fails if anything went wrong in the page. */
+export const closePage = async ({ context, faults }: OpenPage): Promise<void> => {
+  await context.close()
+  expect(faults).toEqual([])
+}
+
+/**
+ * Opens `route` (`sessions/new`, `files/…`) as a tab that logged in earlier would: the session's
+ * token, and the org worked in when given, are in the tab's storage before the page's script
+ * first runs. Only before the first document: after that the tab is the console's (a logout or
+ * another org chosen stays so on a reload).
+ */
+export const openSignedIn = async (page: Page, origin: string, session: string, route: string, orgId?: string): Promise<void> => {
+  await page.addInitScript(({ orgId, session }) => {
+    if (sessionStorage.getItem("huddle.test.signed-in") !== null) return
+    sessionStorage.setItem("huddle.test.signed-in", "yes")
+    sessionStorage.setItem("huddle.session", session)
+    if (orgId !== null) sessionStorage.setItem("huddle.org", orgId)
+  }, { orgId: orgId ?? null, session })
+  await page.goto(`${origin}/#/${route}`)
 }
 
 /** Signs up through the console's form, then logs in: ends on the account page. */

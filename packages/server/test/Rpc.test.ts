@@ -70,10 +70,10 @@ describe("JSON-RPC over HTTP", () => {
     expect(typeof intent.created_at).toBe("string")
     expect(await balance(user.session)).toBe(before - intent.credits_charged)
 
-    // Readable by id and listed, over the same endpoint.
+    // Readable by id and listed (with who submitted it), over the same endpoint.
     expect(await result(user.session, "intent.get", { id: intent.id })).toEqual(intent)
     const list = await result(user.session, "intent.list", { limit: 10 })
-    expect(list).toEqual({ data: [intent], next_cursor: null })
+    expect(list).toEqual({ data: [{ ...intent, submitted_by: { user_id: user.id, email: user.email } }], next_cursor: null })
     expect(await result(user.session, "intent.list", { status: "rejected" })).toEqual({ data: [], next_cursor: null })
   })
 
@@ -100,7 +100,11 @@ describe("JSON-RPC over HTTP", () => {
     expect(res.body.result.output).toMatch(/^\[offline\]/)
     // With an id, it is echoed.
     const withId = await rpc(user.session, { method: "intent.list", id: 9 })
-    expect(withId.body).toEqual({ jsonrpc: "2.0", result: { data: [res.body.result], next_cursor: null }, id: 9 })
+    expect(withId.body).toEqual({
+      jsonrpc: "2.0",
+      result: { data: [{ ...res.body.result, submitted_by: { user_id: user.id, email: user.email } }], next_cursor: null },
+      id: 9
+    })
   })
 
   it("answers malformed JSON with a parse error (-32700), HTTP 200", async () => {
@@ -352,7 +356,8 @@ describe("JSON-RPC over HTTP", () => {
     // The stored model input (memories, history) never leaves the service.
     expect(waiting.plan).not.toHaveProperty("messages")
     expect(await balance(admin)).toBe(before)
-    expect(await result(admin, "intent.list", { status: "awaiting_review" })).toEqual({ data: [waiting], next_cursor: null })
+    expect(await result(admin, "intent.list", { status: "awaiting_review" }))
+      .toEqual({ data: [{ ...waiting, submitted_by: { user_id: org.admin.id, email: org.admin.email } }], next_cursor: null })
 
     const approved = await result(admin, "intent.approve", { id: waiting.id })
     expect(approved).toMatchObject({ id: waiting.id, status: "completed", error: null })
@@ -439,8 +444,12 @@ describe("JSON-RPC over HTTP", () => {
     expect(intentSchema.required).toEqual(expect.arrayContaining(["id", "status", "output", "usage", "credits_charged", "settings"]))
     expect(intentSchema.properties.status.enum).toContain("awaiting_review")
     const list = doc.methods.find((m: { name: string }) => m.name === "intent.list")
-    expect(list.result.schema.properties.data.items).toEqual({ $ref: "#/components/schemas/Intent" })
+    expect(list.result.schema.properties.data.items).toEqual({ $ref: "#/components/schemas/ListedIntent" })
+    expect(doc.components.schemas.ListedIntent.required).toEqual(expect.arrayContaining(["id", "status", "submitted_by"]))
+    expect(list.params.map((p: { name: string }) => p.name)).toEqual(["limit", "cursor", "status", "org_id"])
     expect(list.params.every((p: { required: boolean }) => !p.required)).toBe(true)
+    // FORBIDDEN and NOT_FOUND for org_id; every method may be rate limited.
+    expect(list.errors.map((e: { code: number }) => e.code)).toEqual(expect.arrayContaining([-32003, -32004]))
     const discover = doc.methods.find((m: { name: string }) => m.name === "rpc.discover")
     expect(discover.params).toEqual([])
     // Every reference resolves inside the document.

@@ -2,9 +2,10 @@
  * `/v1/rpc` with the third-party tools JSON-RPC users have, against the real server: the
  * `json-rpc-2.0` client over fetch exactly as its README documents it (a non-200 answer is a
  * transport error, which the client reports as code 0 with the HTTP status text), the OpenRPC validator of `@open-rpc/schema-utils-js`, and ajv for the
- * schemas of `rpc.discover`.
+ * schemas of `rpc.discover`. An admin's queue of an org's held intents (`intent.list` with
+ * `org_id`) is read through the same client.
  */
-import { Accounts, type FakeOpenAi, TestServer, WithFakeUpstream } from "@huddle/testkit"
+import { Accounts, type FakeOpenAi, Orgs, TestServer, WithFakeUpstream } from "@huddle/testkit"
 import { Ajv } from "ajv"
 import { JSONRPCClient, JSONRPCErrorException, type JSONRPCResponse } from "json-rpc-2.0"
 import { createRequire } from "node:module"
@@ -101,6 +102,81 @@ describe("JSON-RPC clients against /v1/rpc", () => {
       expect((refused as JSONRPCErrorException).message, token).toBe("Unauthorized")
       expect((refused as JSONRPCErrorException).data, token).toBeUndefined()
       expect(statuses).toEqual([401])
+    }
+  })
+
+  it("json-rpc-2.0: intent.list with org_id gives an admin the org's intents, every member's, a page at a time; a member is refused, an outsider told it does not exist", async () => {
+    const org = await Orgs.createOrg(server)
+    expect((await server.request("PUT", `/v1/orgs/${org.id}/admin/policies`, { token: org.admin.session, body: { auto_execute: false } })).status).toBe(200)
+    const [ann, bob] = [await Orgs.addMember(server, org), await Orgs.addMember(server, org)]
+    const admin = clientFor(server, org.admin.session).client
+    const annClient = clientFor(server, ann.session).client
+    const bobClient = clientFor(server, bob.session).client
+    /** In the org unless told otherwise (`null`: personal). */
+    const submit = async (client: JSONRPCClient, input: string, orgId: string | null = org.id) =>
+      (await client.request("intent.submit", { input, ...(orgId === null ? {} : { org_id: orgId }) })) as { id: string; status: string }
+
+    // Held under the org's policy: Ann's two, Bob's one, the admin's own; Ann's personal one runs.
+    const held = [
+      await submit(annClient, "Draft the launch email"),
+      await submit(bobClient, "Summarise the incident report"),
+      await submit(annClient, "Plan the offsite"),
+      await submit(admin, "Review the budget")
+    ]
+    expect(held.map((intent) => intent.status)).toEqual(["awaiting_review", "awaiting_review", "awaiting_review", "awaiting_review"])
+    expect((await submit(annClient, "Something personal", null)).status).toBe("completed")
+    // Another org the admin runs: its intents are not this org's.
+    const other = await Orgs.createOrg(server, org.admin, "Other Co")
+    await submit(admin, "In the other org", other.id)
+
+    type Listed = { id: string; input: string; status: string; org_id: string; submitted_by: { user_id: string; email: string } }
+    type ListPage = { data: ReadonlyArray<Listed>; next_cursor: string | null }
+    const list = (client: JSONRPCClient, params: object) => client.request("intent.list", params) as Promise<ListPage>
+
+    // Newest first, two at a time, each with its submitter.
+    const first = await list(admin, { org_id: org.id, status: "awaiting_review", limit: 2 })
+    expect(first.data.map((intent) => [intent.input, intent.submitted_by.email])).toEqual([
+      ["Review the budget", org.admin.email],
+      ["Plan the offsite", ann.email]
+    ])
+    expect(first.next_cursor).toEqual(expect.any(String))
+    const second = await list(admin, { org_id: org.id, status: "awaiting_review", limit: 2, cursor: first.next_cursor })
+    expect(second.data.map((intent) => [intent.input, intent.submitted_by.user_id])).toEqual([
+      ["Summarise the incident report", bob.id],
+      ["Draft the launch email", ann.id]
+    ])
+    expect(second.next_cursor).toBeNull()
+    expect([...first.data, ...second.data].every((intent) => intent.org_id === org.id)).toBe(true)
+
+    // The admin approves Bob's: it leaves the queue, and the unfiltered list shows it completed.
+    expect(await admin.request("intent.approve", { id: held[1]!.id })).toMatchObject({ status: "completed" })
+    expect((await list(admin, { org_id: org.id, status: "awaiting_review" })).data.map((intent) => intent.id))
+      .toEqual([held[3]!.id, held[2]!.id, held[0]!.id])
+    expect((await list(admin, { org_id: org.id })).data.map((intent) => [intent.id, intent.status])).toEqual([
+      [held[3]!.id, "awaiting_review"],
+      [held[2]!.id, "awaiting_review"],
+      [held[1]!.id, "completed"],
+      [held[0]!.id, "awaiting_review"]
+    ])
+
+    // A member is refused the org's list; their own still lists only theirs.
+    const refused = await rejection(list(annClient, { org_id: org.id }))
+    expect(refused).toBeInstanceOf(JSONRPCErrorException)
+    expect((refused as JSONRPCErrorException).code).toBe(-32003)
+    expect((refused as JSONRPCErrorException).data).toEqual({ error: "FORBIDDEN", message: "Only organization admins may do this" })
+    expect((await list(annClient, {})).data.map((intent) => [intent.input, intent.submitted_by.email])).toEqual([
+      ["Something personal", ann.email],
+      ["Plan the offsite", ann.email],
+      ["Draft the launch email", ann.email]
+    ])
+
+    // Someone outside the org, and the admin's key bound to the other org, are told it does not exist.
+    const outsider = await Accounts.signupAndLogin(server)
+    const key = await Accounts.createApiKey(server, org.admin, { org_id: other.id })
+    for (const client of [clientFor(server, outsider.session).client, clientFor(server, key.key).client]) {
+      const missing = await rejection(list(client, { org_id: org.id }))
+      expect((missing as JSONRPCErrorException).code).toBe(-32004)
+      expect((missing as JSONRPCErrorException).data).toEqual({ error: "NOT_FOUND", message: "Organization not found" })
     }
   })
 

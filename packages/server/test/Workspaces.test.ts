@@ -38,7 +38,8 @@ const sample = {
 const expectedFiles = { total: 5, by_category: { source: 2, test: 1, docs: 1, config: 1 } }
 const expectedSkipped = {
   total: 2,
-  by_reason: { binary: 1, vendored: 1, generated: 0, minified: 0, lockfile: 0, too_large: 0, unreadable: 0, outside_root: 0 }
+  by_reason: { binary: 1, vendored: 1, generated: 0, minified: 0, lockfile: 0, too_large: 0, unreadable: 0, outside_root: 0 },
+  paths: { binary: ["logo.png"], vendored: ["node_modules"], generated: [], minified: [], lockfile: [], too_large: [], unreadable: [], outside_root: [] }
 }
 
 const closedPort = () =>

@@ -11,6 +11,7 @@ import {
   IndexChanges,
   IndexProgress,
   RepositoryConnection,
+  skippedPathsShown,
   type SnapshotCounts
 } from "@huddle/domain/grounding/RepositoryConnection"
 import { type Lease, RepositoryStore } from "@huddle/domain/grounding/RepositoryStore"
@@ -221,11 +222,17 @@ export const make = Effect.gen(function*() {
 
   const counts = (repositoryId: string) =>
     Effect.gen(function*() {
-      const [files, skipped] = yield* Effect.all([
+      const [files, skipped, skippedPaths] = yield* Effect.all([
         sql<{ key: FileCategory; n: number }>`
           SELECT category AS key, count(*)::int AS n FROM repository_files WHERE repository_id = ${repositoryId} GROUP BY category`,
         sql<{ key: SkipReason; n: number }>`
-          SELECT reason AS key, count(*)::int AS n FROM repository_skipped WHERE repository_id = ${repositoryId} GROUP BY reason`
+          SELECT reason AS key, count(*)::int AS n FROM repository_skipped WHERE repository_id = ${repositoryId} GROUP BY reason`,
+        // The first paths of each reason, in byte order as snapshots are read.
+        sql<{ reason: SkipReason; path: string }>`
+          SELECT reason, path FROM (
+            SELECT reason, path, row_number() OVER (PARTITION BY reason ORDER BY path COLLATE "C") AS n
+            FROM repository_skipped WHERE repository_id = ${repositoryId}
+          ) ranked WHERE n <= ${skippedPathsShown} ORDER BY reason, path COLLATE "C"`
       ])
       const tally = <K extends string>(keys: ReadonlyArray<K>, rows: ReadonlyArray<{ key: string; n: number }>) => {
         const by = Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>
@@ -234,7 +241,9 @@ export const make = Effect.gen(function*() {
       }
       const f = tally(FileCategories.literals, files)
       const s = tally(SkipReasons.literals, skipped)
-      return { files: { total: f.total, by_category: f.by }, skipped: { total: s.total, by_reason: s.by } } satisfies SnapshotCounts
+      const paths = Object.fromEntries(SkipReasons.literals.map((reason) => [reason, [] as Array<string>])) as Record<SkipReason, Array<string>>
+      for (const row of skippedPaths) paths[row.reason]?.push(row.path)
+      return { files: { total: f.total, by_category: f.by }, skipped: { total: s.total, by_reason: s.by, paths } } satisfies SnapshotCounts
     })
 
   return RepositoryStore.of({

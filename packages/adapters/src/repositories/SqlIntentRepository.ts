@@ -128,6 +128,19 @@ export const make = Effect.gen(function*() {
                      ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
         Effect.flatMap((rows) => Effect.forEach(rows, fromRow)),
         Effect.orDie
+      ),
+    // Keyset on (org_id, id): intents_org_idx, or intents_org_review_id_idx for the review queue.
+    listForOrg: (orgId, { cursor, limit, status }) =>
+      sql<IntentRow & { readonly email: string }>`
+        SELECT ${columns}, (SELECT email FROM users WHERE users.id = intents.user_id) AS email
+        FROM intents WHERE org_id = ${orgId}
+        ${status === undefined ? sql`` : sql`AND status = ${status}`}
+        ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
+        ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
+        Effect.flatMap((rows) =>
+          Effect.forEach(rows, (row) => Effect.map(fromRow(row), (intent) => ({ intent, submitter: { userId: row.user_id, email: row.email } })))
+        ),
+        Effect.orDie
       )
   })
 })

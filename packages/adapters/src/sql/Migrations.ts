@@ -18,6 +18,7 @@ import codeGrounding from "../migrations/0010_code_grounding.js"
 import groundingReports from "../migrations/0011_grounding_reports.js"
 import creditLeases from "../migrations/0012_credit_leases.js"
 import spend from "../migrations/0013_spend.js"
+import orgIntents from "../migrations/0014_org_intents.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -32,7 +33,8 @@ export const loader = Migrator.fromRecord({
   "0010_code_grounding": codeGrounding,
   "0011_grounding_reports": groundingReports,
   "0012_credit_leases": creditLeases,
-  "0013_spend": spend
+  "0013_spend": spend,
+  "0014_org_intents": orgIntents
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */

@@ -89,11 +89,18 @@ export const FileCounts = Schema.Struct({
 })
 export type FileCounts = typeof FileCounts.Type
 
-export const SkippedCounts = Schema.Struct({
+/** How many skipped paths of each reason a status names; `by_reason` says how many there are. */
+export const skippedPathsShown = 100
+
+export const SkippedFiles = Schema.Struct({
   total: Count,
-  by_reason: Schema.Record({ key: SkipReason, value: Count })
+  by_reason: Schema.Record({ key: SkipReason, value: Count }),
+  paths: Schema.Record({ key: SkipReason, value: Schema.Array(Schema.String) }).annotations({
+    description:
+      `The skipped paths of each reason, in path order, the first ${skippedPathsShown} (by_reason has how many there are); a vendored or build-output tree is one path ending in /`
+  })
 })
-export type SkippedCounts = typeof SkippedCounts.Type
+export type SkippedFiles = typeof SkippedFiles.Type
 
 /** A repository's full status, `GET /v1/workspaces/{id}/repository`. */
 export class RepositoryStatus extends Schema.Class<RepositoryStatus>("RepositoryStatus")({
@@ -107,7 +114,7 @@ export class RepositoryStatus extends Schema.Class<RepositoryStatus>("Repository
   started_at: Schema.NullOr(Schema.DateTimeUtc),
   finished_at: Schema.NullOr(Schema.DateTimeUtc),
   files: Schema.NullOr(FileCounts).annotations({ description: "The stored snapshot's indexed files by category; null before the first" }),
-  skipped: Schema.NullOr(SkippedCounts).annotations({ description: "The stored snapshot's skipped files by reason; null before the first" })
+  skipped: Schema.NullOr(SkippedFiles).annotations({ description: "The stored snapshot's skipped files by reason, with their paths; null before the first" })
 }) {}
 
 const location = (connection: RepositoryConnection) => ({
@@ -122,7 +129,7 @@ export const summaryOf = (connection: RepositoryConnection): RepositorySummary =
 
 export interface SnapshotCounts {
   readonly files: FileCounts
-  readonly skipped: SkippedCounts
+  readonly skipped: SkippedFiles
 }
 
 export const statusOf = (connection: RepositoryConnection, counts: SnapshotCounts | null): RepositoryStatus =>

@@ -67,6 +67,7 @@ export interface Service {
 
   /** The stored snapshot, none before the first. */
   readonly snapshot: (repositoryId: string) => Effect.Effect<Option.Option<Snapshot>>
+  /** The stored snapshot's files by category and skipped files by reason, with the first skipped paths of each. */
   readonly counts: (repositoryId: string) => Effect.Effect<SnapshotCounts>
   /** An indexed file of the stored snapshot and its chunks that meet `range`, in order; none for a path not indexed. */
   readonly file: (

@@ -80,9 +80,27 @@ export class Intent extends Schema.Class<Intent>("Intent")({
   updated_at: Schema.DateTimeUtc
 }) {}
 
+/** Who submitted an intent: a list of an org's intents, as its admins read it, holds every member's. */
+export class Submitter extends Schema.Class<Submitter>("Submitter")({
+  user_id: Schema.String,
+  email: Schema.String
+}) {}
+
+/** An intent in a list (`intent.list`), with who submitted it. */
+export class ListedIntent extends Intent.extend<ListedIntent>("ListedIntent")({
+  submitted_by: Submitter
+}) {}
+
 /** The intent as callers see it: without the stored model input (memories, history). */
 export const withoutPrompt = (intent: Intent): Intent => {
   if (intent.plan === null || intent.plan.messages === undefined) return intent
   const { messages: _, ...plan } = intent.plan
   return new Intent({ ...intent, plan: new Plan(plan) }, { disableValidation: true })
 }
+
+/** The intent as a list shows it: without its prompt, with its submitter. */
+export const listed = (intent: Intent, submitter: { readonly userId: string; readonly email: string }): ListedIntent =>
+  new ListedIntent(
+    { ...withoutPrompt(intent), submitted_by: new Submitter({ user_id: submitter.userId, email: submitter.email }) },
+    { disableValidation: true }
+  )

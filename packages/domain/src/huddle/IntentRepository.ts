@@ -19,6 +19,11 @@ export interface Service {
     userId: string,
     page: PageRequest & { readonly status?: Intent["status"] | undefined; readonly orgId?: string | undefined }
   ) => Effect.Effect<ReadonlyArray<Intent>>
+  /** The org's intents, every member's, newest first, up to `limit + 1`, each with its submitter. */
+  readonly listForOrg: (
+    orgId: string,
+    page: PageRequest & { readonly status?: Intent["status"] | undefined }
+  ) => Effect.Effect<ReadonlyArray<{ readonly intent: Intent; readonly submitter: { readonly userId: string; readonly email: string } }>>
 }
 
 export class IntentRepository extends Context.Tag("@huddle/domain/IntentRepository")<IntentRepository, Service>() {}

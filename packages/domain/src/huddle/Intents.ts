@@ -1,5 +1,6 @@
 /**
- * Intents by id: submit, read, list, and the review decisions. An intent awaiting review may be
+ * Intents by id: submit, read, list (the caller's own, or for an org's admins every member's, so
+ * that they find what awaits their review), and the review decisions. An intent awaiting review may be
  * approved or rejected, once, by the user who submitted it or by an admin of its organization.
  *
  * Everything a submission checked is decided again when an intent is approved, by the same code:
@@ -9,7 +10,7 @@
  */
 import { Context, Effect, Layer, Option, Stream } from "effect"
 import { Conflict, type Forbidden, NotFound } from "../shared/Errors.js"
-import { type Intent, type IntentStatus, withoutPrompt } from "./Intent.js"
+import { type Intent, type IntentStatus, listed, type ListedIntent, withoutPrompt } from "./Intent.js"
 import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
 import type { Principal } from "../accounts/Principal.js"
 import { IntentRepository } from "./IntentRepository.js"
@@ -24,10 +25,14 @@ export interface Service {
   /** Runs the pipeline (see `IntentPipeline`); the `Done` outcome's intent is shown without its prompt. */
   readonly submit: (submission: Submission) => Stream.Stream<PipelineEvent, PipelineError>
   readonly get: (principal: Principal, id: string) => Effect.Effect<Intent, NotFound>
+  /**
+   * The caller's own intents; with `orgId`, the org's (every member's), for its admins only: a
+   * member is refused (`Forbidden`), anyone else told the org does not exist (`NotFound`).
+   */
   readonly list: (
     principal: Principal,
-    page: PageRequest & { readonly status?: IntentStatus | undefined }
-  ) => Effect.Effect<Page<Intent>>
+    page: PageRequest & { readonly status?: IntentStatus | undefined; readonly orgId?: string | undefined }
+  ) => Effect.Effect<Page<ListedIntent>, NotFound | Forbidden>
   /** Executes an intent awaiting review, as a pipeline run (see `IntentPipeline.execute`). */
   readonly approve: (principal: Principal, id: string) => Stream.Stream<PipelineEvent, PipelineError | NotFound | Conflict | Forbidden>
   readonly reject: (principal: Principal, id: string) => Effect.Effect<Intent, NotFound | Conflict>
@@ -102,10 +107,15 @@ export const make = Effect.gen(function*() {
   return Intents.of(traced("Intents", {
     submit: (submission) => publicEvents(pipeline.submit(submission)),
     get: (principal, id) => Effect.map(visible(principal, id), ({ intent }) => withoutPrompt(intent)),
-    list: (principal, page) =>
-      repo.listForUser(principal.user.id, { ...page, orgId: principal.bound_org_id ?? undefined }).pipe(
-        Effect.map((rows) => fromRows(rows.map(withoutPrompt), page.limit))
-      ),
+    list: (principal, { orgId, ...page }) =>
+      orgId === undefined
+        ? repo.listForUser(principal.user.id, { ...page, orgId: principal.bound_org_id ?? undefined }).pipe(
+          Effect.map((rows) => fromRows(rows.map((intent) => listed(intent, { userId: principal.user.id, email: principal.user.email })), page.limit))
+        )
+        : access.admin(principal, orgId).pipe(
+          Effect.zipRight(repo.listForOrg(orgId, page)),
+          Effect.map((rows) => fromRows(rows.map(({ intent, submitter }) => listed(intent, submitter)), page.limit))
+        ),
     approve: (principal, id) => publicEvents(approve(principal, id)),
     reject: (principal, id) =>
       Effect.gen(function*() {

@@ -73,7 +73,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
       .addSuccess(RepositoryStatus)
       .annotate(
         OpenApi.Description,
-        "The connected repository: where it comes from, its indexing status (`pending`, `indexing`, `ready`, `failed`) and progress, and for the stored snapshot the indexed files by category and the skipped files by reason. 404 when none is connected."
+        "The connected repository: where it comes from, its indexing status (`pending`, `indexing`, `ready`, `failed`) and progress, and for the stored snapshot the indexed files by category and the skipped files by reason, with the first 100 paths of each. 404 when none is connected."
       )
   )
   .add(

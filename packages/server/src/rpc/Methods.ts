@@ -104,14 +104,16 @@ export const make = Effect.gen(function*() {
     }),
     JsonRpc.method({
       name: "intent.list",
-      summary: "List the caller's intents",
-      description: "The intents the caller submitted, newest first, a page at a time.",
+      summary: "List the caller's intents, or an org's",
+      description:
+        "The intents the caller submitted, newest first, a page at a time, each with who submitted it. With org_id, an org's intents, every member's, for its admins: the queue of what awaits their review, with status awaiting_review.",
       rateClass: "read",
       params: ListParams,
       result: IntentPage,
       resultName: "page",
-      errors: [],
-      handler: (params, caller: Caller) => intents.list(caller.principal, params)
+      errors: ["Forbidden", "NotFound"],
+      handler: (params, caller: Caller) =>
+        intents.list(caller.principal, { limit: params.limit, cursor: params.cursor, status: params.status, orgId: params.org_id })
     }),
     JsonRpc.method({
       name: "intent.approve",

@@ -59,6 +59,19 @@ export const layer = Layer.sync(IntentRepository, () => {
           .map((row) => row.intent)
           .sort((a, b) => (a.id < b.id ? 1 : -1))
           .slice(0, limit + 1)
+      ),
+    listForOrg: (orgId, { cursor, limit, status }) =>
+      Effect.sync(() =>
+        [...byId.values()]
+          .filter((row) =>
+            row.intent.org_id === orgId &&
+            (status === undefined || row.intent.status === status) &&
+            (cursor === undefined || row.intent.id < cursor)
+          )
+          .sort((a, b) => (a.intent.id < b.intent.id ? 1 : -1))
+          .slice(0, limit + 1)
+          // The in-memory world's users are known by id alone, with the address `InMemoryDomain.principal` gives them.
+          .map((row) => ({ intent: row.intent, submitter: { userId: row.userId, email: `${row.userId}@example.com` } }))
       )
   })
 })

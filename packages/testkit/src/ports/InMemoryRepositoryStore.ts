@@ -7,6 +7,7 @@ import {
   IndexChanges,
   IndexProgress,
   RepositoryConnection,
+  skippedPathsShown,
   type SnapshotCounts
 } from "@huddle/domain/grounding/RepositoryConnection"
 import { type Lease, RepositoryStore } from "@huddle/domain/grounding/RepositoryStore"
@@ -51,9 +52,14 @@ export const layer = Layer.sync(RepositoryStore, () => {
     }
     const files = snapshot?.files ?? []
     const skipped = snapshot?.skipped ?? []
+    const inOrder = [...skipped].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    const paths = Object.fromEntries(SkipReason.literals.map((reason) => [
+      reason,
+      inOrder.filter((s) => s.reason === reason).slice(0, skippedPathsShown).map((s) => s.path)
+    ])) as Record<SkipReason, Array<string>>
     return {
       files: { total: files.length, by_category: by(FileCategory.literals, files.map((f) => f.category)) },
-      skipped: { total: skipped.length, by_reason: by(SkipReason.literals, skipped.map((s) => s.reason)) }
+      skipped: { total: skipped.length, by_reason: by(SkipReason.literals, skipped.map((s) => s.reason)), paths }
     }
   }
 

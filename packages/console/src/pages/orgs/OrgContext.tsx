@@ -1,7 +1,8 @@
 /**
  * The organizations the person belongs to, and the one they are working in: chosen in the
  * header and kept for the tab in `sessionStorage` (like the session itself), so that every org
- * page reads the same choice and a reload keeps it. The profile (`GET /v1/me`) is loaded once
+ * page reads the same choice and a reload keeps it. A member may also choose to work personally
+ * (their own credits, memories and workspace): no org is then current. The profile (`GET /v1/me`) is loaded once
  * here and shared: it names the orgs with the person's role in each, their user id and their
  * personal preferences, so that an org page needs only its own data besides.
  */
@@ -12,6 +13,8 @@ import { type Resource, useResource } from "../../ui/useApi.js"
 import type { Membership, Profile } from "./wire.js"
 
 const storageKey = "huddle.org"
+/** Stored for the personal choice; an org's id starts with `org_`, so none is this. */
+const personalChoice = "personal"
 
 const stored = (): string | null => {
   try {
@@ -22,9 +25,9 @@ const stored = (): string | null => {
   }
 }
 
-const store = (orgId: string) => {
+const store = (choice: string) => {
   try {
-    sessionStorage.setItem(storageKey, orgId)
+    sessionStorage.setItem(storageKey, choice)
   } catch {
     // As above.
   }
@@ -32,9 +35,15 @@ const store = (orgId: string) => {
 
 export interface Orgs {
   readonly profile: Resource<Profile>
-  /** The org worked in: the one chosen if the person still belongs to it, else their first. */
+  /**
+   * The org worked in: the one chosen if the person still belongs to it, else their first;
+   * none when they chose to work personally or belong to no org.
+   */
   readonly current: Membership | null
-  readonly choose: (orgId: string) => void
+  /** Whether the person chose to work personally (as opposed to belonging to no org). */
+  readonly personal: boolean
+  /** Works in the org of this id, or personally with `null`. */
+  readonly choose: (orgId: string | null) => void
   /** Loads the profile again (after creating an org, or a change of role). */
   readonly reload: () => Promise<void>
 }
@@ -46,12 +55,15 @@ export const OrgProvider = ({ children }: { readonly children: ComponentChildren
   const [chosen, setChosen] = useState(stored)
   const orgs = useMemo<Orgs>(() => {
     const list = profile._tag === "Loaded" ? profile.value.orgs : []
+    const personal = chosen === personalChoice
     return {
       profile,
-      current: list.find((org) => org.id === chosen) ?? list[0] ?? null,
+      current: personal ? null : list.find((org) => org.id === chosen) ?? list[0] ?? null,
+      personal,
       choose: (orgId) => {
-        store(orgId)
-        setChosen(orgId)
+        const choice = orgId ?? personalChoice
+        store(choice)
+        setChosen(choice)
       },
       reload
     }

@@ -1,6 +1,7 @@
 /**
  * What every page of an organization shares: its tabs, and the states before its own content
- * (the profile loading or failing, no organization yet, a page for admins opened by a member).
+ * (the profile loading or failing, no organization yet or none chosen, a page for admins opened
+ * by a member).
  * The page's content is rendered for the org being worked in, keyed by it, so that switching
  * orgs loads the other org's data afresh.
  */
@@ -34,6 +35,14 @@ export const OrgFrame = ({ title, adminOnly = false, children }: Props) => {
     if (orgs.profile._tag === "Loading") return <Loading what="your organizations" />
     if (orgs.profile._tag === "Failed") return <ProblemNote problem={orgs.profile.problem} />
     const org = orgs.current
+    if (org === null && orgs.personal && orgs.profile.value.orgs.length > 0) {
+      return (
+        <p class="empty no-org">
+          No organization is chosen: you are working personally. Choose an organization in the header (or on
+          the <a href={href("orgs")}>Organizations</a> page) to see its {title.toLowerCase()}.
+        </p>
+      )
+    }
     if (org === null) {
       return (
         <p class="empty">

@@ -23,16 +23,19 @@ export const OrgsPage = () => {
     const mine = orgs.profile.value.orgs
     if (mine.length === 0) return <p class="empty">You do not belong to an organization yet. Create one below, or ask an admin to invite you.</p>
     return (
-      <ul class="org-list">
-        {mine.map((org) => (
-          <li key={org.id}>
-            <span class="org-name">{org.name}</span> <span class="role">{org.role === "admin" ? "Admin" : "Member"}</span>
-            {orgs.current?.id === org.id
-              ? <span class="working-in"> · working in it</span>
-              : <button type="button" class="secondary" onClick={() => orgs.choose(org.id)} aria-label={`Work in ${org.name}`}>Work in it</button>}
-          </li>
-        ))}
-      </ul>
+      <>
+        {orgs.personal ? <p class="working-in">You are working personally: your own credits, memories and workspace.</p> : null}
+        <ul class="org-list">
+          {mine.map((org) => (
+            <li key={org.id}>
+              <span class="org-name">{org.name}</span> <span class="role">{org.role === "admin" ? "Admin" : "Member"}</span>
+              {orgs.current?.id === org.id
+                ? <span class="working-in"> · working in it</span>
+                : <button type="button" class="secondary" onClick={() => orgs.choose(org.id)} aria-label={`Work in ${org.name}`}>Work in it</button>}
+            </li>
+          ))}
+        </ul>
+      </>
     )
   }
   return (

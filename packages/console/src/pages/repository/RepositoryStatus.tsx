@@ -1,4 +1,7 @@
-/** A repository's status: where it comes from, how far indexing is, what was indexed and what was skipped and why. */
+/**
+ * A repository's status: where it comes from, how far indexing is, what was indexed and what was
+ * skipped and why, each reason opening onto its paths (the first 100 the server names).
+ */
 import { Time } from "../../ui/Time.js"
 import { skipReasons, type Status, statusWords } from "./wire.js"
 
@@ -60,7 +63,7 @@ export const RepositoryStatus = ({ status }: { readonly status: Status }) => {
             ? <p class="empty">None: every file was indexed.</p>
             : (
               <ul class="skipped">
-                {skipped.map(([reason, count]) => <li key={reason}>{count} {count === 1 ? "file" : "files"}: {skipReasons[reason]}</li>)}
+                {skipped.map(([reason, count]) => <SkippedReason key={reason} reason={reason} count={count} paths={status.skipped?.paths[reason] ?? []} />)}
               </ul>
             )}
         </>
@@ -68,3 +71,20 @@ export const RepositoryStatus = ({ status }: { readonly status: Status }) => {
     </>
   )
 }
+
+/** One reason files were skipped: how many, and their paths, folded away until asked for. */
+const SkippedReason = ({ reason, count, paths }: {
+  readonly reason: keyof typeof skipReasons
+  readonly count: number
+  readonly paths: ReadonlyArray<string>
+}) => (
+  <li>
+    <details>
+      <summary>{count} {count === 1 ? "file" : "files"}: {skipReasons[reason]}</summary>
+      <ul class="skipped-paths" aria-label={`Skipped as ${skipReasons[reason]}`}>
+        {paths.map((path) => <li key={path}><code>{path}</code></li>)}
+      </ul>
+      {count > paths.length ? <p class="hint">The first {paths.length} of {count}.</p> : null}
+    </details>
+  </li>
+)
