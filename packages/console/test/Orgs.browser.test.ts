@@ -272,6 +272,7 @@ describe("organizations in the web console", () => {
 
     // Back in the org: its pool did not move, and the member took nothing from it.
     await page.getByRole("button", { name: "Work in Acme Research" }).click()
+    await heading(/^Dashboard · Acme Research/).waitFor()
     await page.goto(`${server.url}/#/pool`)
     await heading("Credits · Acme Research").waitFor()
     const facts = page.locator("dl.facts")

@@ -1,9 +1,9 @@
-/** The person's organizations, with their role in each: switch to one, or create one. */
+/** The person's organizations, with their role in each: open the one worked in, switch to another (and open it), or create one. */
 import { OrgName } from "@huddle/domain/orgs/Organization"
 import { Schema } from "effect"
 import { useState } from "preact/hooks"
 import type { Problem } from "../../api.js"
-import { go } from "../../route.js"
+import { go, href } from "../../route.js"
 import { Field } from "../../ui/Field.js"
 import { Page } from "../../ui/Page.js"
 import { Loading, ProblemNote } from "../../ui/Status.js"
@@ -28,10 +28,16 @@ export const OrgsPage = () => {
         <ul class="org-list">
           {mine.map((org) => (
             <li key={org.id}>
-              <span class="org-name">{org.name}</span> <span class="role">{org.role === "admin" ? "Admin" : "Member"}</span>
+              {orgs.current?.id === org.id
+                ? <a class="org-name" href={href("org")}>{org.name}</a>
+                : <span class="org-name">{org.name}</span>} <span class="role">{org.role === "admin" ? "Admin" : "Member"}</span>
               {orgs.current?.id === org.id
                 ? <span class="working-in"> · working in it</span>
-                : <button type="button" class="secondary" onClick={() => orgs.choose(org.id)} aria-label={`Work in ${org.name}`}>Work in it</button>}
+                : (
+                  <button type="button" class="secondary" onClick={() => { orgs.choose(org.id); go("org") }} aria-label={`Work in ${org.name}`}>
+                    Work in it
+                  </button>
+                )}
             </li>
           ))}
         </ul>
