@@ -43,24 +43,49 @@ export const samplerOf = (name: SamplerName, arg: number | undefined): Sampler =
 
 const ignore = () => {}
 
-/** A span that is not recorded: it carries the ids (for `traceparent`, with the sampled flag off) and nothing else. */
-const unsampled = (name: string, parent: Option.Option<Tracer.AnySpan>, context: Tracer.Span["context"], links: ReadonlyArray<Tracer.SpanLink>, startTime: bigint, kind: Tracer.SpanKind): Tracer.Span => ({
+/** The fields of a span that records nothing, whatever is done with it. */
+interface Inert {
+  readonly spanId: string
+  readonly traceId: string
+  readonly parent: Option.Option<Tracer.AnySpan>
+  readonly sampled: boolean
+}
+
+const inert = (name: string, ids: Inert, context: Tracer.Span["context"], links: ReadonlyArray<Tracer.SpanLink>, startTime: bigint, kind: Tracer.SpanKind): Tracer.Span => ({
   _tag: "Span",
   name,
-  spanId: randomBytes(8).toString("hex"),
-  traceId: Option.isSome(parent) ? parent.value.traceId : randomBytes(16).toString("hex"),
-  parent,
+  ...ids,
   context,
   status: { _tag: "Started", startTime },
   attributes: new Map(),
   links,
-  sampled: false,
   kind,
   end: ignore,
   attribute: ignore,
   event: ignore,
   addLinks: ignore
 })
+
+/** A span that is not recorded: it carries the ids (for `traceparent`, with the sampled flag off) and nothing else. */
+const unsampled = (parent: Option.Option<Tracer.AnySpan>): Inert => ({
+  spanId: randomBytes(8).toString("hex"),
+  traceId: Option.isSome(parent) ? parent.value.traceId : randomBytes(16).toString("hex"),
+  parent,
+  sampled: false
+})
+
+/**
+ * A span that records nothing and stands for its parent: whatever is made under it hangs under
+ * the parent, as though it were not there.
+ */
+const transparent = (parent: Tracer.AnySpan): Inert => ({ spanId: parent.spanId, traceId: parent.traceId, parent: Option.some(parent), sampled: parent.sampled })
+
+/**
+ * A span of no trace: recorded nowhere and passed to no one (the SQL client does not propagate
+ * its spans), so it needs no ids; W3C's all-zero ids say so. What is made under it is unrecorded
+ * too.
+ */
+const unrecorded: Inert = { spanId: "0000000000000000", traceId: "00000000000000000000000000000000", parent: Option.none(), sampled: false }
 
 /** Whether a trace id falls within `ratio` (its last 52 bits, as a fraction). */
 const withinRatio = (traceId: string, ratio: number) => ratio >= 1 || (ratio > 0 && Number.parseInt(traceId.slice(-13), 16) / 2 ** 52 < ratio)
@@ -72,32 +97,10 @@ export const sampling = (inner: Tracer.Tracer, sampler: Sampler): Tracer.Tracer 
       const keep = sampler.parentBased && Option.isSome(parent)
         ? parent.value.sampled
         : withinRatio(Option.isSome(parent) ? parent.value.traceId : randomBytes(16).toString("hex"), sampler.ratio)
-      return keep ? inner.span(name, parent, context, links, startTime, kind, options) : unsampled(name, parent, context, links, startTime, kind)
+      return keep ? inner.span(name, parent, context, links, startTime, kind, options) : inert(name, unsampled(parent), context, links, startTime, kind)
     },
     context: (f, fiber) => inner.context(f, fiber)
   })
-
-/**
- * A span that records nothing and stands for its parent: whatever is made under it hangs under
- * the parent, as though it were not there.
- */
-const transparent = (name: string, parent: Tracer.AnySpan, context: Tracer.Span["context"], links: ReadonlyArray<Tracer.SpanLink>, startTime: bigint, kind: Tracer.SpanKind): Tracer.Span => ({
-  _tag: "Span",
-  name,
-  spanId: parent.spanId,
-  traceId: parent.traceId,
-  parent: Option.some(parent),
-  context,
-  status: { _tag: "Started", startTime },
-  attributes: new Map(),
-  links,
-  sampled: parent.sampled,
-  kind,
-  end: ignore,
-  attribute: ignore,
-  event: ignore,
-  addLinks: ignore
-})
 
 /**
  * `inner` without the SQL client's spans (`sql.execute` for every statement, `sql.transaction`):
@@ -110,9 +113,7 @@ export const withoutSql = (inner: Tracer.Tracer): Tracer.Tracer =>
     span: (name, parent, context, links, startTime, kind, options) =>
       !name.startsWith("sql.")
         ? inner.span(name, parent, context, links, startTime, kind, options)
-        : Option.isSome(parent)
-        ? transparent(name, parent.value, context, links, startTime, kind)
-        : unsampled(name, parent, context, links, startTime, kind),
+        : inert(name, Option.isSome(parent) ? transparent(parent.value) : unrecorded, context, links, startTime, kind),
     context: (f, fiber) => inner.context(f, fiber)
   })
 
