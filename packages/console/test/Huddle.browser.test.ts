@@ -11,7 +11,7 @@
 import { Accounts, Orgs, TestServer } from "@huddle/testkit"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { checkPage, closePage, laptop, launch, type OpenPage, openPage, openSignedIn, signUpAndLogIn } from "./browser.js"
+import { answers as answersOn, ask as askIn, checkPage, closePage, laptop, launch, type OpenPage, openPage, openSignedIn, signUpAndLogIn } from "./browser.js"
 
 const starterCredits = 1000
 const phone = { width: 390, height: 844 }
@@ -85,12 +85,8 @@ describe("conversations in the web console", () => {
       w.__held = false
       w.__releaseStream()
     })
-  const ask = async (text: string, mode: "Single" | "Multi" | "Auto") => {
-    await page.getByLabel(/^Your (question|message)$/).fill(text)
-    await page.getByRole("radio", { name: new RegExp(`^${mode}`) }).check()
-    await page.getByRole("button", { name: "Send" }).click()
-  }
-  const answers = () => page.locator(".message.from-huddle:not(.live)")
+  const ask = (text: string, mode: "Single" | "Multi" | "Auto") => askIn(page, text, mode)
+  const answers = () => answersOn(page)
 
   const newUser = () => signUpAndLogIn(page, server.url, Accounts.uniqueEmail("huddle-console"), "correct horse battery")
 

@@ -13,7 +13,7 @@ import { Accounts, Operator, TestServer } from "@huddle/testkit"
 import { Duration } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { checkPage, closePage, launch, type OpenPage, openPage, signUpAndLogIn } from "./browser.js"
+import { answers as answersOn, ask as askIn, checkPage, closePage, launch, type OpenPage, openPage, signUpAndLogIn } from "./browser.js"
 
 const source = ["export const greet = (name: string) => {", "  const polite = `Hello, ${name}`", "  return polite", "}"]
 
@@ -44,12 +44,8 @@ describe("the console end to end", () => {
   const heading = (name: string | RegExp) => page.getByRole("heading", { level: 1, name })
   const check = (name: string) => checkPage(page, name)
   const tab = (name: string) => page.getByRole("navigation", { name: "Acme Research" }).getByRole("link", { name })
-  const answers = () => page.locator(".message.from-huddle:not(.live)")
-  const ask = async (text: string, mode: "Single" | "Multi") => {
-    await page.getByLabel(/^Your (question|message)$/).fill(text)
-    await page.getByRole("radio", { name: new RegExp(`^${mode}`) }).check()
-    await page.getByRole("button", { name: "Send" }).click()
-  }
+  const ask = (text: string, mode: "Single" | "Multi" | "Auto") => askIn(page, text, mode)
+  const answers = () => answersOn(page)
 
   it("goes from sign-up to a council's dissent, a cited file and the audit trail, in the browser alone", async () => {
     const adminEmail = Accounts.uniqueEmail("journey")

@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core"
 import { expect } from "vitest"
 
 /** Debian's package puts it here; `.ci/run` installs it when it is missing. */
@@ -141,3 +141,13 @@ export const signUpAndLogIn = async (page: Page, origin: string, email: string, 
   await page.getByLabel("Password").press("Enter")
   await heading("Your account").waitFor()
 }
+
+/** On a conversation's page: sends `text` as the next message, in `mode`. */
+export const ask = async (page: Page, text: string, mode: "Single" | "Multi" | "Auto"): Promise<void> => {
+  await page.getByLabel(/^Your (question|message)$/).fill(text)
+  await page.getByRole("radio", { name: new RegExp(`^${mode}`) }).check()
+  await page.getByRole("button", { name: "Send" }).click()
+}
+
+/** On a conversation's page: Huddle's answers that have arrived whole (not the one streaming). */
+export const answers = (page: Page): Locator => page.locator(".message.from-huddle:not(.live)")
