@@ -149,6 +149,11 @@ describe("the console end to end", () => {
     await expect.poll(() => page.locator("table.audit").textContent()).toContain("Spending cap changed")
     const all = await page.locator("table.audit").textContent()
     for (const what of ["Organization created", "Member invited", "Member joined", "Policies changed", "Credits granted"]) expect(all).toContain(what)
+    // Who acted, by name: the admin is "You", the member their email, the operator's grant the operator's.
+    const by = (what: string) => rows.filter({ hasText: what }).first().locator('td[data-label="By"]').textContent()
+    expect(await by("Spending cap changed")).toBe("You")
+    expect(await by("Member joined")).toBe(memberEmail)
+    expect(await by("Credits granted")).toBe("The operator")
     await page.getByLabel("Type").selectOption("member.invited")
     await expect.poll(() => page.url()).toContain("type=member.invited")
     await expect.poll(() => rows.count()).toBe(1)

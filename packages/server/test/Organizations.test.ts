@@ -256,9 +256,13 @@ describe("organizations over HTTP", () => {
     ])
     expect(log.body.data[2]).toMatchObject({
       actor_id: org.admin.id,
+      actor_email: org.admin.email,
       org_id: org.id,
       details: { after: { risk_tolerance: "low" } }
     })
+    // Each event names who acted by their email too; the operator's grant has no acting user.
+    expect(log.body.data[3]).toMatchObject({ event_type: "member.joined", actor_id: member.id, actor_email: member.email })
+    expect(log.body.data[1]).toMatchObject({ event_type: "credits.granted", actor_id: null, actor_email: null })
 
     const filtered = await server.request("GET", `/v1/orgs/${org.id}/admin/audit-log?event_type=credits.granted`, { token: org.admin.session })
     expect(filtered.body.data).toHaveLength(1)

@@ -9,6 +9,7 @@ interface AuditRow {
   readonly id: string
   readonly org_id: string | null
   readonly actor_id: string | null
+  readonly actor_email: string | null
   readonly event_type: AuditEventType
   readonly target: string | null
   readonly details: Record<string, unknown> | string
@@ -20,6 +21,7 @@ const fromRow = (row: AuditRow) =>
     id: row.id,
     org_id: row.org_id,
     actor_id: row.actor_id,
+    actor_email: row.actor_email,
     event_type: row.event_type,
     target: row.target,
     details: typeof row.details === "string" ? JSON.parse(row.details) : row.details,
@@ -41,7 +43,9 @@ export const make = Effect.gen(function*() {
       }).pipe(Effect.orDie),
     list: ({ cursor, eventType, limit, orgId, startAt, userId }) =>
       sql<AuditRow>`
-        SELECT id, org_id, actor_id, event_type, target, details, created_at FROM audit_events
+        SELECT id, org_id, actor_id, (SELECT email FROM users WHERE users.id = audit_events.actor_id) AS actor_email,
+               event_type, target, details, created_at
+        FROM audit_events
         WHERE ${
         orgId === null
           ? sql`org_id IS NULL AND (actor_id = ${userId ?? ""} OR target = ${userId ?? ""})`

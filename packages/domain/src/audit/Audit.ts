@@ -30,6 +30,8 @@ export class AuditEvent extends Schema.Class<AuditEvent>("AuditEvent")({
   event_type: AuditEventType,
   /** The user who acted; null when the service acted on its own. */
   actor_id: Schema.NullOr(Schema.String),
+  /** The acting user's email as it is now (what a reader of the log knows them by); null with no actor. */
+  actor_email: Schema.NullOr(Schema.String),
   /** What was acted on (a user id, an email, a key id …). */
   target: Schema.NullOr(Schema.String),
   details: Schema.Record({ key: Schema.String, value: Schema.Unknown }),

@@ -43,6 +43,8 @@ export const auditLog = Layer.effect(
               id,
               org_id: event.orgId,
               actor_id: event.actorId,
+              // The in-memory world's users are known by id alone, with the address `InMemoryDomain.principal` gives them.
+              actor_email: event.actorId === null ? null : `${event.actorId}@example.com`,
               event_type: event.eventType,
               target: event.target,
               details: event.details ?? {},

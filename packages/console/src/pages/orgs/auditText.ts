@@ -79,4 +79,4 @@ export const actor = (event: AuditEvent, you: string): string =>
     ? "You"
     : event.actor_id === null
     ? (event.details.by === "operator" ? "The operator" : "Huddle")
-    : text(event.details.actor_email) ?? `User ${event.actor_id}`
+    : event.actor_email ?? `User ${event.actor_id}`
