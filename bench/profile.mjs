@@ -48,6 +48,8 @@ const { values: args } = parseArgs({
     only: { type: "string" }
   }
 })
+if (!["on", "off"].includes(args.traces)) throw new Error(`--traces must be on or off, not ${args.traces}`)
+if (args.only !== undefined && args.only !== "cpu") throw new Error(`--only takes cpu, not ${args.only}`)
 const out = args.out ?? mkdtempSync(join(tmpdir(), "huddle-profile-"))
 mkdirSync(out, { recursive: true })
 const report = []

@@ -102,6 +102,31 @@ describe("traces", () => {
     }
   })
 
+  it("records nothing of a request whose caller's traceparent says not sampled, and tells the upstream so", async () => {
+    const user = await Accounts.signupAndLogin(server, "unsampled-caller")
+    const { key } = await Accounts.createApiKey(server, user)
+    const traceId = newTraceId()
+    fake.reset()
+    fake.enqueue({ answer: "Not traced.", usage: { prompt_tokens: 5, completion_tokens: 2 } })
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", traceparent: `00-${traceId}-${newSpanId()}-00` },
+      body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "Not traced?" }] })
+    })
+    expect(response.status).toBe(200)
+    expect(fake.requests.at(-1)!.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`))
+    // A traced request after it, to know the exporter has sent what it had.
+    const after = newTraceId()
+    fake.enqueue({ answer: "Traced.", usage: { prompt_tokens: 5, completion_tokens: 2 } })
+    await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", traceparent: `00-${after}-${newSpanId()}-01` },
+      body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "Traced?" }] })
+    })
+    await receiver.trace(after, (spans) => spans.some((s) => s.name === "POST /v1/chat/completions"))
+    expect(receiver.spans().filter((s) => s.traceId === traceId)).toEqual([])
+  })
+
   it("a council run: its four rounds, each participant's calls under its round", async () => {
     const user = await Accounts.signupAndLogin(server, "council")
     const traceId = newTraceId()
@@ -161,6 +186,13 @@ describe("SQL statements (HUDDLE_TRACE_SQL=on)", () => {
     for (const statement of statements) expect(statement.attributes["db.query.text"]).toEqual(expect.any(String))
     // The API key is looked up by a statement under authentication, a leaf otherwise.
     expect(statements.map((s) => ancestry(spans, s)[1])).toContain("Authentication.authenticate")
+    // The leaves (recorded without being made current when statements are not traced) have
+    // nothing below them but statements: a traced call added to one would show up here.
+    const leaves = spans.filter((s) => /^(Authentication\.|Credits\.|OrgAccess\.|OrgSettings\.rulesFor|ContextAssembly\.)/.test(s.name))
+    expect(leaves.length).toBeGreaterThanOrEqual(4)
+    const below = spans.filter((s) => leaves.some((leaf) => leaf.spanId === s.parentSpanId))
+    expect(below.length).toBeGreaterThan(0)
+    for (const span of below) expect(span.name).toMatch(/^sql\./)
   })
 })
 
@@ -213,5 +245,50 @@ describe("sampling (OTEL_TRACES_SAMPLER)", () => {
     for (let i = 0; i < 2000; i++) tracer.span(`root ${i}`, Option.none(), Context.empty(), [], 0n, "server").end(1n, Exit.void)
     expect(kept.length).toBeGreaterThan(2000 * 0.3 - 120)
     expect(kept.length).toBeLessThan(2000 * 0.3 + 120)
+  })
+})
+
+describe("the SQL client's spans, left out (withoutSql)", () => {
+  /** A tracer that records the spans it makes: their names, parents and trace ids, and which ended. */
+  const recording = () => {
+    const made: Array<{ name: string; spanId: string; traceId: string; parentSpanId: string | undefined }> = []
+    const ended: Array<string> = []
+    const tracer = Tracer.make({
+      span: (name, parent, context, links, startTime, kind) => {
+        const span: Tracer.Span = {
+          _tag: "Span", name, spanId: newSpanId(), traceId: Option.isSome(parent) ? parent.value.traceId : newTraceId(), parent, context,
+          status: { _tag: "Started", startTime }, attributes: new Map(), links, sampled: true, kind,
+          end: () => ended.push(name), attribute: () => {}, event: () => {}, addLinks: () => {}
+        }
+        made.push({ name, spanId: span.spanId, traceId: span.traceId, parentSpanId: Option.isSome(parent) ? parent.value.spanId : undefined })
+        return span
+      },
+      context: (f) => f()
+    })
+    return { tracer, made, ended }
+  }
+
+  it("makes a statement or a transaction transparent: what runs in it hangs under its parent, which it never ends", () => {
+    const { ended, made, tracer } = recording()
+    const traced = Tracing.withoutSql(tracer)
+    const request = traced.span("POST /v1/chat/completions", Option.none(), Context.empty(), [], 0n, "server")
+    const transaction = traced.span("sql.transaction", Option.some(request), Context.empty(), [], 0n, "client")
+    expect([transaction.spanId, transaction.traceId, transaction.sampled]).toEqual([request.spanId, request.traceId, true])
+    const inner = traced.span("Credits.reserve", Option.some(transaction), Context.empty(), [], 0n, "internal")
+    traced.span("sql.execute", Option.some(inner), Context.empty(), [], 0n, "client").end(1n, Exit.void)
+    transaction.end(1n, Exit.void)
+    expect(made.map((s) => [s.name, s.parentSpanId])).toEqual([["POST /v1/chat/completions", undefined], ["Credits.reserve", request.spanId]])
+    expect(ended).toEqual([])
+  })
+
+  it("records nothing made under a statement with no parent (background work), whatever made it", () => {
+    const { made, tracer } = recording()
+    const traced = Tracing.withoutSql(tracer)
+    const batch = traced.span("sql.transaction", Option.none(), Context.empty(), [], 0n, "client")
+    expect(batch.sampled).toBe(false)
+    const below = traced.span("Credits.settle", Option.some(batch), Context.empty(), [], 0n, "internal")
+    traced.span("http.client POST", Option.some(below), Context.empty(), [], 0n, "client")
+    expect(below.sampled).toBe(false)
+    expect(made).toEqual([])
   })
 })

@@ -8,12 +8,12 @@
  * is recorded with its start and end but not made the current span: Effect keeps the current span
  * as a service of the fiber's context, and providing one copies the whole context (some 75
  * services in a request: about as much as making and exporting the span itself). Deep traces
- * (`deep`, set when the SQL client's statements are recorded too) make every span the current
- * one, so that statements hang under the leaf that ran them.
+ * (`deep`, set by whoever records spans below the leaves, such as an adapter's) make every span
+ * the current one, so that what a leaf ran hangs under it.
  */
 import { Context, Effect, FiberRef, Option, Tracer } from "effect"
 
-/** Whether spans are recorded below the domain's leaves (the SQL client's); off by default. */
+/** Whether spans are recorded below the domain's leaves (its adapters'); off by default. */
 export const deep: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
 
 export interface SpanOptions extends Tracer.SpanOptions {

@@ -96,7 +96,7 @@ export const sampling = (inner: Tracer.Tracer, sampler: Sampler): Tracer.Tracer 
     span: (name, parent, context, links, startTime, kind, options) => {
       const keep = sampler.parentBased && Option.isSome(parent)
         ? parent.value.sampled
-        : withinRatio(Option.isSome(parent) ? parent.value.traceId : randomBytes(16).toString("hex"), sampler.ratio)
+        : sampler.ratio >= 1 || withinRatio(Option.isSome(parent) ? parent.value.traceId : randomBytes(16).toString("hex"), sampler.ratio)
       return keep ? inner.span(name, parent, context, links, startTime, kind, options) : inert(name, unsampled(parent), context, links, startTime, kind)
     },
     context: (f, fiber) => inner.context(f, fiber)
@@ -110,10 +110,12 @@ export const sampling = (inner: Tracer.Tracer, sampler: Sampler): Tracer.Tracer 
  */
 export const withoutSql = (inner: Tracer.Tracer): Tracer.Tracer =>
   Tracer.make({
-    span: (name, parent, context, links, startTime, kind, options) =>
-      !name.startsWith("sql.")
-        ? inner.span(name, parent, context, links, startTime, kind, options)
-        : inert(name, Option.isSome(parent) ? transparent(parent.value) : unrecorded, context, links, startTime, kind),
+    span: (name, parent, context, links, startTime, kind, options) => {
+      // Under an unrecorded span, nothing is recorded (whatever made the span: ours, Effect's, a library's).
+      if (Option.isSome(parent) && parent.value.traceId === unrecorded.traceId) return inert(name, unrecorded, context, links, startTime, kind)
+      if (!name.startsWith("sql.")) return inner.span(name, parent, context, links, startTime, kind, options)
+      return inert(name, Option.isSome(parent) ? transparent(parent.value) : unrecorded, context, links, startTime, kind)
+    },
     context: (f, fiber) => inner.context(f, fiber)
   })
 
@@ -138,7 +140,8 @@ export const layer = (options: Options) =>
       shutdownTimeout: Duration.seconds(3)
     }).pipe(Effect.provide([OtlpSerialization.layerJson, FetchHttpClient.layer]))
     const sampler = options.sampler ?? { parentBased: true, ratio: 1 }
-    const sampled = sampler.ratio >= 1 && sampler.parentBased ? exporting : sampling(exporting, sampler)
+    // Even when every new trace is kept, a caller's traceparent that says not sampled is obeyed.
+    const sampled = sampling(exporting, sampler)
     // With SQL spans recorded, the domain's leaves become parents, for the statements they run.
     return options.sql === true
       ? Layer.merge(Layer.setTracer(sampled), Layer.locallyScoped(Traced.deep, true))

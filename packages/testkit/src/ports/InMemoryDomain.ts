@@ -75,7 +75,7 @@ export const layer = (options: Options = {}) =>
 /** A user calling with an API key (`key_<userId>`), bound to `boundOrgId` when given. */
 export const principal = (userId: string, options: { readonly boundOrgId?: string | undefined } = {}) =>
   new Principal({
-    user: new User({ id: UserId.make(userId), email: Email.make(`${userId}@example.com`), created_at: DateTime.unsafeMake(0) }),
+    user: new User({ id: UserId.make(userId), email: Email.make(InMemoryPorts.emailOf(userId)), created_at: DateTime.unsafeMake(0) }),
     via: "api_key",
     credential_id: `key_${userId}`,
     bound_org_id: options.boundOrgId ?? null

@@ -2,7 +2,7 @@
 import { Intent, IntentError } from "@huddle/domain/huddle/Intent"
 import { IntentRepository } from "@huddle/domain/huddle/IntentRepository"
 import { DateTime, Effect, Layer, Option } from "effect"
-import { instanceId } from "./InMemoryPorts.js"
+import { emailOf, instanceId } from "./InMemoryPorts.js"
 
 interface Row {
   readonly intent: Intent
@@ -70,8 +70,7 @@ export const layer = Layer.sync(IntentRepository, () => {
           )
           .sort((a, b) => (a.intent.id < b.intent.id ? 1 : -1))
           .slice(0, limit + 1)
-          // The in-memory world's users are known by id alone, with the address `InMemoryDomain.principal` gives them.
-          .map((row) => ({ intent: row.intent, submitter: { userId: row.userId, email: `${row.userId}@example.com` } }))
+          .map((row) => ({ intent: row.intent, submitter: { userId: row.userId, email: emailOf(row.userId) } }))
       )
   })
 })

@@ -29,6 +29,9 @@ export const ids = Layer.sync(Ids, () => {
  */
 export const transactor = Layer.succeed(Transactor, Transactor.of({ atomically: (effect) => effect }))
 
+/** The in-memory world's users are known by id alone; this is the address each is given. */
+export const emailOf = (userId: string): string => `${userId}@example.com`
+
 export const auditLog = Layer.effect(
   AuditLog,
   Effect.map(Ids, (ids) => {
@@ -43,8 +46,7 @@ export const auditLog = Layer.effect(
               id,
               org_id: event.orgId,
               actor_id: event.actorId,
-              // The in-memory world's users are known by id alone, with the address `InMemoryDomain.principal` gives them.
-              actor_email: event.actorId === null ? null : `${event.actorId}@example.com`,
+              actor_email: event.actorId === null ? null : emailOf(event.actorId),
               event_type: event.eventType,
               target: event.target,
               details: event.details ?? {},

@@ -72,7 +72,8 @@ export const ReviewQueue = ({ title, orgId, you, shownElsewhere = () => false, e
       <>
         <p class="notice" role="status">{said}</p>
         {intents.length === 0
-          ? <p class="empty">{empty}</p>
+          // With more pages to come, the ones still unseen may hold some: no "nothing" beside "Show more".
+          ? cursor === null ? <p class="empty">{empty}</p> : null
           : (
             <ul class="reviews">
               {intents.map((intent) => {
