@@ -21,6 +21,24 @@ const ancestry = (spans: ReadonlyArray<OtlpReceiver.Span>, span: OtlpReceiver.Sp
 }
 
 /**
+ * One chat completion with `key` (the fake upstream answers `answer`), sent with the caller's
+ * `traceparent` when given; it must be answered 200.
+ */
+const complete = async (
+  started: { readonly server: TestServer.TestServer; readonly fake: FakeOpenAi.FakeOpenAi },
+  key: string,
+  { answer = "Traced.", traceparent, usage = { prompt_tokens: 5, completion_tokens: 2 } }: { answer?: string; traceparent?: string; usage?: { prompt_tokens: number; completion_tokens: number } } = {}
+) => {
+  started.fake.enqueue({ answer, usage })
+  const response = await fetch(`${started.server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(traceparent === undefined ? {} : { traceparent }) },
+    body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: answer }] })
+  })
+  expect(response.status).toBe(200)
+}
+
+/**
  * For the enclosing `describe`: an OTLP receiver, and the server in front of a fake upstream
  * exporting its traces to it (as `serviceName`, with the tracing `options` given); `onStart`
  * receives them.
@@ -58,13 +76,7 @@ describe("traces", () => {
     const traceId = newTraceId()
     const callerSpan = newSpanId()
     fake.reset()
-    fake.enqueue({ answer: "Traced.", usage: { prompt_tokens: 40, completion_tokens: 10 } })
-    const response = await fetch(`${server.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", traceparent: `00-${traceId}-${callerSpan}-01` },
-      body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "Trace me" }] })
-    })
-    expect(response.status).toBe(200)
+    await complete({ server, fake }, key, { traceparent: `00-${traceId}-${callerSpan}-01`, usage: { prompt_tokens: 40, completion_tokens: 10 } })
 
     const spans = await receiver.trace(traceId, (spans) => spans.some((s) => s.name === "POST /v1/chat/completions"))
     const root = spans.find((s) => s.name === "POST /v1/chat/completions")!
@@ -107,22 +119,11 @@ describe("traces", () => {
     const { key } = await Accounts.createApiKey(server, user)
     const traceId = newTraceId()
     fake.reset()
-    fake.enqueue({ answer: "Not traced.", usage: { prompt_tokens: 5, completion_tokens: 2 } })
-    const response = await fetch(`${server.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", traceparent: `00-${traceId}-${newSpanId()}-00` },
-      body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "Not traced?" }] })
-    })
-    expect(response.status).toBe(200)
+    await complete({ server, fake }, key, { answer: "Not traced.", traceparent: `00-${traceId}-${newSpanId()}-00` })
     expect(fake.requests.at(-1)!.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`))
     // A traced request after it, to know the exporter has sent what it had.
     const after = newTraceId()
-    fake.enqueue({ answer: "Traced.", usage: { prompt_tokens: 5, completion_tokens: 2 } })
-    await fetch(`${server.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", traceparent: `00-${after}-${newSpanId()}-01` },
-      body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "Traced?" }] })
-    })
+    await complete({ server, fake }, key, { traceparent: `00-${after}-${newSpanId()}-01` })
     await receiver.trace(after, (spans) => spans.some((s) => s.name === "POST /v1/chat/completions"))
     expect(receiver.spans().filter((s) => s.traceId === traceId)).toEqual([])
   })
@@ -173,13 +174,7 @@ describe("SQL statements (HUDDLE_TRACE_SQL=on)", () => {
     const user = await Accounts.signupAndLogin(server, "sql")
     const { key } = await Accounts.createApiKey(server, user)
     const traceId = newTraceId()
-    fake.enqueue({ answer: "Statements.", usage: { prompt_tokens: 5, completion_tokens: 2 } })
-    const response = await fetch(`${server.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", traceparent: `00-${traceId}-${newSpanId()}-01` },
-      body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "Statements?" }] })
-    })
-    expect(response.status).toBe(200)
+    await complete({ server, fake }, key, { answer: "Statements.", traceparent: `00-${traceId}-${newSpanId()}-01` })
     const spans = await receiver.trace(traceId, (spans) => spans.some((s) => s.name === "POST /v1/chat/completions"))
     const statements = spans.filter((s) => s.name === "sql.execute")
     expect(statements.length).toBeGreaterThan(0)
@@ -202,26 +197,19 @@ describe("sampling (OTEL_TRACES_SAMPLER)", () => {
   let server: TestServer.TestServer
   tracedSuite("huddle-sampled", { sampler: Tracing.samplerOf("parentbased_traceidratio", 0) }, (started) => ({ receiver, fake, server } = started))
 
-  const complete = async (key: string, traceparent?: string) => {
-    fake.enqueue({ answer: "Sampled?", usage: { prompt_tokens: 5, completion_tokens: 2 } })
-    const response = await fetch(`${server.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(traceparent === undefined ? {} : { traceparent }) },
-      body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "Sampled?" }] })
-    })
-    expect(response.status).toBe(200)
-  }
+  const completeSampled = (key: string, traceparent?: string) =>
+    complete({ server, fake }, key, { answer: "Sampled?", ...(traceparent === undefined ? {} : { traceparent }) })
 
   it("records no trace the sampler leaves out, and tells the upstream so; a caller's sampled trace is recorded whole", async () => {
     const user = await Accounts.signupAndLogin(server, "sampled")
     const { key } = await Accounts.createApiKey(server, user)
     fake.reset()
-    await complete(key)
+    await completeSampled(key)
     const [unsampled] = fake.requests
     expect(unsampled!.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/)
 
     const traceId = newTraceId()
-    await complete(key, `00-${traceId}-${newSpanId()}-01`)
+    await completeSampled(key, `00-${traceId}-${newSpanId()}-01`)
     const spans = await receiver.trace(traceId, (spans) => spans.some((s) => s.name === "POST /v1/chat/completions"))
     expect(spans.map((s) => s.name)).toEqual(expect.arrayContaining(["Credits.reserve", "chat fake-standard"]))
     // Nothing of the first request: every span received is of the caller's trace.
