@@ -6,14 +6,12 @@
  * charge on the account page. Someone else opening the same file's address is told there is no
  * such file. Every page passes axe-core and reads on a phone.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Accounts, Orgs, TestServer } from "@huddle/testkit"
-import { Duration } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { checkPage, closePage, laptop, launch, type OpenPage, openPage, openSignedIn, signUpAndLogIn } from "./browser.js"
+import { checkPage, closePage, laptop, launch, type OpenPage, openPage, openSignedIn, repositoryRoot, signUpAndLogIn } from "./browser.js"
 
 const phone = { width: 390, height: 844 }
 
@@ -25,29 +23,23 @@ describe("memories, repositories, the file view and charges in the console", () 
   let browser: Browser
   let opened: OpenPage
   let page: Page
+  let repository: ReturnType<typeof repositoryRoot> | undefined
   let root: string
 
   beforeAll(async () => {
-    root = realpathSync(mkdtempSync(join(tmpdir(), "huddle-console-roots-")))
-    const files: Record<string, string | Buffer> = {
+    repository = repositoryRoot({
       "repo/src/app.ts": `${app.join("\n")}\n`,
       "repo/src/long.ts": `${long.join("\n")}\n`,
       "repo/README.md": "# A small project\n",
       "repo/logo.png": Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0x01])
-    }
-    for (const [file, content] of Object.entries(files)) {
-      mkdirSync(join(root, file, ".."), { recursive: true })
-      writeFileSync(join(root, file), content)
-    }
-    ;[server, browser] = await Promise.all([
-      TestServer.start({ starterCredits: 1000, grounding: { roots: [root], jobs: { pollEvery: Duration.millis(200), progressEvery: Duration.zero } } }),
-      launch()
-    ])
+    })
+    root = repository.root
+    ;[server, browser] = await Promise.all([TestServer.start({ starterCredits: 1000, grounding: repository.grounding }), launch()])
   })
   afterAll(async () => {
     await browser?.close()
     await server?.stop()
-    rmSync(root, { recursive: true, force: true })
+    repository?.remove()
   })
 
   beforeEach(async () => {

@@ -6,14 +6,11 @@
  * follow a reference to its highlighted lines → the audit log shows the actions, filtered by
  * type. Each part is tested more closely in the other suites; this one checks they join up.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Accounts, Operator, TestServer } from "@huddle/testkit"
-import { Duration } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { answers as answersOn, ask as askIn, checkPage, closePage, launch, type OpenPage, openPage, signUpAndLogIn } from "./browser.js"
+import { answers as answersOn, ask as askIn, checkPage, closePage, launch, type OpenPage, openPage, repositoryRoot, signUpAndLogIn } from "./browser.js"
 
 const source = ["export const greet = (name: string) => {", "  const polite = `Hello, ${name}`", "  return polite", "}"]
 
@@ -22,23 +19,20 @@ describe("the console end to end", () => {
   let browser: Browser
   let opened: OpenPage
   let page: Page
+  let repository: ReturnType<typeof repositoryRoot> | undefined
   let root: string
 
   beforeAll(async () => {
-    root = realpathSync(mkdtempSync(join(tmpdir(), "huddle-journey-")))
-    mkdirSync(join(root, "shop/src"), { recursive: true })
-    writeFileSync(join(root, "shop/src/greet.ts"), `${source.join("\n")}\n`)
-    ;[server, browser] = await Promise.all([
-      TestServer.start({ starterCredits: 1000, grounding: { roots: [root], jobs: { pollEvery: Duration.millis(200), progressEvery: Duration.zero } } }),
-      launch()
-    ])
+    repository = repositoryRoot({ "shop/src/greet.ts": `${source.join("\n")}\n` })
+    root = repository.root
+    ;[server, browser] = await Promise.all([TestServer.start({ starterCredits: 1000, grounding: repository.grounding }), launch()])
     opened = await openPage(browser, server.url)
     page = opened.page
   })
   afterAll(async () => {
     await browser?.close()
     await server?.stop()
-    rmSync(root, { recursive: true, force: true })
+    repository?.remove()
   })
 
   const heading = (name: string | RegExp) => page.getByRole("heading", { level: 1, name })

@@ -4,11 +4,14 @@
  * its faults watched, closed expecting none); and what every page is checked for on the way: no
  * serious accessibility violation (axe-core), a screenshot kept for people to look at.
  */
-import { mkdirSync, readFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core"
 import { expect } from "vitest"
+import { Duration } from "effect"
 
 /** Debian's package puts it here; `.ci/run` installs it when it is missing. */
 export const executablePath = process.env.HUDDLE_CHROMIUM ?? "/usr/bin/chromium"
@@ -151,3 +154,20 @@ export const ask = async (page: Page, text: string, mode: "Single" | "Multi" | "
 
 /** On a conversation's page: Huddle's answers that have arrived whole (not the one streaming). */
 export const answers = (page: Page): Locator => page.locator(".message.from-huddle:not(.live)")
+
+/**
+ * A new directory holding `files` (path → content), to serve as the server's repository root
+ * (`HUDDLE_REPO_ROOTS`): its real path, and how to remove it. Indexing is polled every 200 ms.
+ */
+export const repositoryRoot = (files: Readonly<Record<string, string | Buffer>>) => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "huddle-console-roots-")))
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(join(root, file, ".."), { recursive: true })
+    writeFileSync(join(root, file), content)
+  }
+  return {
+    root,
+    grounding: { roots: [root], jobs: { pollEvery: Duration.millis(200), progressEvery: Duration.zero } },
+    remove: () => rmSync(root, { recursive: true, force: true })
+  }
+}
