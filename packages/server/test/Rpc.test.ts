@@ -178,7 +178,9 @@ describe("JSON-RPC over HTTP", () => {
       ["intent.submit", { input: "a\u0000b" }, "input"],
       ["intent.submit", { input: "hi", modle: "fake-premium" }, "modle"],
       ["intent.get", { id: "int_1", verbose: true }, "verbose"],
-      ["intent.list", { cursor: "garbage" }, "cursor"]
+      ["intent.list", { cursor: "garbage" }, "cursor"],
+      ["intent.list", { org_id: "" }, "org_id"],
+      ["intent.list", { org_id: 42 }, "org_id"]
     ]
     for (const [method, params, field] of cases) {
       const res = await rpc(user.session, call(method, params))
