@@ -13,8 +13,8 @@ import { type Resource, useResource } from "../../ui/useApi.js"
 import type { Membership, Profile } from "./wire.js"
 
 const storageKey = "huddle.org"
-/** Stored for the personal choice; an org's id starts with `org_`, so none is this. */
-const personalChoice = "personal"
+/** The personal choice, as stored and as the header's select names it; an org's id starts with `org_`, so none is this. */
+export const personalChoice = "personal"
 
 const stored = (): string | null => {
   try {

@@ -3,9 +3,7 @@
  * or Personal (their own credits, memories and workspace).
  */
 import { useId } from "preact/hooks"
-import { useOrgs } from "./OrgContext.js"
-
-const personal = "personal"
+import { personalChoice as personal, useOrgs } from "./OrgContext.js"
 
 export const OrgSwitcher = () => {
   const id = useId()
