@@ -3,7 +3,8 @@
  * timed benchmark: it forwards bytes unchanged and reads the protocol on the way. From the
  * client's side it counts round trips (a simple `Query`, or an extended-protocol batch ending
  * in `Sync`) and the SQL text of each `Query`/`Parse`; from the server's side it times each
- * round trip up to its `ReadyForQuery`. A control server answers `GET /stats` (and resets with
+ * round trip up to its `ReadyForQuery`, and the writes (statements that change rows) and the
+ * commits (a `COMMIT`, or a write outside a transaction: each a WAL flush). A control server answers `GET /stats` (and resets with
  * `POST /reset`).
  *
  * Usage: node bench/pgcount.mjs <postgres host:port>
@@ -20,11 +21,14 @@ if (!["127.0.0.1", "localhost", "::1"].includes(host)) {
 
 let stats
 const reset = () => {
-  stats = { roundTrips: 0, dbMs: 0, statements: {}, statementMs: {}, transactions: 0 }
+  stats = { roundTrips: 0, dbMs: 0, statements: {}, statementMs: {}, transactions: 0, writes: 0, commits: 0 }
 }
 reset()
 
 const normalise = (sql) => sql.replace(/\s+/g, " ").trim().slice(0, 160)
+
+/** A statement that changes rows (a CTE's included), judged on its whole text. */
+const isWrite = (sql) => /\b(INSERT\s+INTO|UPDATE\s+\S+(\s+(AS\s+)?\S+)?\s+SET|DELETE\s+FROM)\b/i.test(sql)
 
 const sslRequestCode = 80877103
 
@@ -73,12 +77,25 @@ const relay = createServer((client) => {
   const server = connect(Number(portText), host)
   const pending = []
   let statement = "(no statement)"
+  // Commits are what cost a WAL flush each: a COMMIT, or a write outside a transaction.
+  let inTransaction = false
   const fromClient = reader((type, body) => {
     if (type === "Q" || type === "P") {
       const text = type === "Q" ? body.subarray(0, body.indexOf(0)).toString() : body.subarray(body.indexOf(0) + 1, body.indexOf(0, body.indexOf(0) + 1)).toString()
       statement = normalise(text)
       stats.statements[statement] = (stats.statements[statement] ?? 0) + 1
-      if (/^(BEGIN|START TRANSACTION)/i.test(statement)) stats.transactions++
+      if (/^(BEGIN|START TRANSACTION)/i.test(statement)) {
+        stats.transactions++
+        inTransaction = true
+      } else if (/^(COMMIT|END)\b/i.test(statement)) {
+        stats.commits++
+        inTransaction = false
+      } else if (/^ROLLBACK\b(?!\s+TO)/i.test(statement)) {
+        inTransaction = false
+      } else if (isWrite(text)) {
+        stats.writes++
+        if (!inTransaction) stats.commits++
+      }
     }
     if (type === "Q" || type === "S") {
       stats.roundTrips++

@@ -7,7 +7,9 @@
  *
  * Sections: `council` (a council of scripted participants: wall time against the critical path,
  * CPU per council), `grounding` (indexing, retrieval, re-indexing and storing a repository of
- * 5,000+ files) and `gateway` (the chat completions below). --only NAME[,NAME] runs only those,
+ * 5,000+ files), `turn` (a single-mode huddle turn: its database writes, commits and CPU, through
+ * the counting relay; bench/turn.mjs, its own process, about 40 s) and `gateway` (the chat
+ * completions below). --only NAME[,NAME] runs only those,
  * --skip NAME[,NAME] leaves those out.
  *
  * Processes: this one (the load generator: autocannon, and the unloaded probers), the fake
@@ -63,6 +65,7 @@ import { median, percentile, slope, withinBounds } from "./lib/series.mjs"
 import { answer, usage } from "./lib/answer.mjs"
 import * as CouncilReport from "./lib/councilReport.mjs"
 import * as GroundingReport from "./lib/groundingReport.mjs"
+import * as TurnReport from "./lib/turnReport.mjs"
 import { fmt, printTable } from "./lib/table.mjs"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
@@ -114,7 +117,7 @@ const soakSeconds = Number(args.soak)
 const engines = args.engines.split(",").map((e) => e.trim()).filter(Boolean)
 if (!["personal", "org"].includes(args.payer)) throw new Error("--payer is personal or org")
 if (engines.some((e) => e !== "postgres" && e !== "pglite")) throw new Error("--engines takes postgres and/or pglite")
-const allSections = ["council", "grounding", "gateway"]
+const allSections = ["council", "grounding", "turn", "gateway"]
 const listOf = (value) => value.split(",").map((e) => e.trim()).filter(Boolean)
 const sections = new Set(listOf(args.only ?? allSections.join(",")).filter((name) => !listOf(args.skip).includes(name)))
 for (const name of [...listOf(args.only ?? ""), ...listOf(args.skip)]) {
@@ -208,6 +211,14 @@ const groundingSection = async () => {
   return JSON.parse(readFileSync(out, "utf8"))
 }
 
+/** The single-mode turn section (#15's writes and CPU per turn), in a process of its own: its results, or a failure. */
+const turnSection = async () => {
+  const out = join(work, "turn.json")
+  const { code, signal } = await Proc.runToEnd("turn", [join(root, "bench/turn.mjs"), "--json", out])
+  if (code !== 0) throw new Error(`bench/turn.mjs ended with code ${code}, signal ${signal}: the turn section did not measure, or its money check failed (see above)`)
+  return JSON.parse(readFileSync(out, "utf8"))
+}
+
 const machineOf = () => ({ loadavgAtEnd: loadavg(), cores: cpus().length, cpu: cpus()[0]?.model, memory: totalmem(), node: process.version })
 
 const main = async () => {
@@ -220,10 +231,12 @@ const main = async () => {
   // 0. The council and grounding, first, one after the other, while nothing else of the benchmark runs.
   const council = sections.has("council") ? await councilSection() : undefined
   const grounding = sections.has("grounding") ? await groundingSection() : undefined
+  const turn = sections.has("turn") ? await turnSection() : undefined
   if (!sections.has("gateway")) {
     if (council) CouncilReport.print(council)
     if (grounding) GroundingReport.print(grounding)
-    if (args.json) writeFileSync(args.json, JSON.stringify({ machine: machineOf(), council, grounding }, null, 2))
+    if (turn) TurnReport.print(turn)
+    if (args.json) writeFileSync(args.json, JSON.stringify({ machine: machineOf(), council, grounding, turn }, null, 2))
     log(`done in ${fmt((performance.now() - t0) / 1000)} s; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`)
     return
   }
@@ -720,6 +733,16 @@ const main = async () => {
         check(`money on ${d.label}`, `overspend ${d.overspend}, negative ${i.negative}, held ${i.held}, ledger ≠ balance ${i.mismatched.length}`, "all 0", ok, `${d.answered} answers for ${d.granted} credits${d.exhausted ? "" : " (pool not exhausted)"}${(i.openLeases ?? 0) + (i.leased ?? 0) > 0 ? `; leases left: ${i.openLeases} open, ${i.leased} credits` : ""}`)
       }
     }
+    if (turn) {
+      const [first, next] = ["start", "next"].map((kind) => turn.rows.find((r) => r.kind === kind && !r.stream))
+      check(
+        "single-mode huddle turn: database writes (commits), first / next turn",
+        `${fmt(first.writes, 1)} (${fmt(first.commits, 1)}) / ${fmt(next.writes, 1)} (${fmt(next.commits, 1)})`,
+        "report; cut what is not needed (8 at #15's opening)",
+        "REPORT",
+        `CPU per turn ${fmt(turn.loaded.cpuMsPerTurn, 2)} ms under load (${turn.loaded.connections} connections); money ${TurnReport.failedMoney(turn.money) ? "FAILED" : "exact"}`
+      )
+    }
     console.log("")
     console.log(`Targets of #15 (${judged.label}; the upstream's own ratio: non-streaming ${fmt(ratio("upstream", "nonstream"), 2)}, streaming ${fmt(ratio("upstream", "stream"), 2)})`)
     printTable([["target", "measured", "wanted", "verdict", "note"], ...verdicts.map((v) => [v.what, v.measured, v.wanted, typeof v.pass === "string" ? v.pass : v.pass ? "PASS" : "MISS", v.note])])
@@ -732,13 +755,14 @@ const main = async () => {
 
   if (council) CouncilReport.print(council)
   if (grounding) GroundingReport.print(grounding)
+  if (turn) TurnReport.print(turn)
 
   const totalBad = Object.values(summary).reduce((a, s) => a + s.bad, 0)
   const totalAll = Object.values(summary).reduce((a, s) => a + s.total, 0)
   const results = {
     machine: { ...machineOf(), postgres: pgDatabase?.version },
     options: { duration, rounds, connections, warmup, probes, gapStreams, boundSteps, boundSeconds, drainSeconds, soakSeconds, keys, payer: args.payer, engines, redis: args.redis, serverNodeArgs: args["server-node-args"] },
-    summary, probe, gaps, steps, bounded, memory: Object.fromEntries(memory), idleRss: Object.fromEntries(huddles.map((h) => [h.name, h.idleRss])), soak, money, verdicts, observed, runs, council, grounding
+    summary, probe, gaps, steps, bounded, memory: Object.fromEntries(memory), idleRss: Object.fromEntries(huddles.map((h) => [h.name, h.idleRss])), soak, money, verdicts, observed, runs, council, grounding, turn
   }
   if (args.json) writeFileSync(args.json, JSON.stringify(results, null, 2))
   log(`done in ${fmt((performance.now() - t0) / 1000)} s; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`)
