@@ -14,6 +14,7 @@ import * as ErrorTable from "./api/ErrorTable.js"
 import * as ApiReference from "./edge/ApiReference.js"
 import * as Console from "./edge/Console.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
+import * as InFlight from "./edge/InFlight.js"
 import * as MetricsEndpoint from "./edge/MetricsEndpoint.js"
 import * as ServerSpan from "./edge/ServerSpan.js"
 import * as Tracing from "./edge/Tracing.js"
@@ -79,9 +80,10 @@ const metricsLayer = (config: ServerConfig) => {
  * Shutdown drains before anything else closes: this layer is built last, so its finalizer runs
  * first. It stops accepting connections and waits for the requests in flight, while the database
  * and the request handler are still there; connections still busy after the grace period are
- * closed, so that shutdown always ends.
+ * closed, so that shutdown always ends. Then it waits for the handlers themselves: a request
+ * whose client is gone (or was cut at the grace) is still settling its credits.
  */
-const drainOnShutdown = (server: NodeServer, grace: Duration.Duration) =>
+const drainOnShutdown = (server: NodeServer, inFlight: InFlight.InFlight, grace: Duration.Duration) =>
   Layer.scopedDiscard(
     Effect.addFinalizer(() =>
       Effect.async<void>((resume) => {
@@ -95,7 +97,13 @@ const drainOnShutdown = (server: NodeServer, grace: Duration.Duration) =>
           resume(Effect.void)
         })
         server.closeIdleConnections()
-      })
+      }).pipe(
+        // Their clients are gone, so they were interrupted: what is left is their finalizers.
+        Effect.zipRight(inFlight.drained(grace)),
+        Effect.flatMap((drained) =>
+          drained ? Effect.void : Effect.logWarning("requests still running at shutdown").pipe(Effect.annotateLogs({ requests: inFlight.count() }))
+        )
+      )
     )
   )
 
@@ -126,7 +134,8 @@ export const layer = (config: ServerConfig) => {
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
     )
   })
-  const served = HttpApiBuilder.serve((app) => ServerSpan.middleware(RequestEdge.middleware(app))).pipe(
+  const inFlight = InFlight.make()
+  const served = HttpApiBuilder.serve((app) => inFlight.track(ServerSpan.middleware(RequestEdge.middleware(app)))).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
     Layer.provide(apiLayer(config)),
@@ -137,7 +146,7 @@ export const layer = (config: ServerConfig) => {
     // The request's span is ServerSpan's.
     HttpMiddleware.withTracerDisabledWhen(() => true)
   )
-  const server = drainOnShutdown(node, config.shutdownGrace).pipe(
+  const server = drainOnShutdown(node, inFlight, config.shutdownGrace).pipe(
     Layer.provideMerge(served),
     Layer.provideMerge(NodeHttpServer.layer(() => node, { host: config.host, port: config.port })),
     Layer.orDie

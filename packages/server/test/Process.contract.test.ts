@@ -5,11 +5,12 @@
  *
  * The children are always killed in `afterEach`, so a failing test leaves no process behind.
  */
+import { randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
 import { join } from "node:path"
-import { Accounts, TestDatabase, TestServer } from "@huddle/testkit"
+import { Accounts, FakeOpenAi, Operator, TestDatabase, TestServer } from "@huddle/testkit"
 import { Redacted } from "effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { freePort, getStatus, killAll, mainJs, onCleanup, scratchDir, sleep, spawnServer, startServer, withTimeout } from "./serverProcesses.js"
@@ -119,6 +120,54 @@ describe.each(TestDatabase.availableEngines())("the server process on %s", (engi
       signal: null
     })
   }, 40_000)
+
+  it("on SIGTERM, requests whose clients just hung up are released and closed before the database closes", async () => {
+    const storage = await freshStorage(engine)
+    const fake = await FakeOpenAi.start({ apiKey: "sk-shutdown-test" })
+    onCleanup(() => fake.stop())
+    // Every answer stalls before its first piece: the reservations are held when the clients go.
+    fake.setDefault({ chunks: 4, chunkDelayMs: 60_000 })
+    const env = {
+      ...storage.env,
+      OPENAI_API_KEY: "sk-shutdown-test",
+      OPENAI_BASE_URL: fake.baseUrl,
+      HUDDLE_STARTER_CREDITS: "1000",
+      HUDDLE_OPERATOR_TOKEN: randomBytes(24).toString("hex")
+    }
+    const first = await startServer(env, { cwd: storage.cwd })
+    const user = await Accounts.signupAndLogin(first.api)
+    const { key } = await Accounts.createApiKey(first.api, user)
+    const clients = Array.from({ length: 4 }, () => new AbortController())
+    const asked = clients.map((client) =>
+      fetch(`${first.url}/v1/huddle?stream=true`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ input: "Write a long plan." }),
+        signal: client.signal
+      }).then((res) => res.text()).catch(() => "cut")
+    )
+    await fake.waitForRequests(4, 20_000)
+    // The operator stops the server; it waits for these requests; then their clients hang up, and
+    // the server's last connection is gone while their handlers are still releasing.
+    first.child.kill("SIGTERM")
+    await sleep(300)
+    for (const client of clients) client.abort()
+    await Promise.all(asked)
+    expect(await withTimeout(first.exited, 15_000, `server exit\n${first.output()}`), first.output()).toEqual({ code: 0, signal: null })
+    const stoppedAt = Date.now()
+
+    // Released by the instance that stopped, not by the next one's sweep of what it left held.
+    const second = await startServer(env, { cwd: storage.cwd })
+    const ledger = await Operator.ledger(second.api, { user_id: user.id })
+    expect(ledger.balance, JSON.stringify(ledger.data)).toBe(1000)
+    const releases = ledger.data.filter((row) => row.kind === "release")
+    expect(releases, JSON.stringify(ledger.data)).toHaveLength(4)
+    for (const row of releases) expect(Date.parse(row.created_at), JSON.stringify(row)).toBeLessThan(stoppedAt)
+    const intents = await second.api.request("POST", "/v1/rpc", { token: key, body: { jsonrpc: "2.0", id: 1, method: "intent.list", params: {} } })
+    expect(intents.body.result.data.map((intent: { status: string; error: { error: string } | null }) => [intent.status, intent.error?.error]))
+      .toEqual(Array.from({ length: 4 }, () => ["failed", "CANCELLED"]))
+    expect(await second.stop(), second.output()).toEqual({ code: 0, signal: null })
+  }, 60_000)
 
   // Start-up time is a promise of the embedded default; PostgreSQL's own start is not ours.
   if (engine === "pglite") it("starts, on new storage and again, and reports how long it took", async () => {

@@ -23,5 +23,5 @@ export const ledger = async (server: TestServer, target: Target) => {
   const query = new URLSearchParams(Object.entries(target)).toString()
   const res = await server.request("GET", `/v1/operator/credits/ledger?${query}&limit=100`, { token: tokenOf(server) })
   if (res.status !== 200) throw new Error(`operator ledger: expected 200, got ${res.status}: ${res.text}`)
-  return res.body as { data: ReadonlyArray<{ delta: number; kind: string; balance_after: number; reason: string }>; balance: number }
+  return res.body as { data: ReadonlyArray<{ delta: number; kind: string; balance_after: number; reason: string; created_at: string }>; balance: number }
 }
