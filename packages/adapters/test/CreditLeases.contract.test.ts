@@ -6,7 +6,7 @@
  * is a database of its own); the laws of one instance with leases, on both engines, are those of
  * `Credits.contract.test.ts` in its leased mode.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, Statement } from "@effect/sql"
 import { CreditStore } from "@huddle/domain/credits/CreditStore"
 import * as Credits from "@huddle/domain/credits/Credits"
 import * as InstanceLiveness from "@huddle/domain/credits/InstanceLiveness"
@@ -165,6 +165,46 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
     const second = await reserve(b, 90)
     const third = await reserve(b, 1)
     expect([first._tag, second._tag, third._tag]).toEqual(["Right", "Right", "Left"])
+  }, 60_000)
+
+  it("pays from the org pool without locking a member's empty personal account, and from the personal balance as soon as it is granted", async () => {
+    const orgId = await a.runPromise(CreditsHarness.makeOrg)
+    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(orgId))
+    const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+    const pool = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
+    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: pool, amount: 1000, reason: "test", actorId: null })))
+    const statements: Array<string> = []
+    const paidBy = (amount: number) =>
+      a.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const held = yield* credits.reserve({ userId, orgId, amount, creditFallback: true, purpose: "empty", authority })
+        yield* credits.settle(held, amount)
+        return held.source
+      }).pipe((effect) =>
+        Statement.withTransformer(effect, (statement) =>
+          Effect.sync(() => {
+            statements.push(statement.compile()[0].replace(/\s+/g, " ").trim())
+            return statement
+          }))
+      ))
+    // No personal account at all, then one with too little: the pool pays, and no lease is tried
+    // (the lease's statements run in the request's fiber, where they would be seen).
+    for (const grant of [0, 5]) {
+      if (grant > 0) await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: grant, reason: "test", actorId: null })))
+      statements.length = 0
+      expect(await paidBy(10)).toBe("subscription")
+      expect(statements.filter((sql) => /FOR UPDATE|^BEGIN|credit_leases/i.test(sql)), statements.join("\n")).toEqual([])
+    }
+    // Granted enough (on another instance): the very next reservation is paid by the member, from a lease.
+    await instance("20 millis").runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 100, reason: "test", actorId: null })))
+    statements.length = 0
+    expect(await paidBy(10)).toBe("personal")
+    expect(statements.some((sql) => /FOR UPDATE/.test(sql)), statements.join("\n")).toBe(true)
+    statements.length = 0
+    expect(await paidBy(10)).toBe("personal")
+    const [balance, ledger] = await a.runPromise(Effect.flatMap(CreditStore, (store) => Effect.all([store.balance(personal), store.ledgerTotal(personal)])))
+    expect([balance, ledger]).toEqual([85, 85])
+    expect(await a.runPromise(Effect.flatMap(CreditStore, (store) => store.balance(pool)))).toBe(980)
   }, 60_000)
 
   it("returns, on a clean stop, what its leases did not use, and writes what is still held", async () => {

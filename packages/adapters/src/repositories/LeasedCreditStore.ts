@@ -182,6 +182,10 @@ export const make = Effect.gen(function*() {
       const authority = yield* authorityOk(request)
       if (!authority.credentialOk) return { _tag: "Refused", reason: "credential" } as const
       if (!authority.memberOk) return { _tag: "Refused", reason: "membership" } as const
+      // Settled and short (nothing earmarked or held anywhere): the lease would take nothing.
+      if (authority.settledBalance !== undefined && authority.settledBalance < request.amount && !pots.has(keyOf(personal))) {
+        return rest.length === 0 ? { _tag: "Insufficient", cap: null } as const : yield* inner.reserve({ ...request, accounts: rest })
+      }
       const id = yield* ids.next("res")
       const ledgerId = yield* ids.next("led")
       const held = () => reserveLocally(request, personal, ledgerId, id)
@@ -416,8 +420,12 @@ export const make = Effect.gen(function*() {
     readonly written: LocalReservation["written"]
   }
 
-  /** One batch (waiting for one in progress first); a failed batch is put back and tried again at the next tick. */
-  const flush: Effect.Effect<void> = gate.withPermits(1)(Effect.suspend(() => {
+  /**
+   * One batch (waiting for one in progress first); a failed batch is put back and tried again at
+   * the next tick. Not interruptible once begun: a batch stopped half way (the instance stopping
+   * while its tick's batch is written) would leave its reservations out of every later batch.
+   */
+  const flush: Effect.Effect<void> = gate.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
     if (pots.size === 0 && dirty.size === 0) return Effect.void
     // Swap in fresh state: reservations from here on take new leases (after this batch).
     const leaseIds = [...carried, ...[...pots.values()].flatMap((pot) => pot.leases)]
@@ -471,7 +479,7 @@ export const make = Effect.gen(function*() {
           })
       })
     )
-  }))
+  })))
 
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => {

@@ -19,6 +19,7 @@ import groundingReports from "../migrations/0011_grounding_reports.js"
 import creditLeases from "../migrations/0012_credit_leases.js"
 import spend from "../migrations/0013_spend.js"
 import orgIntents from "../migrations/0014_org_intents.js"
+import heldByAccount from "../migrations/0015_held_by_account.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -34,7 +35,8 @@ export const loader = Migrator.fromRecord({
   "0011_grounding_reports": groundingReports,
   "0012_credit_leases": creditLeases,
   "0013_spend": spend,
-  "0014_org_intents": orgIntents
+  "0014_org_intents": orgIntents,
+  "0015_held_by_account": heldByAccount
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */
