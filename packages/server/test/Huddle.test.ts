@@ -209,7 +209,13 @@ describe("huddle on the offline provider", () => {
     expect(outside.status, outside.text).toBe(404)
 
     expect(await messagesOf()).toEqual(before)
-    expect((await intents(member.session)).map((intent: { id: string }) => intent.id)).toEqual([first.body.intent_id])
+    // The org's intents, as its admins see them (the member, gone, no longer lists them).
+    const orgIntents = await server.request("POST", "/v1/rpc", {
+      token: org.admin.session,
+      body: { jsonrpc: "2.0", method: "intent.list", params: { org_id: org.id }, id: 1 }
+    })
+    expect(orgIntents.body.result.data.map((intent: { id: string }) => intent.id)).toEqual([first.body.intent_id])
+    expect(await intents(member.session)).toEqual([])
   })
 
   it("cannot escape an org's enforced economy tier by any request parameter", async () => {

@@ -388,6 +388,23 @@ describe("JSON-RPC over HTTP", () => {
     expect((await rpc(stranger.session, call("intent.reject", { id: third.id }))).body.error).toEqual(rpcError(-32004, "NOT_FOUND"))
   })
 
+  it("lists a member's intents in an org only while they are in it, as intent.get shows them", async () => {
+    const org = await Orgs.createOrg(server)
+    const member = await Orgs.addMember(server, org)
+    const inOrg = await result(member.session, "intent.submit", { input: "Summarise the meeting.", org_id: org.id })
+    const personal = await result(member.session, "intent.submit", { input: "Summarise my notes." })
+    const ids = async () => (await result(member.session, "intent.list", { limit: 10 })).data.map((intent: { id: string }) => intent.id)
+    expect(await ids()).toEqual([personal.id, inOrg.id])
+
+    expect((await server.request("DELETE", `/v1/orgs/${org.id}/admin/members/${member.id}`, { token: org.admin.session })).status).toBe(204)
+    expect(await ids()).toEqual([personal.id])
+    const get = await rpc(member.session, call("intent.get", { id: inOrg.id }))
+    expect(get.body.error.data.error).toBe("NOT_FOUND")
+    // The org's admins still see it in the org's list.
+    const queue = await result(org.admin.session, "intent.list", { org_id: org.id })
+    expect(queue.data.map((intent: { id: string }) => intent.id)).toContain(inOrg.id)
+  })
+
   it("applies an enforced model tier over the request, and refuses a forbidden named model with POLICY_VIOLATION", async () => {
     const org = await Orgs.createOrg(server)
     const member = await Orgs.addMember(server, org)

@@ -120,10 +120,17 @@ export const make = Effect.gen(function*() {
         : sql<{ id: string }>`UPDATE intents SET status = 'failed', error = ${JSON.stringify(error)}::jsonb, updated_at = now()
                               WHERE status IN ('received', 'planning', 'executing') AND instance_id IN ${sql.in(instanceIds)}
                               RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie),
-    listForUser: (userId, { cursor, limit, orgId, status }) =>
+    listForUser: (userId, { cursor, inOrgs, limit, orgId, status }) =>
       sql<IntentRow>`SELECT ${columns} FROM intents WHERE user_id = ${userId}
                      ${status === undefined ? sql`` : sql`AND status = ${status}`}
                      ${orgId === undefined ? sql`` : sql`AND org_id = ${orgId}`}
+                     ${
+        inOrgs === undefined
+          ? sql``
+          : inOrgs.length === 0
+          ? sql`AND org_id IS NULL`
+          : sql`AND (org_id IS NULL OR org_id IN ${sql.in(inOrgs)})`
+      }
                      ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
                      ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
         Effect.flatMap((rows) => Effect.forEach(rows, fromRow)),

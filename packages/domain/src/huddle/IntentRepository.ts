@@ -14,10 +14,17 @@ export interface Service {
   readonly find: (id: string) => Effect.Effect<Option.Option<{ readonly intent: Intent; readonly userId: string; readonly workspaceId: string | null }>>
   /** Fails every intent still running on these (lost) instances; returns how many. */
   readonly failRunningOn: (instanceIds: ReadonlyArray<string>, error: { readonly error: string; readonly message: string }) => Effect.Effect<number>
-  /** The user's intents, newest first, up to `limit + 1`. */
+  /**
+   * The user's intents, newest first, up to `limit + 1`; with `inOrgs`, only their personal ones
+   * and those of these orgs (the ones they are still in).
+   */
   readonly listForUser: (
     userId: string,
-    page: PageRequest & { readonly status?: Intent["status"] | undefined; readonly orgId?: string | undefined }
+    page: PageRequest & {
+      readonly status?: Intent["status"] | undefined
+      readonly orgId?: string | undefined
+      readonly inOrgs?: ReadonlyArray<string> | undefined
+    }
   ) => Effect.Effect<ReadonlyArray<Intent>>
   /** The org's intents, every member's, newest first, up to `limit + 1`, each with its submitter. */
   readonly listForOrg: (

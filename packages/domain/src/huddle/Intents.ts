@@ -109,7 +109,11 @@ export const make = Effect.gen(function*() {
     get: (principal, id) => Effect.map(visible(principal, id), ({ intent }) => withoutPrompt(intent)),
     list: (principal, { orgId, ...page }) =>
       orgId === undefined
-        ? repo.listForUser(principal.user.id, { ...page, orgId: principal.bound_org_id ?? undefined }).pipe(
+        // Only what `get` would show: an org's intents only while the caller is still in it.
+        ? memberships.listForUser(principal.user.id).pipe(
+          Effect.flatMap((orgs) =>
+            repo.listForUser(principal.user.id, { ...page, orgId: principal.bound_org_id ?? undefined, inOrgs: orgs.map((org) => org.id) })
+          ),
           Effect.map((rows) => fromRows(rows.map((intent) => listed(intent, { userId: principal.user.id, email: principal.user.email })), page.limit))
         )
         : access.admin(principal, orgId).pipe(

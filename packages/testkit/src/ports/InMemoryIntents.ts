@@ -47,13 +47,14 @@ export const layer = Layer.sync(IntentRepository, () => {
         }
         return failing.length
       }),
-    listForUser: (userId, { cursor, limit, orgId, status }) =>
+    listForUser: (userId, { cursor, inOrgs, limit, orgId, status }) =>
       Effect.sync(() =>
         [...byId.values()]
           .filter((row) =>
             row.userId === userId &&
             (status === undefined || row.intent.status === status) &&
             (orgId === undefined || row.intent.org_id === orgId) &&
+            (inOrgs === undefined || row.intent.org_id === null || inOrgs.includes(row.intent.org_id)) &&
             (cursor === undefined || row.intent.id < cursor)
           )
           .map((row) => row.intent)
