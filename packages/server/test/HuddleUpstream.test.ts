@@ -49,6 +49,27 @@ describe("huddle against an OpenAI-compatible upstream", () => {
     expect(sent.body).toMatchObject({ model: "primary-v1", stream: true })
   })
 
+  it("finishes a turn whose session is deleted while it answers, and charges what it used", async () => {
+    fake.enqueue({ answer: "first", usage: { prompt_tokens: 10, completion_tokens: 1 } })
+    const first = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "Start" } })
+    expect(first.status, first.text).toBe(200)
+    const sessionId = first.body.session_id as string
+    const before = await balance()
+    fake.enqueue({ answer: "one two three four five six", chunks: 6, chunkDelayMs: 80, usage: { prompt_tokens: 40, completion_tokens: 6 } })
+    const streaming = SseClient.post(`${server.url}/v1/huddle/sessions/${sessionId}/messages?stream=true`, {
+      token: user.session,
+      body: { content: "A slow answer" }
+    })
+    await fake.waitForRequests(2, 5_000)
+    const deleted = await server.request("DELETE", `/v1/huddle/sessions/${sessionId}`, { token: user.session })
+    expect(deleted.status, deleted.text).toBe(204)
+    const stream = await streaming
+    expect(stream.events.filter((e) => e.event === "error"), JSON.stringify(stream.events)).toEqual([])
+    expect(stream.events.at(-1)).toEqual({ event: "done", data: { status: "completed" } })
+    expect(before - (await balance())).toBe(40 + 2 * 6)
+    expect((await server.request("GET", `/v1/huddle/sessions/${sessionId}`, { token: user.session })).status).toBe(404)
+  })
+
   it("reads usage whichever chunk carries it", async () => {
     fake.enqueue({ answer: "A", usage: { prompt_tokens: 10, completion_tokens: 3 }, usagePlacement: "last-content-chunk" })
     const res = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "x" } })

@@ -1,8 +1,9 @@
-import { SqlClient, type Statement } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { HuddleMessage, HuddleSession } from "@huddle/domain/huddle/Huddle"
 import { HuddleRepository } from "@huddle/domain/huddle/HuddleRepository"
 import { Effect, Layer, Option, Schema } from "effect"
-import { toDate, utc } from "./Rows.js"
+import { addingMessage } from "./HuddleWrites.js"
+import { utc } from "./Rows.js"
 
 interface SessionRow {
   readonly id: string
@@ -31,35 +32,12 @@ const sessionFromRow = (row: SessionRow) =>
   new HuddleSession({ ...row, created_at: utc(row.created_at), updated_at: utc(row.updated_at) }, { disableValidation: true })
 
 const decodeMessage = Schema.decodeUnknown(HuddleMessage)
-const encodeMessage = Schema.encode(HuddleMessage)
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const sessionColumns = sql`id, title, org_id, workspace_id, created_at, updated_at`
 
-  /** The message's row, to insert; its session id comes from `sessionId` (a value or a column). */
-  const messageRow = (e: typeof HuddleMessage.Encoded, sessionId: Statement.Fragment | string, createdAt: Date) =>
-    sql`${e.id}, ${sessionId}, ${e.intent_id}, ${e.role}, ${e.content}, ${e.mode},
-        ${JSON.stringify(e.models)}::jsonb, ${e.usage === null ? null : JSON.stringify(e.usage)}::jsonb,
-        ${e.credits_charged}, ${JSON.stringify(e.references)}::jsonb,
-        ${e.consensus === undefined ? null : JSON.stringify(e.consensus)}::jsonb, ${createdAt}`
-  const messageColumns = sql`id, session_id, intent_id, role, content, mode, models, usage, credits_charged, refs, consensus, created_at`
-
   return HuddleRepository.of({
-    // One statement: the session (updated as of its first message) and the message; the
-    // message's foreign key is checked at the statement's end, when the session exists.
-    createSession: (session, userId, first) =>
-      Effect.gen(function*() {
-        const e = yield* encodeMessage(first)
-        const at = toDate(first.created_at)
-        yield* sql`WITH created AS (
-                     INSERT INTO huddle_sessions (id, user_id, org_id, workspace_id, title, created_at, updated_at)
-                     VALUES (${session.id}, ${userId}, ${session.org_id}, ${session.workspace_id}, ${session.title},
-                             ${toDate(session.created_at)}, ${at})
-                     RETURNING id
-                   )
-                   INSERT INTO huddle_messages (${messageColumns}) SELECT ${messageRow(e, sql`created.id`, at)} FROM created`
-      }).pipe(Effect.orDie),
     findSession: (userId, id) =>
       sql<SessionRow>`SELECT ${sessionColumns} FROM huddle_sessions WHERE id = ${id} AND user_id = ${userId}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), sessionFromRow)),
@@ -85,15 +63,7 @@ export const make = Effect.gen(function*() {
       ),
     // One statement: the message, and the session's `updated_at`.
     addMessage: (sessionId, message) =>
-      Effect.gen(function*() {
-        const e = yield* encodeMessage(message)
-        const at = toDate(message.created_at)
-        yield* sql`WITH added AS (
-                     INSERT INTO huddle_messages (${messageColumns}) VALUES (${messageRow(e, sessionId, at)})
-                     RETURNING session_id
-                   )
-                   UPDATE huddle_sessions SET updated_at = ${at} WHERE id = (SELECT session_id FROM added)`
-      }).pipe(Effect.orDie),
+      Effect.flatMap(addingMessage(sql, sessionId, message), (adding) => sql`WITH ${adding} SELECT 1`).pipe(Effect.asVoid, Effect.orDie),
     messages: (sessionId, limit) =>
       sql<MessageRow>`SELECT * FROM (
                         SELECT id, role, content, mode, intent_id, models, usage, credits_charged, refs, consensus, created_at

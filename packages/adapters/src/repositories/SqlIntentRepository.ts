@@ -3,6 +3,7 @@ import { Intent } from "@huddle/domain/huddle/Intent"
 import { Instances } from "@huddle/domain/credits/Instances"
 import { IntentRepository } from "@huddle/domain/huddle/IntentRepository"
 import { Effect, Layer, Option, Predicate, Schema } from "effect"
+import { addingMessage } from "./HuddleWrites.js"
 import { toDate } from "./Rows.js"
 
 interface IntentRow {
@@ -70,6 +71,10 @@ const fromRow = (row: IntentRow) =>
     updated_at: row.updated_at.toISOString()
   })
 
+/** The session a huddle's message goes to: the intent's own (a message needs one). */
+const sessionOf = (intent: Intent): Effect.Effect<string> =>
+  intent.session_id === null ? Effect.dieMessage(`intent ${intent.id} has no session for a huddle message`) : Effect.succeed(intent.session_id)
+
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // Every write records the instance running the intent, so that a lost instance's intents can be failed.
@@ -78,20 +83,31 @@ export const make = Effect.gen(function*() {
                       models, usage, credits_charged, consensus, grounding, error, created_at, updated_at`
 
   return IntentRepository.of({
-    insert: (intent, { userId, workspaceId }) =>
+    // With a huddle's question: one statement for the session (when new), the message and the intent.
+    insert: (intent, { userId, workspaceId }, question) =>
       Effect.gen(function*() {
         const e = yield* encode(intent)
-        yield* sql`INSERT INTO intents (id, user_id, org_id, session_id, workspace_id, input, mode, status, settings, plan,
+        const adding = question === undefined ? undefined : yield* addingMessage(
+          sql,
+          yield* sessionOf(intent),
+          question.message,
+          question.newSession === undefined ? undefined : { session: question.newSession, userId }
+        )
+        yield* sql`${adding === undefined ? sql`` : sql`WITH ${adding}`}
+                   INSERT INTO intents (id, user_id, org_id, session_id, workspace_id, input, mode, status, settings, plan,
                                         output, models, usage, credits_charged, consensus, grounding, error, created_at, updated_at, instance_id)
                    VALUES (${e.id}, ${userId}, ${e.org_id}, ${e.session_id}, ${workspaceId}, ${e.input}, ${e.mode},
                            ${e.status}, ${json(e.settings)}::jsonb, ${json(e.plan)}::jsonb, ${e.output},
                            ${json(e.models)}::jsonb, ${json(e.usage)}::jsonb, ${e.credits_charged},
                            ${json(e.consensus)}::jsonb, ${json(e.grounding)}::jsonb, ${json(e.error)}::jsonb, ${toDate(intent.created_at)}, ${toDate(intent.updated_at)}, ${instance})`
       }).pipe(Effect.orDie),
-    update: (intent, reviewedBy) =>
+    // With the answer: one statement for the message, the session's time and the intent.
+    update: (intent, reviewedBy, answer) =>
       Effect.gen(function*() {
         const e = yield* encode(intent)
-        yield* sql`UPDATE intents SET status = ${e.status}, mode = ${e.mode}, settings = ${json(e.settings)}::jsonb, plan = ${json(e.plan)}::jsonb, output = ${e.output},
+        const adding = answer === undefined ? undefined : yield* addingMessage(sql, yield* sessionOf(intent), answer)
+        yield* sql`${adding === undefined ? sql`` : sql`WITH ${adding}`}
+                   UPDATE intents SET status = ${e.status}, mode = ${e.mode}, settings = ${json(e.settings)}::jsonb, plan = ${json(e.plan)}::jsonb, output = ${e.output},
                      models = ${json(e.models)}::jsonb, usage = ${json(e.usage)}::jsonb,
                      credits_charged = ${e.credits_charged}, consensus = ${json(e.consensus)}::jsonb, grounding = ${json(e.grounding)}::jsonb, error = ${json(e.error)}::jsonb,
                      reviewed_by = COALESCE(${reviewedBy ?? null}, reviewed_by), updated_at = ${toDate(intent.updated_at)},

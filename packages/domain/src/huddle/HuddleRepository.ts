@@ -2,9 +2,8 @@ import { Context, type Effect, type Option } from "effect"
 import type { HuddleMessage, HuddleSession } from "./Huddle.js"
 import type { PageRequest } from "../shared/Page.js"
 
+/** Sessions and their messages; a turn's question and answer are written with its intent (IntentRepository). */
 export interface Service {
-  /** A new session with its first message, written together (one statement: a turn's writes are few). */
-  readonly createSession: (session: HuddleSession, userId: string, first: HuddleMessage) => Effect.Effect<void>
   /** The session if this user owns it. */
   readonly findSession: (userId: string, id: string) => Effect.Effect<Option.Option<HuddleSession>>
   readonly listSessions: (userId: string, page: PageRequest) => Effect.Effect<ReadonlyArray<HuddleSession>>

@@ -85,18 +85,12 @@ export const make = Effect.gen(function*() {
       })
     })
 
-  const replyTo = (session: HuddleSession, outcome: Outcome) =>
-    Effect.gen(function*() {
-      const { intent } = outcome
-      let messageId: string | null = null
-      if (intent.status === "completed") {
-        const message = yield* assistantMessage(intent)
-        yield* repo.addMessage(session.id, message)
-        messageId = message.id
-      }
-      return new HuddleReply({
+  // The answer was recorded with the completed intent (IntentPipeline's `answer`).
+  const replyTo = (session: HuddleSession, outcome: Outcome) => {
+    const { intent } = outcome
+    return new HuddleReply({
         session_id: session.id,
-        message_id: messageId,
+        message_id: outcome.answer?.id ?? null,
         intent_id: intent.id,
         status: intent.status === "completed" ? "completed" : "awaiting_review",
         mode: intent.mode,
@@ -115,19 +109,20 @@ export const make = Effect.gen(function*() {
         ...(intent.consensus === undefined ? {} : { consensus: intent.consensus }),
         ...(intent.grounding === undefined ? {} : { grounding: intent.grounding })
       })
-    })
+  }
 
   /**
    * Answers `input` in `session`. The question (and, for a new session, the session) is written
-   * only once the pipeline accepts the request: a refused one leaves nothing behind.
+   * with the intent, only once the pipeline accepts the request: a refused one leaves nothing
+   * behind; the answer is written with the completed intent.
    */
   const ask = (
     scope: RequestScope,
     session: HuddleSession,
     earlier: ReadonlyArray<HuddleMessage>,
     input: Ask,
-    /** Writes the session with its first message; none when it exists already. */
-    createSession: ((question: HuddleMessage) => Effect.Effect<void>) | undefined
+    /** Whether the session is new, to be written with its first message. */
+    isNew: boolean
   ): Stream.Stream<HuddleEvent, PipelineError> =>
     Stream.unwrap(Effect.gen(function*() {
       const question = new HuddleMessage({
@@ -148,13 +143,10 @@ export const make = Effect.gen(function*() {
         input: input.input,
         request: input.request,
         history: earlier.filter((m) => m.content.length > 0).map((m) => ({ role: m.role, content: m.content })),
-        accepted: createSession === undefined ? repo.addMessage(session.id, question) : createSession(question)
+        question: { message: question, newSession: isNew ? session : undefined },
+        answer: assistantMessage
       }).pipe(
-        Stream.mapEffect((event): Effect.Effect<HuddleEvent> =>
-          event._tag === "Done"
-            ? Effect.map(replyTo(session, event.outcome), (reply) => ({ _tag: "Reply", reply }))
-            : Effect.succeed(event)
-        )
+        Stream.map((event): HuddleEvent => event._tag === "Done" ? { _tag: "Reply", reply: replyTo(session, event.outcome) } : event)
       )
     }))
 
@@ -169,7 +161,7 @@ export const make = Effect.gen(function*() {
         created_at: now,
         updated_at: now
       })
-      return ask(scope, session, [], input, (question) => repo.createSession(session, scope.principal.user.id, question))
+      return ask(scope, session, [], input, true)
     }))
 
   const reply: Service["reply"] = (principal, sessionId, input) =>
@@ -177,7 +169,7 @@ export const make = Effect.gen(function*() {
       const session = yield* owned(principal, sessionId)
       const scope = yield* scopes.resolve(principal, { orgId: session.org_id, workspaceId: session.workspace_id })
       const earlier = yield* repo.messages(session.id, 40)
-      return ask(scope, session, earlier, input, undefined)
+      return ask(scope, session, earlier, input, false)
     }))
 
   const list: Service["list"] = (principal, page) =>

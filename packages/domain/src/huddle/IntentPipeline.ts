@@ -24,7 +24,8 @@ import type { DecidedBy, EffectiveSettings } from "../orgs/Policy.js"
 import type { HuddleMode, Preferences } from "../accounts/Preferences.js"
 import { riskFlags } from "./RiskFlags.js"
 import { lastOf } from "../shared/Streams.js"
-import { IntentRepository } from "./IntentRepository.js"
+import type { HuddleMessage } from "./Huddle.js"
+import { IntentRepository, type Question } from "./IntentRepository.js"
 import { ContextAssembly, leadingInstructions, memoryShare } from "../memories/ContextAssembly.js"
 import { authorityOf } from "../credits/Credits.js"
 import { floorOf, type Metered, MeteredCall, type Payer, type Settled, worstCaseOf } from "../models/MeteredCall.js"
@@ -61,12 +62,20 @@ export interface Submission {
   /** Earlier turns of the conversation, oldest first. */
   readonly history?: ReadonlyArray<ChatMessage> | undefined
   /**
-   * What the caller records of the request (a huddle's session and message). It runs once every
-   * check that can refuse the request has passed (credits reserved), just before the intent's
-   * row is written: a refused request leaves nothing behind.
+   * A huddle's question (and its session, when new), written with the intent's first row once
+   * every check that can refuse the request has passed (credits reserved): a refused request
+   * leaves nothing behind.
    */
-  readonly accepted?: Effect.Effect<void> | undefined
+  readonly question?: Question | undefined
+  /**
+   * A huddle's answer: the message to record in the session, made from the intent as it completes
+   * and written with it (a turn that fails or awaits review has none).
+   */
+  readonly answer?: Answer | undefined
 }
+
+/** The message recording a completed intent's answer in its session. */
+export type Answer = (completed: Intent) => Effect.Effect<HuddleMessage>
 
 export interface Outcome {
   /** Its `mode` is the mode that answered (`auto` only while it awaits review). */
@@ -75,6 +84,8 @@ export interface Outcome {
   readonly requestedMode: HuddleMode
   /** Whether the answer came from the offline provider. */
   readonly offline: boolean
+  /** The answer recorded with the completed intent (with the submission's `answer` only). */
+  readonly answer?: HuddleMessage | undefined
 }
 
 /** Whether a run has started spending: from here on a streamed failure is framed, not an HTTP error. */
@@ -192,6 +203,8 @@ type PlanGrounding = NonNullable<Plan["grounding"]>
 interface Steps {
   /** Records the intent as executing once its credits are held; the events that announce it. */
   readonly begin: Effect.Effect<readonly [Intent, ReadonlyArray<PipelineEvent>]>
+  /** The answer recorded with the intent when it completes. */
+  readonly answer: Answer | undefined
   /** What a refused reservation leaves behind (before `begin`). */
   readonly refused: (error: InsufficientCredits | Unauthorized | NotFound) => Effect.Effect<unknown>
 }
@@ -205,11 +218,15 @@ export const make = Effect.gen(function*() {
   const orgSettings = yield* OrgSettings
   const context = yield* ContextAssembly
 
-  const save = (intent: Intent, changes: Partial<Intent>) =>
+  const save = (intent: Intent, changes: Partial<Intent>) => Effect.map(finish(intent, changes, undefined), ([next]) => next)
+
+  /** The intent with `changes` written; a completed one with its answer, when there is one to record. */
+  const finish = (intent: Intent, changes: Partial<Intent>, answer: Answer | undefined) =>
     Effect.gen(function*() {
       const next = new Intent({ ...intent, ...changes, updated_at: yield* DateTime.now }, { disableValidation: true })
-      yield* intents.update(next)
-      return next
+      const message = answer === undefined || next.status !== "completed" ? undefined : yield* answer(next)
+      yield* intents.update(next, undefined, message)
+      return [next, message] as const
     })
 
   const cancelled = new IntentError({ error: "CANCELLED", message: "The request was cancelled before the answer was complete" })
@@ -266,10 +283,10 @@ export const make = Effect.gen(function*() {
         worst_case_credits: call.quote.worstCase
       }, { disableValidation: true })
 
-      const progress = { text: "", answered: false, closed: undefined as Intent | undefined }
+      const progress = { text: "", answered: false, closed: undefined as Intent | undefined, answer: undefined as HuddleMessage | undefined }
       const close = (settled: Settled, error: IntentError | null) =>
         Effect.map(
-          save(executing, {
+          finish(executing, {
             status: error === null ? "completed" : "failed",
             error,
             output: progress.text.length > 0 ? progress.text : null,
@@ -280,15 +297,18 @@ export const make = Effect.gen(function*() {
             // The plan that ran (auto mode's single answer, when a council was not affordable).
             mode: "single",
             plan: ran
-          }),
-          (closed) => (progress.closed = closed)
+          }, steps.answer),
+          ([closed, answer]) => {
+            progress.answer = answer
+            return progress.closed = closed
+          }
         )
 
       const completed = (settled: Settled) =>
         Effect.map(close(settled, null), (final): ReadonlyArray<PipelineEvent> => [
           stage("execution", "completed", { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }),
           stage("completion", "completed", { credits_charged: final.credits_charged }),
-          { _tag: "Done", outcome: { intent: final, requestedMode, offline: settled.model.provider === "offline" } }
+          { _tag: "Done", outcome: { intent: final, requestedMode, offline: settled.model.provider === "offline", answer: progress.answer } }
         ])
 
       const answer = call.events.pipe(
@@ -375,16 +395,19 @@ export const make = Effect.gen(function*() {
       const [executing, announced] = yield* steps.begin
       const offline = seats.every((model) => model.provider === "offline")
 
-      const progress = { closed: undefined as Intent | undefined, spent: undefined as Spent | undefined }
+      const progress = { closed: undefined as Intent | undefined, spent: undefined as Spent | undefined, answer: undefined as HuddleMessage | undefined }
       const close = (spent: Spent | undefined, fields: Partial<Intent>) =>
         Effect.map(
-          save(executing, {
+          finish(executing, {
             usage: spent === undefined || spent.charged === 0 && spent.usage.output_tokens === 0 ? null : spent.usage,
             credits_charged: spent?.charged ?? 0,
             models: spent?.models ?? [],
             ...fields
-          }),
-          (closed) => (progress.closed = closed)
+          }, steps.answer),
+          ([closed, answer]) => {
+            progress.answer = answer
+            return progress.closed = closed
+          }
         )
 
       const citable = plan.grounding === undefined ? undefined : yield* citableOf(plan.grounding)
@@ -424,7 +447,7 @@ export const make = Effect.gen(function*() {
               ...(final.consensus === undefined ? {} : { agreement_ratio: final.consensus.agreement_ratio, degraded: final.consensus.degraded })
             }),
             stage("completion", "completed", { credits_charged: final.credits_charged }),
-            { _tag: "Done", outcome: { intent: final, requestedMode, offline } }
+            { _tag: "Done", outcome: { intent: final, requestedMode, offline, answer: progress.answer } }
           ]
         )
       }
@@ -591,10 +614,7 @@ export const make = Effect.gen(function*() {
       const record = (status: "awaiting_review" | "executing") =>
         Effect.gen(function*() {
           const intent = new Intent({ ...planned, status }, { disableValidation: true })
-          // Not one transaction: a transaction empties this instance's caches, and only a defect
-          // (a 500) could come between these writes.
-          yield* submission.accepted ?? Effect.void
-          yield* intents.insert(intent, { userId: principal.user.id, workspaceId: scope.workspaceId })
+          yield* intents.insert(intent, { userId: principal.user.id, workspaceId: scope.workspaceId }, submission.question)
           return intent
         })
       const plannedEvent = (intent: Intent) =>
@@ -631,6 +651,7 @@ export const make = Effect.gen(function*() {
         Stream.fromIterable(head),
         executeIntent(planned, payer, requestedMode, {
           begin: Effect.map(record("executing"), (intent) => [intent, [plannedEvent(intent), stage("review", "skipped", { flags })]] as const),
+          answer: submission.answer,
           refused: () => Effect.void
         })
       )
@@ -676,6 +697,8 @@ export const make = Effect.gen(function*() {
   const execute: Service["execute"] = (intent, payer) =>
     executeIntent(intent, payer, intent.mode, {
       begin: Effect.map(save(intent, { status: "executing" }), (executing) => [executing, []] as const),
+      // Its huddle answer, if any, is the caller's to record (Huddles.recordApproved).
+      answer: undefined,
       // An approved intent is already recorded: a refused reservation is its outcome.
       refused: (error) => save(intent, { status: "failed", error: failure(error) })
     })

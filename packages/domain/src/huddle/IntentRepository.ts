@@ -1,11 +1,25 @@
 import { Context, type Effect, type Option } from "effect"
+import type { HuddleMessage, HuddleSession } from "./Huddle.js"
 import type { Intent } from "./Intent.js"
 import type { PageRequest } from "../shared/Page.js"
 
+/**
+ * A huddle's question, written with its intent's first row: the message, in the intent's session,
+ * and the session itself when the question starts it (owned by the intent's owner).
+ */
+export interface Question {
+  readonly message: HuddleMessage
+  readonly newSession?: HuddleSession | undefined
+}
+
 export interface Service {
-  readonly insert: (intent: Intent, owner: { readonly userId: string; readonly workspaceId: string | null }) => Effect.Effect<void>
-  /** Writes the intent's current state (status, plan, output, usage …). */
-  readonly update: (intent: Intent, reviewedBy?: string) => Effect.Effect<void>
+  /** Writes the intent (and, for a huddle's turn, its question) in one statement. */
+  readonly insert: (intent: Intent, owner: { readonly userId: string; readonly workspaceId: string | null }, question?: Question) => Effect.Effect<void>
+  /**
+   * Writes the intent's current state (status, plan, output, usage …); with `answer`, adds that
+   * message to the intent's session (and marks the session updated) in the same statement.
+   */
+  readonly update: (intent: Intent, reviewedBy?: string, answer?: HuddleMessage) => Effect.Effect<void>
   /**
    * Moves an intent from one status to another only if it is still in the first: the guard that
    * makes approve and reject happen once. Returns whether it moved.

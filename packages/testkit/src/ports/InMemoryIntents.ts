@@ -11,6 +11,9 @@ interface Row {
   readonly reviewedBy: string | null
 }
 
+// Huddle sessions are SQL's alone (there is no in-memory HuddleRepository).
+const noSessions = "InMemoryIntents holds no huddle sessions: a turn's question and answer need SqlIntentRepository"
+
 const running: ReadonlyArray<Intent["status"]> = ["received", "planning", "executing"]
 
 export const layer = Layer.sync(IntentRepository, () => {
@@ -23,9 +26,14 @@ export const layer = Layer.sync(IntentRepository, () => {
   }
 
   return IntentRepository.of({
-    insert: (intent, { userId, workspaceId }) => Effect.sync(() => void byId.set(intent.id, { intent, userId, workspaceId, reviewedBy: null })),
-    update: (intent, reviewedBy) =>
-      Effect.sync(() => void write(intent.id, (row) => ({ ...row, intent, reviewedBy: reviewedBy ?? row.reviewedBy }))),
+    insert: (intent, { userId, workspaceId }, question) =>
+      question === undefined
+        ? Effect.sync(() => void byId.set(intent.id, { intent, userId, workspaceId, reviewedBy: null }))
+        : Effect.dieMessage(noSessions),
+    update: (intent, reviewedBy, answer) =>
+      answer === undefined
+        ? Effect.sync(() => void write(intent.id, (row) => ({ ...row, intent, reviewedBy: reviewedBy ?? row.reviewedBy })))
+        : Effect.dieMessage(noSessions),
     transition: (id, from, to, reviewedBy) =>
       Effect.map(DateTime.now, (now) =>
         byId.get(id)?.intent.status === from &&
