@@ -207,6 +207,17 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
     expect(await a.runPromise(Effect.flatMap(CreditStore, (store) => store.balance(pool)))).toBe(980)
   }, 60_000)
 
+  it("looks for an account's held reservations in an index of its own (a short member's check on every request)", async () => {
+    const plan = await a.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      // The planner would scan the (small) table otherwise; what matters is that an index can serve the query.
+      sql.withTransaction(Effect.zipRight(
+        sql`SET LOCAL enable_seqscan = off`,
+        sql<{ "QUERY PLAN": unknown }>`EXPLAIN (FORMAT JSON)
+          SELECT EXISTS (SELECT 1 FROM credit_reservations r WHERE r.account_id = ${"acc_x"} AND r.status = 'held')`
+      )).pipe(Effect.orDie)))
+    expect(JSON.stringify(plan)).toContain("credit_reservations_account_held_idx")
+  })
+
   it("returns, on a clean stop, what its leases did not use, and writes what is still held", async () => {
     const stopping = instance("1 hour")
     const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
