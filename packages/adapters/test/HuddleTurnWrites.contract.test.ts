@@ -9,9 +9,10 @@ import { Accounts } from "@huddle/domain/accounts/Accounts"
 import { Authentication } from "@huddle/domain/accounts/Authentication"
 import { EmailInput } from "@huddle/domain/accounts/User"
 import { Huddles, replyOf } from "@huddle/domain/huddle/Huddles"
+import { IntentRepository } from "@huddle/domain/huddle/IntentRepository"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { TestDatabase } from "@huddle/testkit"
-import { Context, Effect, FiberRef, FiberRefs, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Deferred, Effect, Fiber, FiberRef, FiberRefs, Layer, Option, Redacted, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 interface Executed {
@@ -103,5 +104,39 @@ describe.each(TestDatabase.availableEngines())("a single-mode huddle turn's writ
     // What a session shows as updated: its last message's time.
     expect(session.updated_at).toEqual(session.messages.at(-1)!.created_at)
     expect(session.messages[1]!.credits_charged).toBe(first.result.credits_charged)
+  }, 60_000)
+
+  // Two connections at once: PostgreSQL only (PGlite has one).
+  it.skipIf(engine !== "postgres")("writes no answer, and fails nothing, when the session is being deleted as the turn ends", async () => {
+    const program = Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const email = Schema.decodeSync(EmailInput)("deleted-mid-turn@example.com")
+      const password = Redacted.make("correct horse battery")
+      yield* accounts.signup({ email, password })
+      const { token } = yield* accounts.login({ email, password })
+      const principal = yield* (yield* Authentication).authenticate(token)
+      const huddles = yield* Huddles
+      const turn = yield* replyOf(huddles.start(yield* (yield* RequestScopes).resolve(principal, {}), { input: "Soon gone" }))
+      const intents = yield* IntentRepository
+      const { intent } = Option.getOrThrow(yield* intents.find(turn.intent_id))
+      const answer = yield* huddles.answer(intent)
+
+      // The owner's delete holds the session's row, not yet committed, as the turn's last statement starts.
+      const sql = yield* SqlClient.SqlClient
+      const deleting = yield* Deferred.make<void>()
+      const deleter = yield* sql.withTransaction(
+        sql`DELETE FROM huddle_sessions WHERE id = ${turn.session_id}`.pipe(
+          Effect.zipRight(Deferred.succeed(deleting, undefined)),
+          Effect.zipRight(Effect.sleep("300 millis"))
+        )
+      ).pipe(Effect.fork)
+      yield* Deferred.await(deleting)
+      const written = yield* intents.update(intent, undefined, answer)
+      yield* Fiber.join(deleter)
+      const messages = yield* sql<{ n: string }>`SELECT count(*) AS n FROM huddle_messages WHERE session_id = ${turn.session_id}`
+      return { written, messages: Number(messages[0]!.n) }
+    })
+    const result = await Effect.runPromise(Effect.provide(program, Engine.layer({ storage: database.engine })).pipe(Effect.orDie))
+    expect(result).toEqual({ written: false, messages: 0 })
   }, 60_000)
 })

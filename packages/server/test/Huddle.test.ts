@@ -301,6 +301,18 @@ describe("huddle on the offline provider", () => {
     expect(res.body).toMatchObject({ status: "awaiting_review", output: null, message_id: null, credits_charged: 0 })
     expect(res.body.policy.auto_execute).toEqual({ value: false, decided_by: "org_policy" })
     expect(await balance(org.admin.session)).toBe(before)
+    // Approved, it runs, and its answer joins the session with the completed intent.
+    const approved = await server.request("POST", "/v1/rpc", {
+      token: org.admin.session,
+      body: { jsonrpc: "2.0", id: 1, method: "intent.approve", params: { id: res.body.intent_id } }
+    })
+    expect(approved.body.result, approved.text).toMatchObject({ status: "completed" })
+    const session = (await server.request("GET", `/v1/huddle/sessions/${res.body.session_id}`, { token: org.admin.session })).body
+    expect(session.messages.map((m: { role: string; intent_id: string | null; content: string }) => [m.role, m.intent_id, m.content])).toEqual([
+      ["user", null, "Drop the users table in production"],
+      ["assistant", res.body.intent_id, approved.body.result.output]
+    ])
+    expect(session.updated_at).toBe(session.messages[1].created_at)
     const stream = await SseClient.post(`${server.url}/v1/huddle?stream=true`, { token: org.admin.session, body: { input: "again", org_id: org.id } })
     expect(stream.events.some((e) => e.event === "token")).toBe(false)
     expect(stream.events.find((e) => e.event === "stage" && e.data.stage === "review")!.data).toMatchObject({ status: "started", awaiting: "approval" })

@@ -25,6 +25,13 @@ describe("huddle against an OpenAI-compatible upstream", () => {
   })
 
   const balance = async () => (await server.request("GET", "/v1/me", { token: user.session })).body.credits.balance as number
+  /** The messages of the user's one session, as [role, content]. */
+  const onlySessionMessages = async () => {
+    const sessions = (await server.request("GET", "/v1/huddle/sessions", { token: user.session })).body.data
+    expect(sessions).toHaveLength(1)
+    const session = (await server.request("GET", `/v1/huddle/sessions/${sessions[0].id}`, { token: user.session })).body
+    return session.messages.map((m: { role: string; content: string }) => [m.role, m.content])
+  }
 
   it("streams the upstream's tokens in order and charges exactly its token counts", async () => {
     fake.enqueue({ answer: "The build is green on main.", chunks: 5, usage: { prompt_tokens: 321, completion_tokens: 17 } })
@@ -66,6 +73,8 @@ describe("huddle against an OpenAI-compatible upstream", () => {
     const stream = await streaming
     expect(stream.events.filter((e) => e.event === "error"), JSON.stringify(stream.events)).toEqual([])
     expect(stream.events.at(-1)).toEqual({ event: "done", data: { status: "completed" } })
+    // No message was written: the reply names none.
+    expect(stream.events.find((e) => e.event === "metadata")!.data).toMatchObject({ status: "completed", message_id: null })
     expect(before - (await balance())).toBe(40 + 2 * 6)
     expect((await server.request("GET", `/v1/huddle/sessions/${sessionId}`, { token: user.session })).status).toBe(404)
   })
@@ -130,6 +139,8 @@ describe("huddle against an OpenAI-compatible upstream", () => {
     const spent = before - (await balance())
     expect(spent).toBeGreaterThan(0)
     expect(spent).toBeLessThan(200 * 2)
+    // A failed answer is not the session's: it keeps the question alone.
+    expect(await onlySessionMessages()).toEqual([["user", "x"]])
   })
 
   it("cancels the upstream call when the client goes away, and settles for what was used", async () => {
@@ -151,5 +162,6 @@ describe("huddle against an OpenAI-compatible upstream", () => {
     }
     expect(spent).toBeGreaterThan(0)
     expect(spent).toBeLessThan(200 * 2)
+    expect(await onlySessionMessages()).toEqual([["user", "a long answer please"]])
   })
 })

@@ -1,8 +1,8 @@
 /**
- * A huddle's messages as written by SQL: the statements that add a message to a session (or
- * start the session with it), for `SqlHuddleRepository` and for `SqlIntentRepository`, which
- * writes a turn's question with its intent and its answer with the completed intent, each in
- * one statement (a turn's writes are few: decision 0009).
+ * A huddle's messages as SQL writes them: the part of a statement that adds a message to a
+ * session (or starts the session with it). Messages are written only with their intents
+ * (`SqlIntentRepository`): a turn's question with the intent as it starts, its answer with the
+ * intent as it ends, each in one statement (a turn's writes are few: decision 0009).
  */
 import type { SqlClient, Statement } from "@effect/sql"
 import { HuddleMessage, type HuddleSession } from "@huddle/domain/huddle/Huddle"
@@ -15,7 +15,8 @@ const encodeMessage = Schema.encode(HuddleMessage)
  * Common table expressions, to begin a statement with (`WITH …, <yours>`), that add `message` to
  * session `sessionId` and mark the session updated at the message's time; with `newSession`,
  * that create the session (owned by `userId`) with the message as its first. Foreign keys are
- * checked at the statement's end, when the session exists.
+ * checked at the statement's end, when the session exists. `added_message` returns the message's
+ * id if it was written (not into a session deleted meanwhile).
  */
 export const addingMessage = (
   sql: SqlClient.SqlClient,
@@ -37,13 +38,12 @@ export const addingMessage = (
                    VALUES (${session.id}, ${userId}, ${session.org_id}, ${session.workspace_id}, ${session.title},
                            ${toDate(session.created_at)}, ${at})
                  ),
-                 added_message AS (INSERT INTO huddle_messages (${columns}) VALUES (${values}))`
+                 added_message AS (INSERT INTO huddle_messages (${columns}) VALUES (${values}) RETURNING id)`
     }
     // Only into a session that is still there: its owner may delete it while a turn runs (the
-    // intent goes with it, so nothing else is left to record).
-    return sql`added_message AS (
-                 INSERT INTO huddle_messages (${columns})
-                 SELECT ${values} WHERE EXISTS (SELECT 1 FROM huddle_sessions WHERE id = ${sessionId})
-               ),
-               touched_session AS (UPDATE huddle_sessions SET updated_at = ${at} WHERE id = ${sessionId})`
+    // intent goes with it). The message follows the session's update, not a read: an update waits
+    // for a delete in progress and then finds no row, where a read would see the statement's
+    // snapshot and the message would fail its foreign key.
+    return sql`touched_session AS (UPDATE huddle_sessions SET updated_at = ${at} WHERE id = ${sessionId} RETURNING id),
+               added_message AS (INSERT INTO huddle_messages (${columns}) SELECT ${values} FROM touched_session RETURNING id)`
   })

@@ -2,7 +2,6 @@ import { SqlClient } from "@effect/sql"
 import { HuddleMessage, HuddleSession } from "@huddle/domain/huddle/Huddle"
 import { HuddleRepository } from "@huddle/domain/huddle/HuddleRepository"
 import { Effect, Layer, Option, Schema } from "effect"
-import { addingMessage } from "./HuddleWrites.js"
 import { utc } from "./Rows.js"
 
 interface SessionRow {
@@ -61,9 +60,6 @@ export const make = Effect.gen(function*() {
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       ),
-    // One statement: the message, and the session's `updated_at`.
-    addMessage: (sessionId, message) =>
-      Effect.flatMap(addingMessage(sql, sessionId, message), (adding) => sql`WITH ${adding} SELECT 1`).pipe(Effect.asVoid, Effect.orDie),
     messages: (sessionId, limit) =>
       sql<MessageRow>`SELECT * FROM (
                         SELECT id, role, content, mode, intent_id, models, usage, credits_charged, refs, consensus, created_at

@@ -87,9 +87,13 @@ export const make = Effect.gen(function*() {
     insert: (intent, { userId, workspaceId }, question) =>
       Effect.gen(function*() {
         const e = yield* encode(intent)
-        const adding = question === undefined ? undefined : yield* addingMessage(
+        const sessionId = question === undefined ? undefined : yield* sessionOf(intent)
+        if (question?.newSession !== undefined && question.newSession.id !== sessionId) {
+          return yield* Effect.dieMessage(`intent ${intent.id} is in session ${sessionId}, not in the new session ${question.newSession.id}`)
+        }
+        const adding = question === undefined || sessionId === undefined ? undefined : yield* addingMessage(
           sql,
-          yield* sessionOf(intent),
+          sessionId,
           question.message,
           question.newSession === undefined ? undefined : { session: question.newSession, userId }
         )
@@ -106,13 +110,15 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const e = yield* encode(intent)
         const adding = answer === undefined ? undefined : yield* addingMessage(sql, yield* sessionOf(intent), answer)
-        yield* sql`${adding === undefined ? sql`` : sql`WITH ${adding}`}
+        const rows = yield* sql<{ readonly written: number | string }>`${adding === undefined ? sql`` : sql`WITH ${adding}`}
                    UPDATE intents SET status = ${e.status}, mode = ${e.mode}, settings = ${json(e.settings)}::jsonb, plan = ${json(e.plan)}::jsonb, output = ${e.output},
                      models = ${json(e.models)}::jsonb, usage = ${json(e.usage)}::jsonb,
                      credits_charged = ${e.credits_charged}, consensus = ${json(e.consensus)}::jsonb, grounding = ${json(e.grounding)}::jsonb, error = ${json(e.error)}::jsonb,
                      reviewed_by = COALESCE(${reviewedBy ?? null}, reviewed_by), updated_at = ${toDate(intent.updated_at)},
                      instance_id = ${instance}
-                   WHERE id = ${e.id}`
+                   WHERE id = ${e.id}
+                   RETURNING ${adding === undefined ? sql`1` : sql`(SELECT count(*) FROM added_message)`} AS written`
+        return rows.length > 0 && Number(rows[0]!.written) > 0
       }).pipe(Effect.orDie),
     transition: (id, from, to, reviewedBy) =>
       sql<{ id: string }>`UPDATE intents SET status = ${to}, reviewed_by = ${reviewedBy}, updated_at = now()

@@ -9,8 +9,6 @@ export interface Service {
   readonly listSessions: (userId: string, page: PageRequest) => Effect.Effect<ReadonlyArray<HuddleSession>>
   readonly renameSession: (userId: string, id: string, title: string) => Effect.Effect<Option.Option<HuddleSession>>
   readonly deleteSession: (userId: string, id: string) => Effect.Effect<boolean>
-  /** Adds a message to the session and marks the session updated at its time, together. */
-  readonly addMessage: (sessionId: string, message: HuddleMessage) => Effect.Effect<void>
   /** The session's messages, oldest first (at most the last `limit`). */
   readonly messages: (sessionId: string, limit: number) => Effect.Effect<ReadonlyArray<HuddleMessage>>
 }

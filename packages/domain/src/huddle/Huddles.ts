@@ -13,7 +13,7 @@ import type { Preferences } from "../accounts/Preferences.js"
 import type { Principal } from "../accounts/Principal.js"
 import { HuddleRepository } from "./HuddleRepository.js"
 import { lastOf } from "../shared/Streams.js"
-import { IntentPipeline, type Outcome, type PipelineError, type PipelineEvent } from "./IntentPipeline.js"
+import { type Answer, IntentPipeline, type Outcome, type PipelineError, type PipelineEvent } from "./IntentPipeline.js"
 import { type RequestScope, RequestScopes } from "../request/RequestScope.js"
 import { traced } from "../observability/Traced.js"
 
@@ -41,8 +41,8 @@ export interface Service {
   readonly get: (principal: Principal, sessionId: string) => Effect.Effect<HuddleSessionWithMessages, NotFound>
   readonly rename: (principal: Principal, sessionId: string, title: string) => Effect.Effect<HuddleSession, NotFound>
   readonly remove: (principal: Principal, sessionId: string) => Effect.Effect<void, NotFound>
-  /** Records the answer of an intent approved after review in its session. */
-  readonly recordApproved: (intent: Intent) => Effect.Effect<void>
+  /** The message recording a completed intent's answer in its session (written with the intent). */
+  readonly answer: Answer
 }
 
 export class Huddles extends Context.Tag("@huddle/domain/Huddles")<Huddles, Service>() {}
@@ -89,26 +89,26 @@ export const make = Effect.gen(function*() {
   const replyTo = (session: HuddleSession, outcome: Outcome) => {
     const { intent } = outcome
     return new HuddleReply({
-        session_id: session.id,
-        message_id: outcome.answer?.id ?? null,
-        intent_id: intent.id,
-        status: intent.status === "completed" ? "completed" : "awaiting_review",
-        mode: intent.mode,
-        requested_mode: outcome.requestedMode,
-        ...(intent.plan?.mode_reason === undefined ? {} : { mode_reason: intent.plan.mode_reason }),
-        output: intent.output,
-        references: referencesOf(intent),
-        usage: intent.usage ?? new Usage({ input_tokens: 0, output_tokens: 0 }),
-        credits_charged: intent.credits_charged,
-        models: intent.models,
-        policy: intent.settings,
-        offline: outcome.offline,
-        ...(intent.plan?.max_output_tokens_lowered_from === undefined
-          ? {}
-          : { max_tokens_lowered: { from: intent.plan.max_output_tokens_lowered_from, to: intent.plan.max_output_tokens } }),
-        ...(intent.consensus === undefined ? {} : { consensus: intent.consensus }),
-        ...(intent.grounding === undefined ? {} : { grounding: intent.grounding })
-      })
+      session_id: session.id,
+      message_id: outcome.answer?.id ?? null,
+      intent_id: intent.id,
+      status: intent.status === "completed" ? "completed" : "awaiting_review",
+      mode: intent.mode,
+      requested_mode: outcome.requestedMode,
+      ...(intent.plan?.mode_reason === undefined ? {} : { mode_reason: intent.plan.mode_reason }),
+      output: intent.output,
+      references: referencesOf(intent),
+      usage: intent.usage ?? new Usage({ input_tokens: 0, output_tokens: 0 }),
+      credits_charged: intent.credits_charged,
+      models: intent.models,
+      policy: intent.settings,
+      offline: outcome.offline,
+      ...(intent.plan?.max_output_tokens_lowered_from === undefined
+        ? {}
+        : { max_tokens_lowered: { from: intent.plan.max_output_tokens_lowered_from, to: intent.plan.max_output_tokens } }),
+      ...(intent.consensus === undefined ? {} : { consensus: intent.consensus }),
+      ...(intent.grounding === undefined ? {} : { grounding: intent.grounding })
+    })
   }
 
   /**
@@ -192,12 +192,8 @@ export const make = Effect.gen(function*() {
       Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(sessionNotFound))
     )
 
-  const recordApproved: Service["recordApproved"] = (intent) =>
-    intent.session_id === null || intent.status !== "completed"
-      ? Effect.void
-      : Effect.flatMap(assistantMessage(intent), (message) => repo.addMessage(intent.session_id!, message))
-
-  return Huddles.of(traced("Huddles", { start, reply, list, get, rename, remove, recordApproved }))
+  // Not traced: it builds a message (the write is the intent's).
+  return Huddles.of({ ...traced("Huddles", { start, reply, list, get, rename, remove }), answer: assistantMessage })
 })
 
 export const layer = Layer.effect(Huddles, make)

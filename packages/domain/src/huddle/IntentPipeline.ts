@@ -104,9 +104,10 @@ export interface Service {
   readonly replan: (intent: Intent, submitterId: string) => Effect.Effect<Intent, PolicyViolation | NotFound>
   /**
    * Runs execution and completion of an intent approved after review: its submitter pays, with
-   * the approver's authority (checked as the credits are taken).
+   * the approver's authority (checked as the credits are taken); `answer` records a huddle's
+   * answer with the completed intent, as `submit`'s does.
    */
-  readonly execute: (intent: Intent, payer: Payer) => Stream.Stream<PipelineEvent, PipelineError>
+  readonly execute: (intent: Intent, payer: Payer, answer?: Answer) => Stream.Stream<PipelineEvent, PipelineError>
 }
 
 export class IntentPipeline extends Context.Tag("@huddle/domain/IntentPipeline")<IntentPipeline, Service>() {}
@@ -225,8 +226,9 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const next = new Intent({ ...intent, ...changes, updated_at: yield* DateTime.now }, { disableValidation: true })
       const message = answer === undefined || next.status !== "completed" ? undefined : yield* answer(next)
-      yield* intents.update(next, undefined, message)
-      return [next, message] as const
+      const written = yield* intents.update(next, undefined, message)
+      // An answer is not written into a session deleted during the turn: there is none to name.
+      return [next, written ? message : undefined] as const
     })
 
   const cancelled = new IntentError({ error: "CANCELLED", message: "The request was cancelled before the answer was complete" })
@@ -694,11 +696,10 @@ export const make = Effect.gen(function*() {
       return new Intent({ ...intent, settings, plan: next }, { disableValidation: true })
     })
 
-  const execute: Service["execute"] = (intent, payer) =>
+  const execute: Service["execute"] = (intent, payer, answer) =>
     executeIntent(intent, payer, intent.mode, {
       begin: Effect.map(save(intent, { status: "executing" }), (executing) => [executing, []] as const),
-      // Its huddle answer, if any, is the caller's to record (Huddles.recordApproved).
-      answer: undefined,
+      answer,
       // An approved intent is already recorded: a refused reservation is its outcome.
       refused: (error) => save(intent, { status: "failed", error: failure(error) })
     })

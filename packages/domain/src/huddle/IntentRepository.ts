@@ -18,8 +18,10 @@ export interface Service {
   /**
    * Writes the intent's current state (status, plan, output, usage …); with `answer`, adds that
    * message to the intent's session (and marks the session updated) in the same statement.
+   * Returns whether it was written, with the answer: not when the intent (or its session, which
+   * takes the intent with it) was deleted meanwhile.
    */
-  readonly update: (intent: Intent, reviewedBy?: string, answer?: HuddleMessage) => Effect.Effect<void>
+  readonly update: (intent: Intent, reviewedBy?: string, answer?: HuddleMessage) => Effect.Effect<boolean>
   /**
    * Moves an intent from one status to another only if it is still in the first: the guard that
    * makes approve and reject happen once. Returns whether it moved.

@@ -97,7 +97,7 @@ export const make = Effect.gen(function*() {
         orgId: current.org_id,
         creditFallback: current.settings.credit_fallback.value,
         authority: authorityOf(principal)
-      }).pipe(Stream.tap((event) => event._tag === "Done" ? huddles.recordApproved(event.outcome.intent) : Effect.void))
+      }, current.session_id === null ? undefined : huddles.answer)
     }))
 
   const publicOutcome = (outcome: Outcome): Outcome => ({ ...outcome, intent: withoutPrompt(outcome.intent) })

@@ -32,7 +32,7 @@ export const layer = Layer.sync(IntentRepository, () => {
         : Effect.dieMessage(noSessions),
     update: (intent, reviewedBy, answer) =>
       answer === undefined
-        ? Effect.sync(() => void write(intent.id, (row) => ({ ...row, intent, reviewedBy: reviewedBy ?? row.reviewedBy })))
+        ? Effect.sync(() => write(intent.id, (row) => ({ ...row, intent, reviewedBy: reviewedBy ?? row.reviewedBy })))
         : Effect.dieMessage(noSessions),
     transition: (id, from, to, reviewedBy) =>
       Effect.map(DateTime.now, (now) =>
