@@ -56,6 +56,24 @@ describe("huddle against an OpenAI-compatible upstream", () => {
     expect(sent.body).toMatchObject({ model: "primary-v1", stream: true })
   })
 
+  it("sends a session's earlier turns with its next question, oldest first", async () => {
+    fake.enqueue({ answer: "Main is green.", usage: { prompt_tokens: 10, completion_tokens: 3 } })
+    const first = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "Is main green?" } })
+    expect(first.status, first.text).toBe(200)
+    fake.enqueue({ answer: "Since this morning.", usage: { prompt_tokens: 20, completion_tokens: 3 } })
+    const next = await server.request("POST", `/v1/huddle/sessions/${first.body.session_id}/messages`, {
+      token: user.session,
+      body: { content: "Since when?" }
+    })
+    expect(next.status, next.text).toBe(200)
+    const sent = (fake.requests[1]!.body as { messages: ReadonlyArray<{ role: string; content: string }> }).messages
+    expect(sent.slice(-3).map((m) => [m.role, m.content])).toEqual([
+      ["user", "Is main green?"],
+      ["assistant", "Main is green."],
+      ["user", "Since when?"]
+    ])
+  })
+
   it("finishes a turn whose session is deleted while it answers, and charges what it used", async () => {
     fake.enqueue({ answer: "first", usage: { prompt_tokens: 10, completion_tokens: 1 } })
     const first = await server.request("POST", "/v1/huddle", { token: user.session, body: { input: "Start" } })

@@ -37,9 +37,38 @@ export const make = Effect.gen(function*() {
   const sessionColumns = sql`id, title, org_id, workspace_id, created_at, updated_at`
 
   return HuddleRepository.of({
-    findSession: (userId, id) =>
-      sql<SessionRow>`SELECT ${sessionColumns} FROM huddle_sessions WHERE id = ${id} AND user_id = ${userId}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), sessionFromRow)),
+    // One read: the session and its last messages (none when it is not this user's).
+    findSession: (userId, id, limit) =>
+      sql<SessionRow & { readonly [K in keyof MessageRow as `m_${K}`]: MessageRow[K] | null }>`
+        SELECT s.id, s.title, s.org_id, s.workspace_id, s.created_at, s.updated_at,
+               m.id AS m_id, m.role AS m_role, m.content AS m_content, m.mode AS m_mode, m.intent_id AS m_intent_id,
+               m.models AS m_models, m.usage AS m_usage, m.credits_charged AS m_credits_charged, m.refs AS m_refs,
+               m.consensus AS m_consensus, m.created_at AS m_created_at
+        FROM huddle_sessions s
+        LEFT JOIN LATERAL (
+          SELECT id, role, content, mode, intent_id, models, usage, credits_charged, refs, consensus, created_at
+          FROM huddle_messages WHERE session_id = s.id ORDER BY id DESC LIMIT ${limit}
+        ) m ON true
+        WHERE s.id = ${id} AND s.user_id = ${userId}
+        ORDER BY m.id`.pipe(
+        Effect.flatMap((rows) => {
+          const first = rows[0]
+          if (first === undefined) return Effect.succeed(Option.none())
+          return Effect.forEach(rows.filter((row) => row.m_id !== null), (row) =>
+            decodeMessage({
+              id: row.m_id,
+              role: row.m_role,
+              content: row.m_content,
+              mode: row.m_mode,
+              intent_id: row.m_intent_id,
+              models: row.m_models,
+              usage: row.m_usage,
+              credits_charged: row.m_credits_charged,
+              references: row.m_refs,
+              ...(row.m_consensus === null || row.m_consensus === undefined ? {} : { consensus: row.m_consensus }),
+              created_at: row.m_created_at!.toISOString()
+            })).pipe(Effect.map((messages) => Option.some({ session: sessionFromRow(first), messages })))
+        }),
         Effect.orDie
       ),
     listSessions: (userId, { cursor, limit }) =>
@@ -58,29 +87,6 @@ export const make = Effect.gen(function*() {
     deleteSession: (userId, id) =>
       sql<{ id: string }>`DELETE FROM huddle_sessions WHERE id = ${id} AND user_id = ${userId} RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),
-        Effect.orDie
-      ),
-    messages: (sessionId, limit) =>
-      sql<MessageRow>`SELECT * FROM (
-                        SELECT id, role, content, mode, intent_id, models, usage, credits_charged, refs, consensus, created_at
-                        FROM huddle_messages WHERE session_id = ${sessionId} ORDER BY id DESC LIMIT ${limit}
-                      ) recent ORDER BY id`.pipe(
-        Effect.flatMap((rows) =>
-          Effect.forEach(rows, (row) =>
-            decodeMessage({
-              id: row.id,
-              role: row.role,
-              content: row.content,
-              mode: row.mode,
-              intent_id: row.intent_id,
-              models: row.models,
-              usage: row.usage,
-              credits_charged: row.credits_charged,
-              references: row.refs,
-              ...(row.consensus === null || row.consensus === undefined ? {} : { consensus: row.consensus }),
-              created_at: row.created_at.toISOString()
-            }))
-        ),
         Effect.orDie
       )
   })

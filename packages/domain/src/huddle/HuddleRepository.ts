@@ -4,13 +4,15 @@ import type { PageRequest } from "../shared/Page.js"
 
 /** Sessions and their messages; a turn's question and answer are written with its intent (IntentRepository). */
 export interface Service {
-  /** The session if this user owns it. */
-  readonly findSession: (userId: string, id: string) => Effect.Effect<Option.Option<HuddleSession>>
+  /** The session if this user owns it, with its last `limit` messages, oldest first (one read). */
+  readonly findSession: (
+    userId: string,
+    id: string,
+    limit: number
+  ) => Effect.Effect<Option.Option<{ readonly session: HuddleSession; readonly messages: ReadonlyArray<HuddleMessage> }>>
   readonly listSessions: (userId: string, page: PageRequest) => Effect.Effect<ReadonlyArray<HuddleSession>>
   readonly renameSession: (userId: string, id: string, title: string) => Effect.Effect<Option.Option<HuddleSession>>
   readonly deleteSession: (userId: string, id: string) => Effect.Effect<boolean>
-  /** The session's messages, oldest first (at most the last `limit`). */
-  readonly messages: (sessionId: string, limit: number) => Effect.Effect<ReadonlyArray<HuddleMessage>>
 }
 
 export class HuddleRepository extends Context.Tag("@huddle/domain/HuddleRepository")<HuddleRepository, Service>() {}

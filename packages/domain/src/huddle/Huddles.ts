@@ -63,8 +63,9 @@ export const make = Effect.gen(function*() {
   const pipeline = yield* IntentPipeline
   const scopes = yield* RequestScopes
 
-  const owned = (principal: Principal, sessionId: string) =>
-    repo.findSession(principal.user.id, sessionId).pipe(
+  /** The caller's session with its last `limit` messages. */
+  const owned = (principal: Principal, sessionId: string, limit: number) =>
+    repo.findSession(principal.user.id, sessionId, limit).pipe(
       Effect.flatMap(Option.match({ onNone: () => Effect.fail(sessionNotFound), onSome: Effect.succeed }))
     )
 
@@ -166,9 +167,8 @@ export const make = Effect.gen(function*() {
 
   const reply: Service["reply"] = (principal, sessionId, input) =>
     Stream.unwrap(Effect.gen(function*() {
-      const session = yield* owned(principal, sessionId)
+      const { messages: earlier, session } = yield* owned(principal, sessionId, 40)
       const scope = yield* scopes.resolve(principal, { orgId: session.org_id, workspaceId: session.workspace_id })
-      const earlier = yield* repo.messages(session.id, 40)
       return ask(scope, session, earlier, input, false)
     }))
 
@@ -177,8 +177,7 @@ export const make = Effect.gen(function*() {
 
   const get: Service["get"] = (principal, sessionId) =>
     Effect.gen(function*() {
-      const session = yield* owned(principal, sessionId)
-      const messages = yield* repo.messages(session.id, 1000)
+      const { messages, session } = yield* owned(principal, sessionId, 1000)
       return new HuddleSessionWithMessages({ ...session, messages })
     })
 
