@@ -2,7 +2,10 @@
  * The HTTP contract of Huddle: every endpoint, its schemas and its errors. Clients (and the
  * OpenAPI document) derive from this; handlers live in `http/`.
  */
-import { HttpApi, HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Option, Schema } from "effect"
 import { ApiKeysApi } from "./api/ApiKeysApi.js"
 import { AuthApi } from "./api/AuthApi.js"

@@ -3,7 +3,8 @@
  * environment; the testkit runs it in-process with its own configuration.
  */
 import { createServer, type Server as NodeServer, STATUS_CODES } from "node:http"
-import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 // By module, not the packages' indexes: `@effect/platform-node`'s index loads its cluster modules
 // and `@huddle/adapters`' the embedded engine, which a server on PostgreSQL never runs.
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"

@@ -7,7 +7,7 @@
  * it for the browser; docs/decisions/0017-browser-contract.md).
  *
  * @example
- * import { HttpApiClient } from "@effect/platform"
+ * import * as HttpApiClient from "@effect/platform/HttpApiClient"
  * import { Api } from "@huddle/server/contract"
  * const client = yield* HttpApiClient.make(Api, { baseUrl: "https://huddle.example" })
  * const sessions = yield* client.huddle.sessions({ urlParams: { limit: 20 } })

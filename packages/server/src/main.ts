@@ -1,5 +1,5 @@
 /** Starts Huddle from the environment and runs it until SIGTERM or SIGINT. */
-import { HttpServer } from "@effect/platform"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Database from "@huddle/adapters/sql/Database"
 import { Cause, ConfigError, Effect, Layer, Logger, LogLevel } from "effect"

@@ -3,7 +3,7 @@
  * concurrency within one process, and `bin/reserveMany` for concurrency across processes.
  */
 import { randomBytes } from "node:crypto"
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { type ChangeFeed, Storage, UlidIds } from "@huddle/adapters"
 import type { Authority } from "@huddle/domain/credits/CreditStore"
 import * as Credits from "@huddle/domain/credits/Credits"

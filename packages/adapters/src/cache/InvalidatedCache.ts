@@ -5,7 +5,7 @@
  * that overlapped any invalidation is not stored, so an entry never outlives a change that
  * committed while it was being read.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Instruments from "@huddle/domain/observability/Instruments"
 import * as Metrics from "@huddle/domain/observability/Metrics"
 import { Duration, Effect, Option } from "effect"

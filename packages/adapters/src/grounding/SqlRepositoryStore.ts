@@ -5,7 +5,7 @@
  * Storing a run applies the delta in one transaction, after checking, under a row lock, that the
  * lease is still the job's.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { Fragment } from "@effect/sql/Statement"
 import {
   IndexChanges,

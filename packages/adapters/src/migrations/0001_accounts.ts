@@ -3,7 +3,7 @@
  * keys and the org list of a profile need them), personal preferences, and credit balances with
  * their append-only ledger.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

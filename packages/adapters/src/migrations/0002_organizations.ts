@@ -2,7 +2,7 @@
  * Organizations beyond membership: enforced policies and default preferences, credit
  * reservations (reserve → settle | release), workspaces and memories, and the audit log.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -2,7 +2,7 @@
  * Ledger rows and credit accounts may be deleted only by an organization's deletion (which
  * announces itself with SET LOCAL huddle.deleting_org); otherwise history is never rewritten.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

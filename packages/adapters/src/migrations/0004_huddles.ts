@@ -2,7 +2,7 @@
  * Huddle sessions and their messages, and intents: every request that runs the pipeline, with
  * its lifecycle (received → planning → awaiting_review → executing → completed | failed | rejected).
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

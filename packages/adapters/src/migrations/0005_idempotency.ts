@@ -2,7 +2,7 @@
  * Idempotency keys (docs/decisions/0012-idempotency.md): one row per scope (a credential) and
  * key, claimed before the request runs and completed with its sealed outcome.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

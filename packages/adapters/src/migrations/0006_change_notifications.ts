@@ -5,7 +5,7 @@
  * columns given to the trigger, joined by `/`; an update that changes a key sends both.
  * API keys notify only when what authentication reads changes, not on `last_used_at`.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

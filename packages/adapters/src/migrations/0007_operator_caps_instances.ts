@@ -5,7 +5,7 @@
  * - live instances (`instances`) with a heartbeat, and the instance that holds each reservation
  *   and runs each intent, so that what a crashed instance held is given back within a minute.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -4,7 +4,7 @@
  * worst case once can settle each of its model calls as it ends. A parent may give away all it
  * holds, and then holds 0 until it is closed.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -2,7 +2,7 @@
  * The council's consensus report, kept with the intent that ran it and the session message that
  * answered with it, so that `intent.get` and `GET /v1/huddle/sessions/{id}` show it later.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

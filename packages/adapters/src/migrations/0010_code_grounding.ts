@@ -4,7 +4,7 @@
  * instance reads. Snapshot rows are written incrementally: an index run rewrites only the
  * paths that changed, in one transaction; `indexed_version` tells which run wrote a file's rows.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -5,7 +5,7 @@
  * in `balance` (so `balance` still equals the sum of the ledger) but no other reservation can take
  * them. A lease is closed by its instance's next batch, or reclaimed when its instance is lost.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -4,7 +4,7 @@
  * row's reservation, to read an org's spend from its reservations (`credit_reservations_org_idx`), and
  * statistics on the groups the query makes.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -4,7 +4,7 @@
  * awaiting review (the admins' queue). The review index on (org_id, status) served no query and
  * could not order by id; it is replaced.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -4,7 +4,7 @@
  * others hold reservations on it (a lease that finds too little) both ask for them. Without it
  * each asking read every held row of the deployment. Small: held rows are the calls in flight.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -13,7 +13,7 @@
  * and the reservation goes to the next source without the lease's transaction (an org member
  * with no credits of their own, paid for by the pool, costs no lock on their empty account).
  */
-import type { SqlClient } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { NewReservation } from "@huddle/domain/credits/CreditStore"
 import { Deferred, Effect, Exit, FiberId, Queue } from "effect"

@@ -4,7 +4,8 @@
  * (`SqlIntentRepository`): a turn's question with the intent as it starts, its answer with the
  * intent as it ends, each in one statement (a turn's writes are few: decision 0009).
  */
-import type { SqlClient, Statement } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import { HuddleMessage, type HuddleSession } from "@huddle/domain/huddle/Huddle"
 import { Effect, Schema } from "effect"
 import { toDate } from "./Rows.js"

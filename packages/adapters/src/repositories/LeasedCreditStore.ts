@@ -15,7 +15,7 @@
  * reservation from a lease (a read locks nothing and so does not serialise; the reads of
  * reservations asking at the same time go in one round trip, `AuthorityReads`).
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import {
   type CreditAccountRef,

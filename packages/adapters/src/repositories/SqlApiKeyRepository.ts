@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { ApiKey } from "@huddle/domain/accounts/ApiKey"
 import { ApiKeyRepository } from "@huddle/domain/accounts/ApiKeyRepository"
 import { DateTime, Effect, Layer, Option } from "effect"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { AuditEvent, type AuditEventType } from "@huddle/domain/audit/Audit"
 import { Ids } from "@huddle/domain/shared/Ids"
 import { AuditLog } from "@huddle/domain/audit/AuditLog"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Ids } from "@huddle/domain/shared/Ids"
 import {
   type CapPeriod,

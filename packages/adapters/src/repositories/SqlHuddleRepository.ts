@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { HuddleMessage, HuddleSession } from "@huddle/domain/huddle/Huddle"
 import { HuddleRepository } from "@huddle/domain/huddle/HuddleRepository"
 import { Effect, Layer, Option, Schema } from "effect"

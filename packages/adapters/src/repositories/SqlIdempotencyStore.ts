@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { IdempotencyStore, type ClaimResult } from "@huddle/domain/request/IdempotencyStore"
 import { Effect, Layer } from "effect"
 import { toDate, utc } from "./Rows.js"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Ids } from "@huddle/domain/shared/Ids"
 import { Instances } from "@huddle/domain/credits/Instances"
 import { Duration, Effect, Layer } from "effect"

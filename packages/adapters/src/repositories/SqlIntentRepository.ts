@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Intent } from "@huddle/domain/huddle/Intent"
 import { Instances } from "@huddle/domain/credits/Instances"
 import { IntentRepository } from "@huddle/domain/huddle/IntentRepository"

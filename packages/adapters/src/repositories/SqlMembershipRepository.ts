@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { OrgMembership, type Role } from "@huddle/domain/orgs/Membership"
 import { MembershipRepository } from "@huddle/domain/orgs/MembershipRepository"
 import { Effect, Layer, Option } from "effect"

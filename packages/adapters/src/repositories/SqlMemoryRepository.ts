@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { Fragment, Statement } from "@effect/sql/Statement"
 import { Memory, type MemoryScope } from "@huddle/domain/memories/Memory"
 import { MemoryRepository, type Selection } from "@huddle/domain/memories/MemoryRepository"

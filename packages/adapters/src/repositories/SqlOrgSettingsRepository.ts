@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { OrgPolicies } from "@huddle/domain/orgs/Policy"
 import { OrgSettingsRepository } from "@huddle/domain/orgs/OrgSettingsRepository"
 import { Preferences } from "@huddle/domain/accounts/Preferences"

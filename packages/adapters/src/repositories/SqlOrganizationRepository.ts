@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Conflict } from "@huddle/domain/shared/Errors"
 import type { Role } from "@huddle/domain/orgs/Membership"
 import { Member, type MemberStatus, Organization } from "@huddle/domain/orgs/Organization"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Preferences } from "@huddle/domain/accounts/Preferences"
 import { PreferenceRepository } from "@huddle/domain/accounts/PreferenceRepository"
 import { Effect, Layer, Schema } from "effect"

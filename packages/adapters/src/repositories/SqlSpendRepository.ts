@@ -8,8 +8,8 @@
  * reads its reservations (`credit_reservations_org_idx`) and their rows (`credit_ledger_reservation_idx`).
  * Keys are compared as text in the "C" collation, the same on every engine.
  */
-import { SqlClient } from "@effect/sql"
-import type { Statement } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import { type GroupKey, type SpendPage, SpendRow, SpendTotals } from "@huddle/domain/spend/SpendQuery"
 import { type Service, SpendRepository } from "@huddle/domain/spend/SpendRepository"
 import { Effect, Layer } from "effect"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Transactor } from "@huddle/domain/shared/Transactor"
 import { Effect, Layer } from "effect"

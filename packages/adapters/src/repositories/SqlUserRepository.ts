@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Conflict } from "@huddle/domain/shared/Errors"
 import { UserRepository } from "@huddle/domain/accounts/UserRepository"
 import { Effect, Layer, Option } from "effect"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { WebSessionRepository } from "@huddle/domain/accounts/WebSessionRepository"
 import { Effect, Layer, Option } from "effect"
 import { toDate, userFromRow, type UserRow } from "./Rows.js"

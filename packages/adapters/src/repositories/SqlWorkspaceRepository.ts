@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { WorkspaceRepository } from "@huddle/domain/accounts/WorkspaceRepository"
 import { Workspace } from "@huddle/domain/accounts/Workspace"
 import { Effect, Layer, Option } from "effect"

@@ -3,7 +3,7 @@
  * is encoded through exactly one of these schemas, each carrying the CODE, HTTP status and
  * description of its entry in the one error table (ErrorTable.ts).
  */
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Errors from "@huddle/domain/shared/Errors"
 import { Schema } from "effect"
 import * as EdgeErrors from "./EdgeErrors.js"

@@ -1,4 +1,7 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { HuddleReply, HuddleSession, HuddleSessionWithMessages, SessionTitle } from "@huddle/domain/huddle/Huddle"
 import { HuddleMode, ModelTier } from "@huddle/domain/accounts/Preferences"
 import { Id } from "@huddle/domain/shared/WireString"

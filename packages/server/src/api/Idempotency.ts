@@ -17,7 +17,8 @@
  *   .middleware(Authenticated)
  * ```
  */
-import { HttpApiMiddleware, OpenApi } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Context, Option, Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 

@@ -1,4 +1,6 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Preferences } from "@huddle/domain/accounts/Preferences"
 import { Profile } from "@huddle/domain/accounts/Accounts"
 import { RateLimited } from "./RateLimit.js"

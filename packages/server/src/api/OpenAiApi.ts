@@ -5,7 +5,9 @@
  * `{ "error": { "message", "type", "param", "code" } }`, `code` holding our CODE: the edge
  * renders them, for this group's `Dialect` annotation (see `OpenAiErrors.ts`).
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { Line, Text } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"

@@ -5,7 +5,7 @@
  * is OpenAI's word for the status, so that OpenAI SDKs raise the matching error class; `param`
  * is the request field the error concerns when it says so (its `field`), else `null`.
  */
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Predicate, Schema } from "effect"
 import * as ErrorTable from "./ErrorTable.js"
 

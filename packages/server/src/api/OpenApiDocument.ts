@@ -4,7 +4,9 @@
  * below says why it is here; everything else (summaries, descriptions, tags, servers, license)
  * is an annotation of the contract itself.
  */
-import { HttpApi, type HttpApiGroup, type OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import type * as OpenApi from "@effect/platform/OpenApi"
 import { Context, Option } from "effect"
 import * as ErrorTable from "./ErrorTable.js"
 import * as EventStreams from "./EventStreams.js"

@@ -3,7 +3,11 @@
  * ledger, revoke a user's keys). It authenticates with `HUDDLE_OPERATOR_TOKEN`, a credential that
  * is not a user; with no token configured every endpoint answers 404, as if it did not exist.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { User } from "@huddle/domain/accounts/User"
 import { LedgerEntry } from "@huddle/domain/credits/LedgerEntry"
 import { GrantResult, OrgBalance } from "@huddle/domain/operator/Operator"

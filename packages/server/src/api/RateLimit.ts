@@ -16,7 +16,7 @@
  *   .middleware(Authenticated)
  * ```
  */
-import { HttpApiMiddleware } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import { Context, Option, Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 

@@ -5,7 +5,9 @@
  * Huddle keeps no responses: `store: true` and `previous_response_id` are refused, naming them;
  * so is any field this schema does not know (the group refuses unknown fields).
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { Line, Text } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"

@@ -4,7 +4,10 @@
  * error (-32700) rather than the edge's 400; the payload schema here documents the shape only.
  * The methods, with their params and results, are described by `rpc.discover` (OpenRPC).
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Dialect } from "./ErrorTable.js"
 import { OrgHeaders } from "./Headers.js"
 import * as Idempotency from "./Idempotency.js"

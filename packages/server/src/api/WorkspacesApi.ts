@@ -1,4 +1,7 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { WorkspaceName } from "@huddle/domain/accounts/Workspace"
 import { WorkspaceView } from "@huddle/domain/accounts/Workspaces"
 import { RepositoryStatus } from "@huddle/domain/grounding/RepositoryConnection"

@@ -7,7 +7,12 @@
  * dialect (api/ErrorTable.ts, `Dialect`) is OpenAI's, which answer them here in OpenAI's
  * envelope (api/OpenAiErrors.ts).
  */
-import { HttpApiBuilder, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerRespondable from "@effect/platform/HttpServerRespondable"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlFailure from "@huddle/adapters/sql/SqlFailure"
 import { InvalidRequest, NotFound } from "@huddle/domain/shared/Errors"
 import { Cause, Context, Effect, FiberRef, Option, Predicate } from "effect"

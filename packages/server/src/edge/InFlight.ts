@@ -5,7 +5,7 @@
  * database must stay open until it has (the platform runs each handler in a fiber of its own and
  * does not track them).
  */
-import type { HttpApp } from "@effect/platform"
+import type * as HttpApp from "@effect/platform/HttpApp"
 import { Duration, Effect, Option, Scope } from "effect"
 
 export interface InFlight {

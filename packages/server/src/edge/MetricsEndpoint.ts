@@ -3,7 +3,9 @@
  * `HUDDLE_METRICS_TOKEN` (a credential that can read metrics and nothing else) or the operator
  * token. Served only when one of them is set; otherwise the path does not exist.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { PrometheusExporter } from "@huddle/adapters/observability/PrometheusExporter"
 import { Effect, Option, type Redacted } from "effect"
 import * as ErrorTable from "../api/ErrorTable.js"

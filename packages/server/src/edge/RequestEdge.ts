@@ -6,7 +6,9 @@
  * never logs headers, bodies or query strings, which may hold secrets.
  */
 import { randomUUID } from "node:crypto"
-import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Instruments from "@huddle/domain/observability/Instruments"
 import * as Metrics from "@huddle/domain/observability/Metrics"

@@ -4,7 +4,7 @@
  * would be unbounded). Matched against the contract's own endpoints, with the router the
  * platform routes with.
  */
-import { HttpApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
 import * as FindMyWay from "find-my-way-ts"
 import { Api } from "../Api.js"
 

@@ -5,7 +5,9 @@
  * redacts every header into attributes on every request, recorded or not; with tracing off
  * this costs nothing at all.
  */
-import { HttpServerRequest, HttpTraceContext, type HttpApp } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
+import type * as HttpApp from "@effect/platform/HttpApp"
 import { Effect, FiberRef, Option } from "effect"
 import { routeOf } from "./Routes.js"
 

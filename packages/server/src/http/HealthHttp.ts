@@ -1,5 +1,5 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Duration, Effect } from "effect"
 import { ServiceUnavailable } from "../api/EdgeErrors.js"
 import { Health } from "../api/HealthApi.js"

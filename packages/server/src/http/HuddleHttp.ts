@@ -1,4 +1,6 @@
-import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { HuddleReply } from "@huddle/domain/huddle/Huddle"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Preferences } from "@huddle/domain/accounts/Preferences"

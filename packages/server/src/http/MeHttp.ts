@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Accounts } from "@huddle/domain/accounts/Accounts"
 import { Effect } from "effect"

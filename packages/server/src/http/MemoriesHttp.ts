@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Memories } from "@huddle/domain/memories/Memories"
 import { Effect } from "effect"

@@ -3,7 +3,7 @@
  * A streamed answer goes out through `EventStream` in the OpenAI dialect.
  */
 import { randomUUID } from "node:crypto"
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type { ChatMessage } from "@huddle/domain/models/Model"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Completions, type Listed, type Request } from "@huddle/domain/models/Completions"

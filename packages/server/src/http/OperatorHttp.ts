@@ -1,4 +1,5 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { NotFound, Unauthorized } from "@huddle/domain/shared/Errors"
 import { type CreditTarget, Operator } from "@huddle/domain/operator/Operator"
 import { Effect, Layer, Option, Redacted } from "effect"

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { OrgCredits } from "@huddle/domain/credits/OrgCredits"
 import { Organizations } from "@huddle/domain/orgs/Organizations"
 import { OrgSettings } from "@huddle/domain/orgs/OrgSettings"

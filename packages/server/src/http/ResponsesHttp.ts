@@ -3,7 +3,7 @@
  * same metered call as a chat completion). A streamed answer goes out through `EventStream` in
  * the Responses dialect.
  */
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Completions, type Request } from "@huddle/domain/models/Completions"
 import type { CallOptions, ChatMessage, ResponseFormat } from "@huddle/domain/models/Model"

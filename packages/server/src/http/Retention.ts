@@ -4,7 +4,7 @@
  * must run again on a retry), and a streamed answer is sent 200 before it can fail. The one who
  * builds such a response says which status it stands for; the idempotency layer asks here.
  */
-import type { HttpServerResponse } from "@effect/platform"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
 const standsFor = new WeakMap<object, () => number>()
 

@@ -4,7 +4,9 @@
  * answer into an HTTP response. Failing to read the body (too large, connection lost) is left to
  * the edge, which answers it as a plain HTTP error.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"

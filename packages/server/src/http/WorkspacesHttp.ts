@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Workspaces } from "@huddle/domain/accounts/Workspaces"
 import { Repositories } from "@huddle/domain/grounding/Repositories"
 import { Effect } from "effect"

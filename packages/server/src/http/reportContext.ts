@@ -1,4 +1,5 @@
-import { HttpApp, HttpServerResponse } from "@effect/platform"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { RequestScope } from "@huddle/domain/request/RequestScope"
 import { Effect } from "effect"
 import { contextHeader, contextOf } from "../api/Headers.js"

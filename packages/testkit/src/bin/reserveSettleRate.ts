@@ -6,7 +6,7 @@
  * ledger, equals the grant minus what was charged; nothing left held) and prints
  * `{"rate": completions per second, "completed": n, "charged": c, "byBalance": grant − balance, "byLedger": grant − ledger, "held": h}`.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Database, LeasedCreditStore } from "@huddle/adapters"
 import { CreditStore } from "@huddle/domain/credits/CreditStore"
 import * as Credits from "@huddle/domain/credits/Credits"

@@ -1,4 +1,4 @@
-import { HttpServerRequest } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Unauthorized } from "@huddle/domain/shared/Errors"
 import { Authentication } from "@huddle/domain/accounts/Authentication"
 import { Effect, Layer } from "effect"

@@ -12,15 +12,13 @@
  * answers nor API keys shown once.
  */
 import { createHash } from "node:crypto"
-import {
-  HttpApi,
-  HttpApp,
-  HttpBody,
-  HttpRouter,
-  HttpServerRequest,
-  HttpServerRespondable,
-  HttpServerResponse
-} from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerRespondable from "@effect/platform/HttpServerRespondable"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as AnswerSealing from "@huddle/adapters/crypto/AnswerSealing"
 import { InvalidRequest } from "@huddle/domain/shared/Errors"
 import { type Claim, IdempotencyStore } from "@huddle/domain/request/IdempotencyStore"

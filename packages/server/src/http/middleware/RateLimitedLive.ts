@@ -2,7 +2,8 @@
  * The contract's `RateLimited` middleware (docs/decisions/0011-rate-limits.md): each endpoint's
  * declared rate class, counted by `RateLimits` before its handler runs.
  */
-import { HttpApi, HttpRouter } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Effect, Layer, Option } from "effect"
 import { Api } from "../../Api.js"

@@ -14,7 +14,7 @@
  * tick stream into the body forked a dozen fibers per response and sent every frame through a
  * queue of its own.)
  */
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Cause, Chunk, Deferred, Effect, Either, ExecutionStrategy, Exit, Mailbox, Schedule, Scope, Stream } from "effect"
 import * as Retention from "../Retention.js"
 import { forEachChunk } from "@huddle/domain/shared/Streams"

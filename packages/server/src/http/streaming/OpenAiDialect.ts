@@ -7,7 +7,7 @@
  * pass through: on the `chat.completion`, and on the last chunk before `[DONE]` (the usage chunk
  * when `stream_options.include_usage` asked for one, else the chunk with the finish reason).
  */
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
 import { Chunk, Effect, Schema, Stream } from "effect"

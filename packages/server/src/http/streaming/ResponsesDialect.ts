@@ -7,7 +7,7 @@
  * report is the response's `consensus` field (on `response.completed`'s response when streamed).
  */
 import { randomUUID } from "node:crypto"
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
 import { Chunk, Effect, Stream } from "effect"
