@@ -226,6 +226,11 @@ describe("the HTTP edge", () => {
     expect(JSON.parse(configuration!)).toMatchObject({ withDefaultFonts: false })
     // Nor a source map that is not there (developer tools would ask for it and get a 404).
     expect(page.text).not.toMatch(/sourceMappingURL/)
+    // The reference itself is there, inlined: Scalar's bundle, loaded when the page was first asked for.
+    expect(page.text).toMatch(/<script>[^<]*@scalar\/api-reference/)
+    const again = await server.request("GET", "/docs")
+    expect(again.status).toBe(200)
+    expect(again.text).toBe(page.text)
   })
 
   it("never puts secrets in logs, and writes one structured line per request", async () => {

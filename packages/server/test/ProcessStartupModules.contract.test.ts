@@ -2,8 +2,10 @@
  * What the REAL built server loads at start, when it runs on PostgreSQL: not the embedded engine
  * (PGlite), not `@effect/platform-node`'s cluster modules, not tree-sitter or MiniSearch (loaded
  * when a repository is first indexed or searched), not prom-client or the OTLP exporter when
- * neither metrics nor trace export is configured. Each is resident memory for nothing in a
- * process that never runs it (docs/performance.md, memory at start).
+ * neither metrics nor trace export is configured, not the API reference's bundles (Scalar until
+ * `/docs` is first asked for; Swagger UI never) nor the `@effect/platform` and `@effect/sql`
+ * indexes that would bring them and every module of those packages. Each is resident memory for
+ * nothing in a process that never runs it (docs/performance.md, memory at start).
  *
  * The server runs with a module hook (`--import`) that appends the URL of every module it loads to
  * a file.
@@ -30,7 +32,7 @@ export async function load(url, context, next) {
 `
 
 describe.skipIf(!TestDatabase.availableEngines().includes("postgres"))("the server process on PostgreSQL, at start", () => {
-  it("loads neither PGlite, nor @effect/cluster, nor tree-sitter, nor MiniSearch, nor (unconfigured) prom-client and OpenTelemetry", async () => {
+  it("loads neither PGlite, nor @effect/cluster, nor tree-sitter, nor MiniSearch, nor (unconfigured) prom-client and OpenTelemetry, nor the API reference's bundles", async () => {
     const dir = scratchDir()
     const hook = join(dir, "record-loads.mjs")
     const loadedList = join(dir, "loaded.txt")
@@ -56,7 +58,11 @@ describe.skipIf(!TestDatabase.availableEngines().includes("postgres"))("the serv
     // The hook saw the server's modules (else the assertions below would pass for nothing).
     expect(loaded.some((url) => url.endsWith("/packages/server/dist/main.js"))).toBe(true)
     expect(loaded.some((url) => url.includes("/node_modules/pg/"))).toBe(true)
-    const unwanted = loaded.filter((url) => /\/node_modules\/(@electric-sql\/pglite|@effect\/cluster|web-tree-sitter|minisearch|prom-client|@effect\/opentelemetry|@opentelemetry)\//.test(url) || /\/adapters\/dist\/(sql\/Pglite|cache\/PgliteChangeFeed)/.test(url))
+    const unwanted = loaded.filter((url) =>
+      /\/node_modules\/(@electric-sql\/pglite|@effect\/cluster|web-tree-sitter|minisearch|prom-client|@effect\/opentelemetry|@opentelemetry)\//.test(url) ||
+      /\/adapters\/dist\/(sql\/Pglite|cache\/PgliteChangeFeed)/.test(url) ||
+      /\/node_modules\/@effect\/(platform|sql)\/dist\/(esm|cjs)\/(index|HttpApiSwagger|HttpApiScalar|internal\/httpApiScalar|internal\/httpApiSwagger)\.js$/.test(url)
+    )
     expect(unwanted).toEqual([])
   })
 })
