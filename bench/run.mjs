@@ -14,7 +14,7 @@
  *
  * Processes: this one (the load generator: autocannon, and the unloaded probers), the fake
  * upstream (bench/upstream.mjs), the bare proxy (bench/proxy.mjs), and Huddle as its operators
- * run it (`node packages/server/dist/main.js`): on PostgreSQL, a second instance on the same
+ * run it (as `npm start` does: its node flags and environment, read from package.json): on PostgreSQL, a second instance on the same
  * database (the two-instance target: the load generator deals its connections round-robin over
  * both), and on PGlite when asked (--engines postgres,pglite). Each server is its own process,
  * so no server shares an event loop with the load generator or with another server; the
@@ -261,12 +261,14 @@ const main = async () => {
   const catalogPath = Huddle.writeCatalog(work)
   // New users start at 0: the personal payer's credits are granted to the bench's members (`setup`).
   const starterCredits = 0
-  const nodeArgs = args["server-node-args"].split(" ").filter(Boolean)
+  // As `npm start` runs it (its node flags and environment), then the flags given here (later ones win).
+  const launch = Huddle.startCommand(root)
+  const nodeArgs = [...launch.nodeArgs, ...args["server-node-args"].split(" ").filter(Boolean)]
   let pgDatabase
   const startHuddle = async (name, { databaseUrl, dataDir, observability = "on" }) => {
     const port = await Proc.freePort()
     const url = `http://127.0.0.1:${port}`
-    const env = Huddle.serverEnv({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits, redisUrl: args.redis ? "redis://127.0.0.1:6379" : undefined, otlpUrl: args.traces === "off" ? undefined : sink.url, traceRatio: Number(args["trace-ratio"]), observability })
+    const env = launch.withDefaults(Huddle.serverEnv({ port, databaseUrl, dataDir, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits, redisUrl: args.redis ? "redis://127.0.0.1:6379" : undefined, otlpUrl: args.traces === "off" ? undefined : sink.url, traceRatio: Number(args["trace-ratio"]), observability }))
     const server = await Proc.spawnServer(name, [...nodeArgs, serverMain], env, join(work, `${name}.log`), `${url}/readyz`)
     // Idle: a moment after the first 200 from /readyz, before any other request.
     await new Promise((r) => setTimeout(r, 1000))

@@ -69,18 +69,18 @@ const main = async () => {
   counted.port = String(counter.port)
   const port = await Proc.freePort()
   const url = `http://127.0.0.1:${port}`
-  const env = {
-    ...Huddle.serverEnv({
-      port,
-      databaseUrl: counted.toString(),
-      catalogPath: Huddle.writeCatalog(work),
-      upstreamBaseUrl: upstream.baseUrl,
-      upstreamKey: "sk-bench-upstream",
-      starterCredits: 0,
-      observability: "off"
-    })
-  }
-  const server = await Proc.spawnServer("huddle-turn", [serverMain], env, join(work, "huddle.log"), `${url}/readyz`)
+  // As `npm start` runs it.
+  const launch = Huddle.startCommand(root)
+  const env = launch.withDefaults(Huddle.serverEnv({
+    port,
+    databaseUrl: counted.toString(),
+    catalogPath: Huddle.writeCatalog(work),
+    upstreamBaseUrl: upstream.baseUrl,
+    upstreamKey: "sk-bench-upstream",
+    starterCredits: 0,
+    observability: "off"
+  }))
+  const server = await Proc.spawnServer("huddle-turn", [...launch.nodeArgs, serverMain], env, join(work, "huddle.log"), `${url}/readyz`)
   const accounts = await Huddle.setup(url, { keys: 1, orgCredits: 1_000_000_000_000 })
   const key = accounts.apiKeys[0]
   const pool = new Pool(url, { connections: 1, pipelining: 1, keepAliveTimeout: 60_000 })

@@ -3,7 +3,7 @@
  * through the public API as a customer would (an org with an enforced policy, an org memory, a
  * credit pool, members with org-bound API keys).
  */
-import { writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { usage } from "./answer.mjs"
 
@@ -24,6 +24,27 @@ export const writeCatalog = (dir) => {
   const path = join(dir, "catalog.json")
   writeFileSync(path, JSON.stringify({ models: [entry("bench-economy", "economy"), entry(model, "standard"), entry("bench-premium", "premium"), entry("bench-paced", "standard")] }, null, 2))
   return path
+}
+
+/**
+ * How `npm start` runs Huddle, read from the root package.json's `start` script so that the
+ * benchmark runs what an operator runs: the environment's defaults it sets (`NAME=${NAME:-value}`,
+ * applied where `env` has no value) and the node flags before the server's main module.
+ */
+export const startCommand = (root) => {
+  const script = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts.start
+  const tokens = script.trim().split(/\s+/)
+  const at = tokens.indexOf("node")
+  const defaults = tokens.slice(0, at).map((token) => {
+    const match = /^(\w+)=\$\{(\w+):-([^}]*)\}$/.exec(token)
+    if (match === null || match[1] !== match[2]) throw new Error(`npm start: ${token} is not NAME=\${NAME:-value}`)
+    return [match[1], match[3]]
+  })
+  if (at < 0 || tokens.at(-1) !== "packages/server/dist/main.js") throw new Error(`npm start is not "node … packages/server/dist/main.js": ${script}`)
+  return {
+    nodeArgs: tokens.slice(at + 1, -1),
+    withDefaults: (env) => ({ ...env, ...Object.fromEntries(defaults.filter(([name]) => !env[name])) })
+  }
 }
 
 /** The environment of `node packages/server/dist/main.js`: nothing inherited that could reach outside. */
