@@ -56,6 +56,17 @@ const maxWrites = 4
  */
 const maxStatements = { first: 6, next: 5 }
 
+/** A new account's principal, signed in with a web session. */
+const signedUp = (address: string) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const email = Schema.decodeSync(EmailInput)(address)
+    const password = Redacted.make("correct horse battery")
+    yield* accounts.signup({ email, password })
+    const { token } = yield* accounts.login({ email, password })
+    return yield* (yield* Authentication).authenticate(token)
+  })
+
 describe.each(TestDatabase.availableEngines())("a single-mode huddle turn's writes (%s)", (engine) => {
   let database: TestDatabase.FreshDatabase
   beforeAll(async () => {
@@ -65,12 +76,7 @@ describe.each(TestDatabase.availableEngines())("a single-mode huddle turn's writ
 
   it("writes no more than four statements a turn, and the session shows every turn", async () => {
     const program = Effect.gen(function*() {
-      const accounts = yield* Accounts
-      const email = Schema.decodeSync(EmailInput)("turns@example.com")
-      const password = Redacted.make("correct horse battery")
-      yield* accounts.signup({ email, password })
-      const { token } = yield* accounts.login({ email, password })
-      const principal = yield* (yield* Authentication).authenticate(token)
+      const principal = yield* signedUp("turns@example.com")
       const scope = yield* (yield* RequestScopes).resolve(principal, {})
       const huddles = yield* Huddles
 
@@ -113,12 +119,7 @@ describe.each(TestDatabase.availableEngines())("a single-mode huddle turn's writ
   // Two connections at once: PostgreSQL only (PGlite has one).
   it.skipIf(engine !== "postgres")("writes no answer, and fails nothing, when the session is being deleted as the turn ends", async () => {
     const program = Effect.gen(function*() {
-      const accounts = yield* Accounts
-      const email = Schema.decodeSync(EmailInput)("deleted-mid-turn@example.com")
-      const password = Redacted.make("correct horse battery")
-      yield* accounts.signup({ email, password })
-      const { token } = yield* accounts.login({ email, password })
-      const principal = yield* (yield* Authentication).authenticate(token)
+      const principal = yield* signedUp("deleted-mid-turn@example.com")
       const huddles = yield* Huddles
       const turn = yield* replyOf(huddles.start(yield* (yield* RequestScopes).resolve(principal, {}), { input: "Soon gone" }))
       const intents = yield* IntentRepository

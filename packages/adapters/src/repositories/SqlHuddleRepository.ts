@@ -30,6 +30,16 @@ interface MessageRow {
 const sessionFromRow = (row: SessionRow) =>
   new HuddleSession({ ...row, created_at: utc(row.created_at), updated_at: utc(row.updated_at) }, { disableValidation: true })
 
+/** The session's own columns of a row that joins its messages (the rest are not the session's). */
+const sessionOf = ({ created_at, id, org_id, title, updated_at, workspace_id }: SessionRow): SessionRow => ({
+  id,
+  title,
+  org_id,
+  workspace_id,
+  created_at,
+  updated_at
+})
+
 const decodeMessage = Schema.decodeUnknown(HuddleMessage)
 
 export const make = Effect.gen(function*() {
@@ -67,7 +77,7 @@ export const make = Effect.gen(function*() {
               references: row.m_refs,
               ...(row.m_consensus === null || row.m_consensus === undefined ? {} : { consensus: row.m_consensus }),
               created_at: row.m_created_at!.toISOString()
-            })).pipe(Effect.map((messages) => Option.some({ session: sessionFromRow(first), messages })))
+            })).pipe(Effect.map((messages) => Option.some({ session: sessionFromRow(sessionOf(first)), messages })))
         }),
         Effect.orDie
       ),

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Intent } from "@huddle/domain/huddle/Intent"
 import { Instances } from "@huddle/domain/credits/Instances"
-import { IntentRepository } from "@huddle/domain/huddle/IntentRepository"
+import { IntentRepository, type Question } from "@huddle/domain/huddle/IntentRepository"
 import { Effect, Layer, Option, Predicate, Schema } from "effect"
 import { addingMessage } from "./HuddleWrites.js"
 import { toDate } from "./Rows.js"
@@ -77,6 +77,13 @@ const sessionOf = (intent: Intent): Effect.Effect<string> =>
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+
+  /** The statement's part that writes a huddle's question (and its session, when new) in the intent's session. */
+  const addingQuestion = (intent: Intent, userId: string, question: Question) =>
+    Effect.flatMap(sessionOf(intent), (sessionId) =>
+      question.newSession !== undefined && question.newSession.id !== sessionId
+        ? Effect.dieMessage(`intent ${intent.id} is in session ${sessionId}, not in the new session ${question.newSession.id}`)
+        : addingMessage(sql, sessionId, question.message, question.newSession === undefined ? undefined : { session: question.newSession, userId }))
   // Every write records the instance running the intent, so that a lost instance's intents can be failed.
   const instance = (yield* Instances).id
   const columns = sql`id, user_id, workspace_id, status, input, mode, org_id, session_id, settings, plan, output,
@@ -87,16 +94,7 @@ export const make = Effect.gen(function*() {
     insert: (intent, { userId, workspaceId }, question) =>
       Effect.gen(function*() {
         const e = yield* encode(intent)
-        const sessionId = question === undefined ? undefined : yield* sessionOf(intent)
-        if (question?.newSession !== undefined && question.newSession.id !== sessionId) {
-          return yield* Effect.dieMessage(`intent ${intent.id} is in session ${sessionId}, not in the new session ${question.newSession.id}`)
-        }
-        const adding = question === undefined || sessionId === undefined ? undefined : yield* addingMessage(
-          sql,
-          sessionId,
-          question.message,
-          question.newSession === undefined ? undefined : { session: question.newSession, userId }
-        )
+        const adding = question === undefined ? undefined : yield* addingQuestion(intent, userId, question)
         yield* sql`${adding === undefined ? sql`` : sql`WITH ${adding}`}
                    INSERT INTO intents (id, user_id, org_id, session_id, workspace_id, input, mode, status, settings, plan,
                                         output, models, usage, credits_charged, consensus, grounding, error, created_at, updated_at, instance_id)
