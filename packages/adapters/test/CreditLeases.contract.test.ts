@@ -167,13 +167,15 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
     expect([first._tag, second._tag, third._tag]).toEqual(["Right", "Right", "Left"])
   }, 60_000)
 
-  it("pays from the org pool without locking a member's empty personal account, and from the personal balance as soon as it is granted", async () => {
+  it("pays from a lease of the org pool without locking a member's empty personal account, and from the personal balance as soon as it is granted", async () => {
     const orgId = await a.runPromise(CreditsHarness.makeOrg)
     const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(orgId))
     const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
     const pool = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
     await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: pool, amount: 1000, reason: "test", actorId: null })))
     const statements: Array<string> = []
+    /** The accounts locked to take a lease, by owner type. */
+    const locked: Array<unknown> = []
     const paidBy = (amount: number) =>
       a.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
@@ -183,17 +185,23 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
       }).pipe((effect) =>
         Statement.withTransformer(effect, (statement) =>
           Effect.sync(() => {
-            statements.push(statement.compile()[0].replace(/\s+/g, " ").trim())
+            const [text, params] = statement.compile()
+            statements.push(text.replace(/\s+/g, " ").trim())
+            if (/FOR UPDATE/.test(text)) locked.push(params[0])
             return statement
           }))
       ))
-    // No personal account at all, then one with too little: the pool pays, and no lease is tried
-    // (the lease's statements run in the request's fiber, where they would be seen).
+    // No personal account at all, then one with too little: the pool pays, from a lease of its
+    // own, and the personal account is never locked (the lease's statements run in the request's
+    // fiber, where they would be seen).
     for (const grant of [0, 5]) {
       if (grant > 0) await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: grant, reason: "test", actorId: null })))
       statements.length = 0
+      locked.length = 0
       expect(await paidBy(10)).toBe("subscription")
-      expect(statements.filter((sql) => /FOR UPDATE|^BEGIN|credit_leases/i.test(sql)), statements.join("\n")).toEqual([])
+      expect(locked, statements.join("\n")).not.toContain("user")
+      // The pool's statement of the SQL store (a reservation per request) is not used.
+      expect(statements.filter((sql) => /INSERT INTO credit_reservations/.test(sql)), statements.join("\n")).toEqual([])
     }
     // Granted enough (on another instance): the very next reservation is paid by the member, from a lease.
     await instance("20 millis").runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 100, reason: "test", actorId: null })))
@@ -205,6 +213,135 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
     const [balance, ledger] = await a.runPromise(Effect.flatMap(CreditStore, (store) => Effect.all([store.balance(personal), store.ledgerTotal(personal)])))
     expect([balance, ledger]).toEqual([85, 85])
     expect(await a.runPromise(Effect.flatMap(CreditStore, (store) => store.balance(pool)))).toBe(980)
+  }, 60_000)
+
+  const memberLeased = (orgId: string, userId: string) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ leased: string }>`SELECT leased FROM member_spending WHERE org_id = ${orgId} AND user_id = ${userId}`.pipe(
+        Effect.map(([row]) => Number(row?.leased ?? 0)),
+        Effect.orDie
+      ))
+  const poolLeased = (orgId: string) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ leased: string }>`SELECT COALESCE(SUM(leased), 0)::bigint AS leased FROM credit_accounts WHERE owner_type = 'org' AND owner_id = ${orgId}`.pipe(
+        Effect.map(([row]) => Number(row!.leased)),
+        Effect.orDie
+      ))
+
+  it("keeps a member's cap exact when two instances lease the org's pools, and answers 402 only at the cap or the pools' end", async () => {
+    const b = instance("9 millis")
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          subscription: fc.integer({ min: 0, max: 300 }),
+          addon: fc.integer({ min: 0, max: 300 }),
+          cap: fc.option(fc.record({ amount: fc.integer({ min: 0, max: 250 }), period: fc.constantFrom("month" as const, "total" as const) }), { nil: null }),
+          amount: fc.integer({ min: 1, max: 40 }),
+          requests: fc.array(fc.record({ on: fc.boolean(), use: fc.double({ min: 0, max: 1.2, noNaN: true }), pause: fc.nat(10) }), { maxLength: 30 })
+        }),
+        async ({ addon, amount, cap, requests, subscription }) => {
+          const orgId = await a.runPromise(CreditsHarness.makeOrg)
+          const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(orgId))
+          const pools = [{ ownerType: "org", ownerId: orgId, pool: "subscription" }, { ownerType: "org", ownerId: orgId, pool: "addon" }] as const
+          await a.runPromise(Effect.gen(function*() {
+            const store = yield* CreditStore
+            if (subscription > 0) yield* store.grant({ account: pools[0], amount: subscription, reason: "test", actorId: null })
+            if (addon > 0) yield* store.grant({ account: pools[1], amount: addon, reason: "test", actorId: null })
+            if (cap !== null) yield* store.setCap(orgId, userId, cap)
+          }))
+          const outcomes = await Promise.all(requests.map((request) =>
+            (request.on ? a : b).runPromise(Effect.gen(function*() {
+              const credits = yield* Credits.Credits
+              const held = yield* Effect.either(credits.reserve({ userId, orgId, amount, creditFallback: true, purpose: "member", authority }))
+              if (Either.isLeft(held)) return { held: false, charged: 0, message: held.left.message }
+              yield* Effect.sleep(Duration.millis(request.pause))
+              return { held: true, charged: yield* credits.settle(held.right, Math.round(amount * request.use)), message: "" }
+            }))
+          ))
+          const charged = outcomes.reduce((sum, o) => sum + o.charged, 0)
+          const limit = Math.min(subscription + addon, cap?.amount ?? Infinity)
+          expect(charged).toBeLessThanOrEqual(limit)
+          // Refused only when, as it asked, what was still held or charged left too little to pay.
+          for (const refused of outcomes.filter((o) => !o.held)) expect(refused.message).toMatch(/cannot cover/)
+          // A refusal means that, at its moment, the reservations held (or charged, at most what
+          // they held) left less than `amount` under the cap or in the larger pool (a reservation
+          // comes whole from one pool).
+          const heldOnes = outcomes.filter((o) => o.held).length
+          const onePool = Math.min(Math.max(subscription, addon), cap?.amount ?? Infinity)
+          if (heldOnes < requests.length) expect(heldOnes * amount).toBeGreaterThan(onePool - amount)
+          await b.runPromise(Effect.flatMap(CreditStore, (store) => store.balance(pools[0])))
+          const after = await a.runPromise(Effect.gen(function*() {
+            const store = yield* CreditStore
+            const spent = (yield* store.spending(orgId, [userId])).get(userId)!
+            return {
+              balance: (yield* store.balance(pools[0])) + (yield* store.balance(pools[1])),
+              ledger: (yield* store.ledgerTotal(pools[0])) + (yield* store.ledgerTotal(pools[1])),
+              month: spent.month,
+              total: spent.total,
+              leased: (yield* poolLeased(orgId)) + (yield* memberLeased(orgId, userId))
+            }
+          }))
+          const granted = subscription + addon
+          expect(after).toEqual({ balance: granted - charged, ledger: granted - charged, month: charged, total: charged, leased: 0 })
+        }
+      ),
+      { numRuns: 25 }
+    )
+  }, 180_000)
+
+  it("serves a capped member up to the cap exactly, whichever instance holds the earmark", async () => {
+    const b = instance("20 millis")
+    const orgId = await a.runPromise(CreditsHarness.makeOrg)
+    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(orgId))
+    const pool = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
+    await a.runPromise(Effect.flatMap(CreditStore, (store) =>
+      Effect.zipRight(store.grant({ account: pool, amount: 10_000, reason: "test", actorId: null }), store.setCap(orgId, userId, { amount: 100, period: "month" }))))
+    const reserve = (runtime: Runtime) =>
+      runtime.runPromise(Effect.flatMap(Credits.Credits, (credits) =>
+        Effect.either(Effect.tap(credits.reserve({ userId, orgId, amount: 7, creditFallback: true, purpose: "cap", authority }), (held) => credits.settle(held, 7)))))
+    // A's first lease earmarks the whole cap (100 of the 224 it would take); B waits for A's tick.
+    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => reserve(i % 2 === 0 ? a : b)))
+    expect(outcomes.filter(Either.isRight).length).toBe(14)
+    const refusal = outcomes.find(Either.isLeft)!
+    expect(Either.isLeft(refusal) && refusal.left.message).toMatch(/spending cap on the organization's pool \(100 credits a month\) leaves 2/)
+    const spent = await a.runPromise(Effect.flatMap(CreditStore, (store) => store.spending(orgId, [userId])))
+    expect(spent.get(userId)).toMatchObject({ month: 98, total: 98 })
+    expect(await a.runPromise(Effect.all([poolLeased(orgId), memberLeased(orgId, userId)]))).toEqual([0, 0])
+  }, 60_000)
+
+  it("gives a lost instance's earmark on an org pool back to the pool and to the member's cap", async () => {
+    const paused = instance("1 hour")
+    const orgId = await a.runPromise(CreditsHarness.makeOrg)
+    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(orgId))
+    const pool = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
+    await a.runPromise(Effect.flatMap(CreditStore, (store) =>
+      Effect.zipRight(store.grant({ account: pool, amount: 1000, reason: "test", actorId: null }), store.setCap(orgId, userId, { amount: 50, period: "total" }))))
+    const reserve = (amount: number) => (credits: Credits.Service) =>
+      credits.reserve({ userId, orgId, amount, creditFallback: true, purpose: "lost", authority })
+    const earmarked = await paused.runPromise(Effect.gen(function*() {
+      const credits = yield* Credits.Credits
+      yield* credits.settle(yield* reserve(10)(credits), 10)
+      yield* reserve(10)(credits)
+      const sql = yield* SqlClient.SqlClient
+      const id = (yield* Instances).id
+      yield* sql`INSERT INTO instances (id, started_at, heartbeat_at) VALUES (${id}, now() - interval '1 hour', now() - interval '5 minutes')`
+      return yield* Effect.all([poolLeased(orgId), memberLeased(orgId, userId)])
+    }))
+    expect(earmarked).toEqual([50, 50])
+    const after = await a.runPromise(Effect.gen(function*() {
+      const credits = yield* Credits.Credits
+      const store = yield* CreditStore
+      const liveness = { every: Duration.seconds(10), staleAfter: Duration.seconds(30) }
+      yield* InstanceLiveness.reclaim.pipe(Effect.provideService(InstanceLiveness.InstanceLiveness, liveness))
+      const leased = yield* Effect.all([poolLeased(orgId), memberLeased(orgId, userId)])
+      // The whole cap is the member's again, here.
+      yield* credits.settle(yield* reserve(50)(credits), 50)
+      const refused = yield* Effect.either(reserve(1)(credits))
+      return { leased, refused: Either.isLeft(refused), balance: yield* store.balance(pool), ledger: yield* store.ledgerTotal(pool) }
+    }))
+    expect(after).toEqual({ leased: [0, 0], refused: true, balance: 950, ledger: 950 })
+    const spent = await a.runPromise(Effect.flatMap(CreditStore, (store) => store.spending(orgId, [userId])))
+    expect(spent.get(userId)).toMatchObject({ total: 50 })
   }, 60_000)
 
   it("looks for an account's held reservations in an index of its own (a short member's check on every request)", async () => {

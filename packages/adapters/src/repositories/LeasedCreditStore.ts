@@ -1,10 +1,12 @@
 /**
  * Credit leases (decision 0021): the `CreditStore` port without a write to the account row per
- * request. For a reservation whose first source is the payer's personal balance, this instance
- * earmarks a block of that balance in one statement (a lease), reserves and settles in memory
- * against it, and writes the reservations and their ledger rows in one transaction per tick, which
- * also closes every lease it holds (what was not used goes back). Everything else (org pools, with
- * their per-member caps; parts of a reservation already written) goes to the SQL store as before.
+ * request. For each source of a reservation in turn (the payer's personal balance, then the org's
+ * pools), this instance earmarks a block of that account in one transaction (a lease), reserves
+ * and settles in memory against it, and writes the reservations and their ledger rows in one
+ * transaction per tick, which also closes every lease it holds (what was not used goes back). A
+ * lease of an org pool is one member's: its earmark counts against that member's cap while it is
+ * held (`member_spending.leased`), so the cap stays exact. Parts of a reservation already written
+ * go to the SQL store, as does everything once the instance is stopping.
  *
  * Money stays where the SQL store keeps it: an earmark is not a movement (the credits stay in
  * `balance`, which equals the sum of the ledger), reservations from a lease never exceed it, and a
@@ -18,6 +20,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import {
+  type Cap,
+  type CapPeriod,
   type CreditAccountRef,
   CreditStore,
   type NewReservation,
@@ -31,7 +35,7 @@ import * as AuthorityReads from "./AuthorityReads.js"
 import { make as makeSqlCreditStore } from "./SqlCreditStore.js"
 
 export interface Settings {
-  /** Whether reservations from personal balances are taken from leases. */
+  /** Whether reservations are taken from leases (personal balances, and org pools member by member). */
   readonly enabled: boolean
   /** How often the batch is written and the leases closed: the longest a credit stays earmarked. */
   readonly tick: Duration.Duration
@@ -50,19 +54,30 @@ export class CreditLeases extends Context.Reference<CreditLeases>()("@huddle/ada
   defaultValue: () => defaults
 }) {}
 
-/** Credits earmarked for this instance on one account, by the leases that earmarked them. */
+/** Credits earmarked for this instance on one account (for one member, on an org pool), by the leases that earmarked them. */
 interface Pot {
   readonly accountId: string
+  /** The member whose cap the earmark counts against (org pools); null for a personal balance. */
+  readonly member: Member | null
   free: number
   /** What its leases earmarked in all. */
   leased: number
   readonly leases: Array<string>
 }
 
+interface Member {
+  readonly orgId: string
+  readonly userId: string
+}
+
 interface LocalReservation {
   readonly id: string
   readonly accountId: string
   readonly account: CreditAccountRef
+  /** The pot it was paid from (`potKey`). */
+  readonly pot: string
+  /** The month its member's spending counts it in (org pools, as the SQL store does); null for a personal balance. */
+  readonly spendMonth: Date | null
   readonly userId: string
   readonly orgId: string | null
   readonly purpose: string
@@ -85,6 +100,24 @@ interface LocalReservation {
 
 const keyOf = (account: CreditAccountRef) => `${account.ownerType}:${account.ownerId}:${account.pool}`
 
+/** The member an earmark of `account` is for: on an org pool, the payer; none on a personal balance. */
+const memberOf = (account: CreditAccountRef, userId: string): Member | null =>
+  account.ownerType === "org" ? { orgId: account.ownerId, userId } : null
+
+/** A pot per personal balance, and per member of an org pool. */
+const potKey = (account: CreditAccountRef, userId: string) =>
+  account.ownerType === "org" ? `${keyOf(account)}:${userId}` : keyOf(account)
+
+/** The first moment of the UTC calendar month of `at`: `huddle_month_start` (migration 0007). */
+const monthStart = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1))
+
+/** Why a source could not pay: short (perhaps for a while, if others hold earmarks), or the member's cap. */
+interface Short {
+  readonly _tag: "Short"
+  readonly elsewhere: boolean
+  readonly cap: (Cap & { readonly remaining: number }) | null
+}
+
 export const make = Effect.gen(function*() {
   const inner = yield* makeSqlCreditStore
   const settings = yield* CreditLeases
@@ -106,60 +139,122 @@ export const make = Effect.gen(function*() {
   /** The revocation rule's read, one round trip for all the reservations asking at the time. */
   const authorityOk = yield* AuthorityReads.make(sql)
 
+  /** What this instance's pots earmarked on an account, and for a member. */
+  const mineOn = (accountId: string, member: Member | null) => {
+    let account = 0
+    let forMember = 0
+    for (const pot of pots.values()) {
+      if (pot.accountId === accountId) account += pot.leased
+      if (member !== null && pot.member !== null && pot.member.orgId === member.orgId && pot.member.userId === member.userId) {
+        forMember += pot.leased
+      }
+    }
+    return { account, forMember }
+  }
+
   /**
-   * Earmarks between `need` and `want` credits of the account; none when fewer than `need` are
-   * free. A transaction that locks the account row first, so that what is free is read from its
-   * latest version.
+   * The member's spending row (made if missing, its month moved on if it changed), locked until the
+   * transaction ends; after the account row, the order every statement takes them in.
    */
-  const take = (account: CreditAccountRef, need: number, want: number) =>
-    Effect.gen(function*() {
+  const lockSpending = (member: Member) =>
+    Effect.map(
+      sql<{ cap_amount: string | null; cap_period: CapPeriod | null; month_spent: string; total_spent: string; leased: string }>`
+        INSERT INTO member_spending (org_id, user_id, month_start, updated_at)
+        VALUES (${member.orgId}, ${member.userId}, huddle_month_start(now()), now())
+        ON CONFLICT (org_id, user_id) DO UPDATE SET
+          month_spent = CASE WHEN member_spending.month_start < EXCLUDED.month_start THEN 0 ELSE member_spending.month_spent END,
+          month_start = GREATEST(member_spending.month_start, EXCLUDED.month_start)
+        RETURNING cap_amount, cap_period, month_spent, total_spent, leased`,
+      ([row]) => {
+        const cap = row!.cap_amount === null || row!.cap_period === null
+          ? null
+          : { amount: Number(row!.cap_amount), period: row!.cap_period }
+        const used = cap === null ? 0 : cap.period === "total" ? Number(row!.total_spent) : Number(row!.month_spent)
+        const leased = Number(row!.leased)
+        // An earmark counts as spent while it is held: what the cap leaves for new earmarks.
+        return { cap, remaining: cap === null ? Infinity : cap.amount - used - leased, used, leased }
+      }
+    )
+
+  /**
+   * Earmarks between `need` and `want` credits of the account (for `member`, within their cap, on
+   * an org pool); none when fewer than `need` are free. A transaction that locks the account row
+   * first, so that what is free is read from its latest version.
+   */
+  const take = (account: CreditAccountRef, userId: string, need: number, want: number) => {
+    const member = memberOf(account, userId)
+    return Effect.gen(function*() {
       const [row] = yield* sql<{ id: string; balance: string; leased: string }>`
         SELECT id, balance, leased FROM credit_accounts
         WHERE owner_type = ${account.ownerType} AND owner_id = ${account.ownerId} AND pool = ${account.pool}
         FOR UPDATE`
-      if (row === undefined) return { taken: 0, accountId: null, leasedBefore: 0, heldElsewhere: false, leaseId: null }
-      const taken = Math.min(Number(row.balance) - Number(row.leased), want)
+      if (row === undefined) return { taken: 0, accountId: null, leasedBefore: 0, memberLeasedBefore: 0, heldElsewhere: false, cap: null, leaseId: null }
+      const spending = member === null ? undefined : yield* lockSpending(member)
+      const taken = Math.min(Number(row.balance) - Number(row.leased), want, spending?.remaining ?? Infinity)
+      const cap = spending?.cap == null ? null : { ...spending.cap, remaining: Math.max(0, spending.cap.amount - spending.used) }
       if (taken < need) {
         // Held on other instances: closed there perhaps, the refund waiting for their next batch.
         const [elsewhere] = yield* sql<{ held: boolean }>`
           SELECT EXISTS (SELECT 1 FROM credit_reservations WHERE account_id = ${row.id} AND status = 'held'
                          AND instance_id IS DISTINCT FROM ${instance}) AS held`
-        return { taken: 0, accountId: row.id, leasedBefore: Number(row.leased), heldElsewhere: elsewhere!.held, leaseId: null }
+        return {
+          taken: 0,
+          accountId: row.id,
+          leasedBefore: Number(row.leased),
+          memberLeasedBefore: spending?.leased ?? 0,
+          heldElsewhere: elsewhere!.held,
+          cap,
+          leaseId: null
+        }
       }
       const leaseId = yield* ids.next("res")
       yield* sql`UPDATE credit_accounts SET leased = leased + ${taken} WHERE id = ${row.id}`
-      yield* sql`INSERT INTO credit_leases (id, account_id, instance_id, amount, status, created_at)
-                 VALUES (${leaseId}, ${row.id}, ${instance}, ${taken}, 'open', now())`
-      return { taken, accountId: row.id, leasedBefore: Number(row.leased), heldElsewhere: false, leaseId }
+      if (member !== null) {
+        yield* sql`UPDATE member_spending SET leased = leased + ${taken} WHERE org_id = ${member.orgId} AND user_id = ${member.userId}`
+      }
+      yield* sql`INSERT INTO credit_leases (id, account_id, instance_id, amount, status, created_at, org_id, user_id)
+                 VALUES (${leaseId}, ${row.id}, ${instance}, ${taken}, 'open', now(), ${member?.orgId ?? null}, ${member?.userId ?? null})`
+      return { taken, accountId: row.id, leasedBefore: Number(row.leased), memberLeasedBefore: spending?.leased ?? 0, heldElsewhere: false, cap, leaseId }
     }).pipe(
       sql.withTransaction,
-      Effect.map(({ accountId, heldElsewhere, leaseId, leasedBefore, taken }) => {
-        const mine = pots.get(keyOf(account))
+      Effect.map(({ accountId, cap, heldElsewhere, leaseId, leasedBefore, memberLeasedBefore, taken }) => {
+        const mine = accountId === null ? { account: 0, forMember: 0 } : mineOn(accountId, member)
         if (leaseId !== null && accountId !== null) {
-          const pot = mine ?? { accountId, free: 0, leased: 0, leases: [] }
+          const key = potKey(account, userId)
+          const pot = pots.get(key) ?? { accountId, member, free: 0, leased: 0, leases: [] }
           pot.free += taken
           pot.leased += taken
           pot.leases.push(leaseId)
-          pots.set(keyOf(account), pot)
+          pots.set(key, pot)
         }
         // Earmarks held by other instances (or by this one's failed batches): given back within a tick.
-        return { taken, elsewhere: heldElsewhere || leasedBefore - (mine?.leased ?? 0) > 0 }
+        const short: Short = {
+          _tag: "Short",
+          elsewhere: heldElsewhere || leasedBefore - mine.account > 0 || memberLeasedBefore - mine.forMember > 0,
+          cap
+        }
+        return { taken, short }
       })
     )
+  }
 
-  /** Reserves from this instance's earmark on the account, if it covers the amount. */
+  /** Reserves from this instance's earmark on the account (for the payer, on an org pool), if it covers the amount. */
   const reserveLocally = (request: NewReservation, account: CreditAccountRef, reserveLedgerId: string, id: string) => {
-    const pot = pots.get(keyOf(account))
+    const key = potKey(account, request.userId)
+    const pot = pots.get(key)
     if (pot === undefined || pot.free < request.amount) return false
     pot.free -= request.amount
+    const createdAt = new Date()
     local.set(id, {
       id,
       accountId: pot.accountId,
       account,
+      pot: key,
+      spendMonth: account.ownerType === "org" ? monthStart(createdAt) : null,
       userId: request.userId,
       orgId: request.orgId,
       purpose: request.purpose,
-      createdAt: new Date(),
+      createdAt,
       parentId: null,
       reserveLedger: { id: reserveLedgerId, amount: request.amount },
       amount: request.amount,
@@ -175,48 +270,73 @@ export const make = Effect.gen(function*() {
     return true
   }
 
-  const reserve = (request: NewReservation): Effect.Effect<ReserveOutcome, SqlError> =>
+  /**
+   * Reserves from a lease of one source, taking or topping one up as needed; waits (until
+   * `giveUpAt`) while other instances hold earmarks that may come back. `Short` when it cannot pay.
+   */
+  const fromSource = (
+    request: NewReservation,
+    account: CreditAccountRef,
+    chosen: { readonly id: string; readonly ledgerId: string },
+    giveUpAt: number,
+    writeOwn: () => boolean
+  ): Effect.Effect<Extract<ReserveOutcome, { _tag: "Held" }> | Short, SqlError> =>
     Effect.gen(function*() {
-      const [personal, ...rest] = request.accounts
-      if (stopped || personal === undefined || personal.ownerType !== "user") return yield* inner.reserve(request)
-      const authority = yield* authorityOk(request)
-      if (!authority.credentialOk) return { _tag: "Refused", reason: "credential" } as const
-      if (!authority.memberOk) return { _tag: "Refused", reason: "membership" } as const
-      // Settled and short (nothing earmarked or held anywhere): the lease would take nothing.
-      if (authority.settledBalance !== undefined && authority.settledBalance < request.amount && !pots.has(keyOf(personal))) {
-        return rest.length === 0 ? { _tag: "Insufficient", cap: null } as const : yield* inner.reserve({ ...request, accounts: rest })
-      }
-      const id = yield* ids.next("res")
-      const ledgerId = yield* ids.next("led")
-      const held = () => reserveLocally(request, personal, ledgerId, id)
+      const key = potKey(account, request.userId)
+      const { id, ledgerId } = chosen
+      const held = () => reserveLocally(request, account, ledgerId, id)
       // Under the gate, so that what this instance earmarks is known when deciding to take more.
       const fromLease = gate.withPermits(1)(Effect.suspend(() => {
-        if (held()) return Effect.succeed("held" as const)
-        const need = request.amount - (pots.get(keyOf(personal))?.free ?? 0)
+        if (held()) return Effect.succeed(undefined)
+        const need = request.amount - (pots.get(key)?.free ?? 0)
         return Effect.map(
-          take(personal, need, Math.max(need, request.amount * settings.blockFactor)),
-          ({ elsewhere, taken }) => taken > 0 && held() ? "held" as const : elsewhere ? "wait" as const : "short" as const
+          take(account, request.userId, need, Math.max(need, request.amount * settings.blockFactor)),
+          ({ short, taken }) => taken > 0 && held() ? undefined : short
         )
       }))
-      const giveUpAt = Date.now() + Duration.toMillis(settings.shortWait)
-      let ownWritten = false
       for (;;) {
-        if (held()) return { _tag: "Held", id, account: personal } as const
-        const outcome = yield* fromLease
-        if (outcome === "held") return { _tag: "Held", id, account: personal } as const
+        if (held()) return { _tag: "Held", id, account } as const
+        const short = yield* fromLease
+        if (short === undefined) return { _tag: "Held", id, account } as const
         // This instance's own refunds may be waiting for its batch: write it, then look again.
-        if (!ownWritten && (dirty.size > 0 || pots.size > 0)) {
-          ownWritten = true
+        if (writeOwn()) {
           yield* flush
           continue
         }
         // Short on this instance's view: others' earmarks come back within a tick; wait for them
-        // rather than fall to the next source (or refuse) while the personal balance could pay.
-        if (outcome === "short" || Date.now() >= giveUpAt) break
+        // rather than fall to the next source (or refuse) while this one could pay.
+        if (!short.elsewhere || Date.now() >= giveUpAt) return short
         yield* Effect.sleep(settings.tick)
       }
-      if (rest.length === 0) return { _tag: "Insufficient", cap: null } as const
-      return yield* inner.reserve({ ...request, accounts: rest })
+    })
+
+  const reserve = (request: NewReservation): Effect.Effect<ReserveOutcome, SqlError> =>
+    Effect.gen(function*() {
+      const [first] = request.accounts
+      if (stopped || first === undefined) return yield* inner.reserve(request)
+      const authority = yield* authorityOk(request)
+      if (!authority.credentialOk) return { _tag: "Refused", reason: "credential" } as const
+      if (!authority.memberOk) return { _tag: "Refused", reason: "membership" } as const
+      const giveUpAt = Date.now() + Duration.toMillis(settings.shortWait)
+      let ownWritten = false
+      const writeOwn = () => {
+        if (ownWritten || (dirty.size === 0 && pots.size === 0)) return false
+        ownWritten = true
+        return true
+      }
+      const chosen = { id: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
+      let cap: Short["cap"] = null
+      for (const account of request.accounts) {
+        // Settled and short (nothing earmarked or held anywhere): a lease would take nothing.
+        const settledShort = account === first && authority.settledBalance !== undefined &&
+          authority.settledBalance < request.amount && !pots.has(potKey(account, request.userId))
+        if (settledShort) continue
+        const outcome = yield* fromSource(request, account, chosen, giveUpAt, writeOwn)
+        if (outcome._tag === "Held") return outcome
+        // The member's cap on the org pool, as the SQL store reports it when no source could pay.
+        if (outcome.cap !== null) cap = outcome.cap
+      }
+      return { _tag: "Insufficient", cap } as const
     })
 
   /** Closes a reservation in memory; the batch writes it (conditionally, if it was written held). */
@@ -234,7 +354,7 @@ export const make = Effect.gen(function*() {
       // refund reaches the balance when a batch closes it, and only if the database still has it
       // held (a sweep may have released it meanwhile).
       if (!reservation.attempted) {
-        const pot = pots.get(keyOf(reservation.account))
+        const pot = pots.get(reservation.pot)
         if (pot !== undefined) pot.free += reservation.amount - charged
       }
       dirty.add(reservation.id)
@@ -304,10 +424,10 @@ export const make = Effect.gen(function*() {
    */
   const writeBatch = (leases: ReadonlyArray<string>, batch: ReadonlyArray<LocalReservation>, states: ReadonlyArray<Snapshot>) =>
     Effect.gen(function*() {
-      const closed = yield* sql<{ id: string; account_id: string; amount: string }>`
+      const closed = yield* sql<{ id: string; account_id: string; amount: string; org_id: string | null; user_id: string | null }>`
         UPDATE credit_leases SET status = 'closed', closed_at = now()
         WHERE instance_id = ${instance} AND status = 'open'
-        RETURNING id, account_id, amount`
+        RETURNING id, account_id, amount, org_id, user_id`
       const reclaimed = leases.length === 0 ? [] : yield* sql<{ id: string }>`
         SELECT id FROM credit_leases WHERE id IN ${sql.in(leases)} AND status = 'reclaimed'`
       const moves = new Map<string, { balance: number; leased: number }>()
@@ -317,7 +437,19 @@ export const make = Effect.gen(function*() {
         m.leased += leased
         moves.set(accountId, m)
       }
-      for (const lease of closed) move(lease.account_id, 0, Number(lease.amount))
+      /** A member's spending on an org pool: earmarks given back, and what their reservations took, by month. */
+      const members = new Map<string, { readonly orgId: string; readonly userId: string; leased: number; readonly months: Map<number, number> }>()
+      const memberMove = (orgId: string, userId: string, leased: number, month: Date | null, spent: number) => {
+        const key = `${orgId}\u0000${userId}`
+        const m = members.get(key) ?? { orgId, userId, leased: 0, months: new Map() }
+        m.leased += leased
+        if (month !== null) m.months.set(month.getTime(), (m.months.get(month.getTime()) ?? 0) + spent)
+        members.set(key, m)
+      }
+      for (const lease of closed) {
+        move(lease.account_id, 0, Number(lease.amount))
+        if (lease.org_id !== null && lease.user_id !== null) memberMove(lease.org_id, lease.user_id, Number(lease.amount), null, 0)
+      }
       const fresh = states.filter((s) => s.written === "none")
       const closingToo: Array<Snapshot> = []
       const lost = reclaimed.length > 0
@@ -338,7 +470,7 @@ export const make = Effect.gen(function*() {
           created_at: s.createdAt,
           closed_at: s.closedAt,
           instance_id: instance,
-          spend_month: null,
+          spend_month: s.spendMonth,
           parent_id: s.parentId
         }))
         const inserted = new Set(
@@ -347,6 +479,12 @@ export const make = Effect.gen(function*() {
         )
         // Already there: written by a batch that failed without an answer; closed below if it is closed now.
         for (const s of fresh) if (!inserted.has(s.id) && s.status !== "held") closingToo.push(s)
+        // Counted for its member as the SQL store counts it: what was reserved, less what a close gave back.
+        for (const s of fresh) {
+          if (!inserted.has(s.id) || s.spendMonth === null) continue
+          const refund = s.status === "held" ? 0 : s.amount - s.actual
+          memberMove(s.account.ownerId, s.userId, 0, s.spendMonth, (s.reserveLedger?.amount ?? 0) - refund)
+        }
         const ledger = fresh.filter((s) => inserted.has(s.id)).flatMap((s) => [
           ...(s.reserveLedger === null ? [] : [{
             id: s.reserveLedger.id,
@@ -381,24 +519,63 @@ export const make = Effect.gen(function*() {
         const values = closing.map((s) =>
           sql`(${s.id}::text, ${s.status}::text, ${s.actual}::bigint, ${s.closeLedgerId}::text, ${s.closedAt}::timestamptz)`
         )
-        const done = yield* sql<{ account_id: string; delta: string }>`
+        const done = yield* sql<{ account_id: string; delta: string; org_id: string | null; user_id: string; spend_month: Date | null }>`
           WITH v (id, status, actual, ledger_id, closed_at) AS (VALUES ${sql.csv(values)}),
           closed AS (
             UPDATE credit_reservations r SET status = v.status, actual = LEAST(v.actual, r.amount), closed_at = v.closed_at
             FROM v WHERE r.id = v.id AND r.status = 'held'
-            RETURNING r.id, r.account_id, r.amount, r.actual, r.purpose, r.user_id, v.ledger_id, v.status, v.closed_at
+            RETURNING r.id, r.account_id, r.amount, r.actual, r.purpose, r.user_id, r.org_id, r.spend_month, v.ledger_id, v.status, v.closed_at
+          ), logged AS (
+            INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+            SELECT ledger_id, account_id, amount - actual, CASE status WHEN 'settled' THEN 'settle' ELSE 'release' END,
+                   id, purpose, user_id, closed_at FROM closed
+            RETURNING account_id, delta, reservation_id
           )
-          INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-          SELECT ledger_id, account_id, amount - actual, CASE status WHEN 'settled' THEN 'settle' ELSE 'release' END,
-                 id, purpose, user_id, closed_at FROM closed
-          RETURNING account_id, delta`
-        for (const row of done) move(row.account_id, Number(row.delta), 0)
+          SELECT l.account_id, l.delta, c.org_id, c.user_id, c.spend_month FROM logged l JOIN closed c ON c.id = l.reservation_id`
+        for (const row of done) {
+          move(row.account_id, Number(row.delta), 0)
+          // What its member's spending counted beyond the charge goes back, in the month it was counted in.
+          if (row.spend_month !== null && row.org_id !== null) memberMove(row.org_id, row.user_id, 0, new Date(row.spend_month), -Number(row.delta))
+        }
       }
       if (moves.size > 0) {
+        // Rows locked in one order (an UPDATE of several takes them in the plan's), so that two
+        // instances' batches over the same accounts (an org's pools) never deadlock.
+        yield* sql`SELECT 1 FROM credit_accounts WHERE id IN ${sql.in([...moves.keys()])} ORDER BY id FOR NO KEY UPDATE`
         const values = [...moves].map(([id, m]) => sql`(${id}::text, ${m.balance}::bigint, ${m.leased}::bigint)`)
         yield* sql`
           UPDATE credit_accounts a SET balance = a.balance + v.balance, leased = a.leased - v.leased
           FROM (VALUES ${sql.csv(values)}) v (id, balance, leased) WHERE a.id = v.id`
+      }
+      // After the accounts: the order every statement locks them in. One statement per month a
+      // member's changes fall in (one, but for a batch across the turn of a month).
+      const spendingMoves = [...members.values()]
+      if (spendingMoves.length > 0) {
+        const keys = spendingMoves.map((m) => sql`(${m.orgId}::text, ${m.userId}::text)`)
+        yield* sql`SELECT 1 FROM member_spending WHERE (org_id, user_id) IN (VALUES ${sql.csv(keys)})
+                   ORDER BY org_id, user_id FOR NO KEY UPDATE`
+      }
+      for (let round = 0; spendingMoves.length > 0; round++) {
+        const values = spendingMoves.map((m) => {
+          const [month, spent] = [...m.months][round] ?? [null, 0]
+          const leased = round === 0 ? m.leased : 0
+          return sql`(${m.orgId}::text, ${m.userId}::text, ${month === null ? null : new Date(month)}::timestamptz, ${spent}::bigint, ${leased}::bigint)`
+        })
+        yield* sql`
+          UPDATE member_spending s SET
+            leased = s.leased - v.leased,
+            total_spent = GREATEST(0, s.total_spent + v.spent),
+            month_spent = CASE
+              WHEN v.month IS NULL THEN s.month_spent
+              WHEN s.month_start = v.month THEN GREATEST(0, s.month_spent + v.spent)
+              WHEN s.month_start < v.month THEN GREATEST(0, v.spent)
+              ELSE s.month_spent
+            END,
+            month_start = CASE WHEN v.month IS NOT NULL AND s.month_start < v.month THEN v.month ELSE s.month_start END,
+            updated_at = now()
+          FROM (VALUES ${sql.csv(values)}) v (org_id, user_id, month, spent, leased)
+          WHERE s.org_id = v.org_id AND s.user_id = v.user_id`
+        for (let i = spendingMoves.length - 1; i >= 0; i--) if (spendingMoves[i]!.months.size <= round + 1) spendingMoves.splice(i, 1)
       }
       return { lost, batch }
     }).pipe(sql.withTransaction)
@@ -406,6 +583,8 @@ export const make = Effect.gen(function*() {
   interface Snapshot {
     readonly id: string
     readonly accountId: string
+    readonly account: CreditAccountRef
+    readonly spendMonth: Date | null
     readonly userId: string
     readonly orgId: string | null
     readonly purpose: string
@@ -503,6 +682,11 @@ export const make = Effect.gen(function*() {
     release,
     split,
     releaseExpired: (heldBefore) => flushed(inner.releaseExpired(heldBefore)),
+    // What members spent is counted by the batch; a new cap governs this instance's next earmark
+    // at once (its earmarks go back first) and other instances' within a tick.
+    spending: (orgId, userIds) => flushed(inner.spending(orgId, userIds)),
+    setCap: (orgId, userId, cap) => flushed(inner.setCap(orgId, userId, cap)),
+    orgUsageSince: (orgId, since) => flushed(inner.orgUsageSince(orgId, since)),
     releaseHeldBy: (instanceIds) => inner.releaseHeldBy(instanceIds)
   })
 })

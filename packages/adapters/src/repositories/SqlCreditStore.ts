@@ -133,7 +133,7 @@ export const make = Effect.gen(function*() {
       const [row] = yield* sql<ReserveRow>`
         WITH wanted (owner_type, owner_id, pool, rank) AS (VALUES ${sql.csv(wanted)}),
         spending AS (
-          SELECT cap_amount, cap_period,
+          SELECT cap_amount, cap_period, leased,
                  CASE WHEN month_start = huddle_month_start(now()) THEN month_spent ELSE 0 END AS month_spent, total_spent
           FROM member_spending WHERE org_id = ${orgId}::text AND user_id = ${userId}::text
         ),
@@ -142,7 +142,7 @@ export const make = Effect.gen(function*() {
         ),
         allowance AS (
           SELECT cap_amount, cap_period,
-                 CASE cap_period WHEN 'total' THEN cap_amount - total_spent ELSE cap_amount - month_spent END AS remaining
+                 CASE cap_period WHEN 'total' THEN cap_amount - total_spent ELSE cap_amount - month_spent END - leased AS remaining
           FROM spending WHERE cap_amount IS NOT NULL
         ),
         candidate AS (
@@ -174,7 +174,7 @@ export const make = Effect.gen(function*() {
                    CASE member_spending.cap_period
                      WHEN 'total' THEN member_spending.total_spent
                      ELSE CASE WHEN member_spending.month_start = EXCLUDED.month_start THEN member_spending.month_spent ELSE 0 END
-                   END + EXCLUDED.month_spent > member_spending.cap_amount
+                   END + member_spending.leased + EXCLUDED.month_spent > member_spending.cap_amount
               THEN huddle_cap_exceeded()
               ELSE CASE WHEN member_spending.month_start = EXCLUDED.month_start THEN member_spending.month_spent ELSE 0 END
                    + EXCLUDED.month_spent
@@ -332,11 +332,20 @@ export const make = Effect.gen(function*() {
       WITH reclaimed AS (
         UPDATE credit_leases SET status = 'reclaimed', closed_at = now()
         WHERE instance_id IN ${sql.in(instanceIds)} AND status = 'open'
-        RETURNING account_id, amount
+        RETURNING account_id, amount, org_id, user_id
       ), per_account AS (
         SELECT account_id, SUM(amount)::bigint AS amount FROM reclaimed GROUP BY account_id
+      ), unleased AS (
+        UPDATE credit_accounts a SET leased = a.leased - p.amount FROM per_account p WHERE a.id = p.account_id
+        RETURNING a.id
+      ), per_member AS (
+        -- After the accounts (it reads what their update returned): the order every statement locks them in.
+        SELECT r.org_id, r.user_id, SUM(r.amount)::bigint AS amount
+        FROM reclaimed r JOIN unleased u ON u.id = r.account_id
+        WHERE r.user_id IS NOT NULL GROUP BY r.org_id, r.user_id
       )
-      UPDATE credit_accounts a SET leased = a.leased - p.amount FROM per_account p WHERE a.id = p.account_id`
+      UPDATE member_spending s SET leased = s.leased - p.amount
+      FROM per_member p WHERE s.org_id = p.org_id AND s.user_id = p.user_id`
 
   const releaseAll = (heldIds: ReadonlyArray<{ readonly id: string }>) =>
     Effect.reduce(heldIds, 0, (released, { id }) => Effect.map(release(id), (done) => done ? released + 1 : released))

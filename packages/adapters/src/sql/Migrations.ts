@@ -20,6 +20,7 @@ import creditLeases from "../migrations/0012_credit_leases.js"
 import spend from "../migrations/0013_spend.js"
 import orgIntents from "../migrations/0014_org_intents.js"
 import heldByAccount from "../migrations/0015_held_by_account.js"
+import memberLeases from "../migrations/0016_member_leases.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -36,7 +37,8 @@ export const loader = Migrator.fromRecord({
   "0012_credit_leases": creditLeases,
   "0013_spend": spend,
   "0014_org_intents": orgIntents,
-  "0015_held_by_account": heldByAccount
+  "0015_held_by_account": heldByAccount,
+  "0016_member_leases": memberLeases
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */
