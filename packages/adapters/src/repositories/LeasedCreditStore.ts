@@ -153,89 +153,51 @@ export const make = Effect.gen(function*() {
   }
 
   /**
-   * The member's spending row (made if missing, its month moved on if it changed), locked until the
-   * transaction ends; after the account row, the order every statement takes them in.
-   */
-  const lockSpending = (member: Member) =>
-    Effect.map(
-      sql<{ cap_amount: string | null; cap_period: CapPeriod | null; month_spent: string; total_spent: string; leased: string }>`
-        INSERT INTO member_spending (org_id, user_id, month_start, updated_at)
-        VALUES (${member.orgId}, ${member.userId}, huddle_month_start(now()), now())
-        ON CONFLICT (org_id, user_id) DO UPDATE SET
-          month_spent = CASE WHEN member_spending.month_start < EXCLUDED.month_start THEN 0 ELSE member_spending.month_spent END,
-          month_start = GREATEST(member_spending.month_start, EXCLUDED.month_start)
-        RETURNING cap_amount, cap_period, month_spent, total_spent, leased`,
-      ([row]) => {
-        const cap = row!.cap_amount === null || row!.cap_period === null
-          ? null
-          : { amount: Number(row!.cap_amount), period: row!.cap_period }
-        const used = cap === null ? 0 : cap.period === "total" ? Number(row!.total_spent) : Number(row!.month_spent)
-        const leased = Number(row!.leased)
-        // An earmark counts as spent while it is held: what the cap leaves for new earmarks.
-        return { cap, remaining: cap === null ? Infinity : cap.amount - used - leased, used, leased }
-      }
-    )
-
-  /**
-   * Earmarks between `need` and `want` credits of the account (for `member`, within their cap, on
-   * an org pool); none when fewer than `need` are free. A transaction that locks the account row
-   * first, so that what is free is read from its latest version.
+   * Earmarks between `need` and `want` credits of the account (for the payer, within their cap, on
+   * an org pool); none when fewer than `need` are free. One statement (`huddle_take_lease`,
+   * migration 0016), which reads what is free under the account's row lock.
    */
   const take = (account: CreditAccountRef, userId: string, need: number, want: number) => {
     const member = memberOf(account, userId)
-    return Effect.gen(function*() {
-      const [row] = yield* sql<{ id: string; balance: string; leased: string }>`
-        SELECT id, balance, leased FROM credit_accounts
-        WHERE owner_type = ${account.ownerType} AND owner_id = ${account.ownerId} AND pool = ${account.pool}
-        FOR UPDATE`
-      if (row === undefined) return { taken: 0, accountId: null, leasedBefore: 0, memberLeasedBefore: 0, heldElsewhere: false, cap: null, leaseId: null }
-      const spending = member === null ? undefined : yield* lockSpending(member)
-      const taken = Math.min(Number(row.balance) - Number(row.leased), want, spending?.remaining ?? Infinity)
-      const cap = spending?.cap == null ? null : { ...spending.cap, remaining: Math.max(0, spending.cap.amount - spending.used) }
-      if (taken < need) {
-        // Held on other instances: closed there perhaps, the refund waiting for their next batch.
-        const [elsewhere] = yield* sql<{ held: boolean }>`
-          SELECT EXISTS (SELECT 1 FROM credit_reservations WHERE account_id = ${row.id} AND status = 'held'
-                         AND instance_id IS DISTINCT FROM ${instance}) AS held`
-        return {
-          taken: 0,
-          accountId: row.id,
-          leasedBefore: Number(row.leased),
-          memberLeasedBefore: spending?.leased ?? 0,
-          heldElsewhere: elsewhere!.held,
-          cap,
-          leaseId: null
-        }
-      }
-      const leaseId = yield* ids.next("res")
-      yield* sql`UPDATE credit_accounts SET leased = leased + ${taken} WHERE id = ${row.id}`
-      if (member !== null) {
-        yield* sql`UPDATE member_spending SET leased = leased + ${taken} WHERE org_id = ${member.orgId} AND user_id = ${member.userId}`
-      }
-      yield* sql`INSERT INTO credit_leases (id, account_id, instance_id, amount, status, created_at, org_id, user_id)
-                 VALUES (${leaseId}, ${row.id}, ${instance}, ${taken}, 'open', now(), ${member?.orgId ?? null}, ${member?.userId ?? null})`
-      return { taken, accountId: row.id, leasedBefore: Number(row.leased), memberLeasedBefore: spending?.leased ?? 0, heldElsewhere: false, cap, leaseId }
-    }).pipe(
-      sql.withTransaction,
-      Effect.map(({ accountId, cap, heldElsewhere, leaseId, leasedBefore, memberLeasedBefore, taken }) => {
-        const mine = accountId === null ? { account: 0, forMember: 0 } : mineOn(accountId, member)
-        if (leaseId !== null && accountId !== null) {
-          const key = potKey(account, userId)
-          const pot = pots.get(key) ?? { accountId, member, free: 0, leased: 0, leases: [] }
-          pot.free += taken
-          pot.leased += taken
-          pot.leases.push(leaseId)
-          pots.set(key, pot)
-        }
-        // Earmarks held by other instances (or by this one's failed batches): given back within a tick.
-        const short: Short = {
-          _tag: "Short",
-          elsewhere: heldElsewhere || leasedBefore - mine.account > 0 || memberLeasedBefore - mine.forMember > 0,
-          cap
-        }
-        return { taken, short }
-      })
-    )
+    return Effect.flatMap(ids.next("res"), (leaseId) =>
+      sql<{
+        taken: string
+        account_id: string | null
+        leased_before: string
+        member_leased_before: string
+        held_elsewhere: boolean
+        cap_amount: string | null
+        cap_period: CapPeriod | null
+        cap_used: string | null
+      }>`SELECT * FROM huddle_take_lease(${leaseId}, ${instance}, ${account.ownerType}, ${account.ownerId}, ${account.pool},
+                                         ${member?.userId ?? null}, ${need}, ${want})`.pipe(
+        Effect.map(([row]) => {
+          const taken = Number(row!.taken)
+          const accountId = row!.account_id
+          const mine = accountId === null ? { account: 0, forMember: 0 } : mineOn(accountId, member)
+          if (taken > 0 && accountId !== null) {
+            const key = potKey(account, userId)
+            const pot = pots.get(key) ?? { accountId, member, free: 0, leased: 0, leases: [] }
+            pot.free += taken
+            pot.leased += taken
+            pot.leases.push(leaseId)
+            pots.set(key, pot)
+          }
+          const cap = row!.cap_amount === null || row!.cap_period === null ? null : {
+            amount: Number(row!.cap_amount),
+            period: row!.cap_period,
+            remaining: Math.max(0, Number(row!.cap_amount) - Number(row!.cap_used ?? 0))
+          }
+          // Earmarks held by other instances (or by this one's failed batches): given back within a tick.
+          const short: Short = {
+            _tag: "Short",
+            elsewhere: row!.held_elsewhere || Number(row!.leased_before) - mine.account > 0 ||
+              Number(row!.member_leased_before) - mine.forMember > 0,
+            cap
+          }
+          return { taken, short }
+        })
+      ))
   }
 
   /** Reserves from this instance's earmark on the account (for the payer, on an org pool), if it covers the amount. */
@@ -424,12 +386,21 @@ export const make = Effect.gen(function*() {
    */
   const writeBatch = (leases: ReadonlyArray<string>, batch: ReadonlyArray<LocalReservation>, states: ReadonlyArray<Snapshot>) =>
     Effect.gen(function*() {
-      const closed = yield* sql<{ id: string; account_id: string; amount: string; org_id: string | null; user_id: string | null }>`
-        UPDATE credit_leases SET status = 'closed', closed_at = now()
-        WHERE instance_id = ${instance} AND status = 'open'
-        RETURNING id, account_id, amount, org_id, user_id`
-      const reclaimed = leases.length === 0 ? [] : yield* sql<{ id: string }>`
-        SELECT id FROM credit_leases WHERE id IN ${sql.in(leases)} AND status = 'reclaimed'`
+      // The open leases closed, and the batch's leases found reclaimed (by a sweep that took this
+      // instance for lost), in one round trip.
+      const leaseRows = yield* sql<{ reclaimed: boolean; id: string; account_id: string; amount: string; org_id: string | null; user_id: string | null }>`
+        WITH closed AS (
+          UPDATE credit_leases SET status = 'closed', closed_at = now()
+          WHERE instance_id = ${instance} AND status = 'open'
+          RETURNING id, account_id, amount, org_id, user_id
+        )
+        SELECT false AS reclaimed, id, account_id, amount, org_id, user_id FROM closed
+        ${
+        leases.length === 0 ? sql`` : sql`UNION ALL
+        SELECT true, id, account_id, amount, org_id, user_id FROM credit_leases WHERE id IN ${sql.in(leases)} AND status = 'reclaimed'`
+      }`
+      const closed = leaseRows.filter((row) => !row.reclaimed)
+      const reclaimed = leaseRows.filter((row) => row.reclaimed)
       const moves = new Map<string, { balance: number; leased: number }>()
       const move = (accountId: string, balance: number, leased: number) => {
         const m = moves.get(accountId) ?? { balance: 0, leased: 0 }
@@ -541,7 +512,7 @@ export const make = Effect.gen(function*() {
       if (moves.size > 0) {
         // Rows locked in one order (an UPDATE of several takes them in the plan's), so that two
         // instances' batches over the same accounts (an org's pools) never deadlock.
-        yield* sql`SELECT 1 FROM credit_accounts WHERE id IN ${sql.in([...moves.keys()])} ORDER BY id FOR NO KEY UPDATE`
+        if (moves.size > 1) yield* sql`SELECT 1 FROM credit_accounts WHERE id IN ${sql.in([...moves.keys()])} ORDER BY id FOR NO KEY UPDATE`
         const values = [...moves].map(([id, m]) => sql`(${id}::text, ${m.balance}::bigint, ${m.leased}::bigint)`)
         yield* sql`
           UPDATE credit_accounts a SET balance = a.balance + v.balance, leased = a.leased - v.leased
@@ -550,7 +521,7 @@ export const make = Effect.gen(function*() {
       // After the accounts: the order every statement locks them in. One statement per month a
       // member's changes fall in (one, but for a batch across the turn of a month).
       const spendingMoves = [...members.values()]
-      if (spendingMoves.length > 0) {
+      if (spendingMoves.length > 1) {
         const keys = spendingMoves.map((m) => sql`(${m.orgId}::text, ${m.userId}::text)`)
         yield* sql`SELECT 1 FROM member_spending WHERE (org_id, user_id) IN (VALUES ${sql.csv(keys)})
                    ORDER BY org_id, user_id FOR NO KEY UPDATE`
