@@ -49,6 +49,7 @@ import * as ScryptPasswordHasher from "./crypto/ScryptPasswordHasher.js"
 import * as NodeRepositorySources from "./grounding/NodeRepositorySources.js"
 import * as Catalog from "./models/Catalog.js"
 import * as Providers from "./models/Providers.js"
+import * as LeasedCreditStore from "./repositories/LeasedCreditStore.js"
 import * as SqlIdempotencyStore from "./repositories/SqlIdempotencyStore.js"
 import * as Database from "./sql/Database.js"
 import * as Storage from "./Storage.js"
@@ -68,6 +69,8 @@ export interface Options {
   readonly reservationExpiry?: Partial<ReservationExpiry.Settings> | undefined
   /** How often instances heartbeat, and when a silent one is taken for lost; default 10 s and 30 s. */
   readonly liveness?: Partial<InstanceLiveness.Settings> | undefined
+  /** Credit leases (decision 0021): on, with a 20 ms tick, by default. */
+  readonly creditLeases?: Partial<LeasedCreditStore.Settings> | undefined
   /** Council seats and deadline (default 3 seats, 120 s). */
   readonly council?: Partial<Council.Settings> | undefined
   /** Connected repositories: where they may come from, how they are indexed. */
@@ -86,6 +89,7 @@ export interface GroundingOptions {
 /** Every service of `@huddle/domain`, ready to use; the database is migrated when it starts. */
 export const layer = (options: Options) => {
   const infrastructure = Layer.mergeAll(Storage.layer, SqlIdempotencyStore.layer, ScryptPasswordHasher.layer, NodeSecretTokens.layer).pipe(
+    Layer.provide(Layer.succeed(LeasedCreditStore.CreditLeases, { ...LeasedCreditStore.defaults, ...options.creditLeases })),
     Layer.provideMerge(UlidIds.layer),
     Layer.provideMerge(Database.layer(options.storage))
   )

@@ -48,6 +48,7 @@ export const domainLayer = (config: ServerConfig) =>
     providers: config.providers,
     catalog: config.catalog,
     liveness: config.liveness,
+    creditLeases: config.creditLeases,
     council: config.council,
     grounding: config.grounding
   })

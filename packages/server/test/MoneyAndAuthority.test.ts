@@ -4,6 +4,7 @@
  * personal credits, so whatever a request spends comes from a pool the operator funded.
  */
 import { Accounts, Operator, Orgs, TestServer } from "@huddle/testkit"
+import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const call = (method: string, params: unknown, id = 1) => ({ jsonrpc: "2.0", method, params, id })
@@ -294,5 +295,38 @@ describe("money and authority", () => {
       expect((await pool(org.id, org.admin.session)).subscription_balance).toBe(500)
       expect((await rpc(org.admin.session, "intent.reject", { id: submitted.body.result.id })).body.result.status).toBe("rejected")
     })
+  })
+})
+
+describe("what members spent, when the instance writes its credits only now and then", () => {
+  // A batch every half minute: what is spent stays in this instance's memory unless a read writes it.
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start({ starterCredits: 0, creditLeases: { tick: Duration.seconds(30) } })
+  })
+  afterAll(() => server.stop())
+
+  it("shows an admin every charge at once: the member list, the member's own view and the pool agree", async () => {
+    const org = await Orgs.createOrg(server)
+    const member = await Orgs.addMember(server, org)
+    await Operator.grant(server, { org_id: org.id, balance: "subscription" }, 1000, "plan")
+    const { key } = await Accounts.createApiKey(server, member, { org_id: org.id })
+    let charged = 0
+    for (let i = 0; i < 3; i++) {
+      const res = await server.request("POST", "/v1/huddle", { token: key, body: { input: "Quick check.", model_tier: "economy" } })
+      expect(res.status).toBe(200)
+      charged += res.body.credits_charged as number
+    }
+    expect(charged).toBeGreaterThan(0)
+    // First the spend report, read from the ledger (each read below writes what is in memory).
+    const range = `from=${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}&to=${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}`
+    const spend = await server.request("GET", `/v1/orgs/${org.id}/admin/spend?${range}&group_by=member`, { token: org.admin.session })
+    expect(spend.status).toBe(200)
+    expect(spend.body.totals).toEqual({ credits: charged, calls: 3 })
+    const list = await server.request("GET", `/v1/orgs/${org.id}/admin/members`, { token: org.admin.session })
+    const listed = list.body.data.find((m: { user_id: string | null }) => m.user_id === member.id)
+    expect(listed.spent).toEqual({ month: charged, total: charged })
+    const own = (await server.request("GET", `/v1/orgs/${org.id}/credits`, { token: member.session })).body
+    expect(own).toMatchObject({ subscription_balance: 1000 - charged, spent: { month: charged, total: charged } })
   })
 })

@@ -44,6 +44,8 @@ export interface Options {
   readonly tracing?: ServerConfig["tracing"]
   /** Instance heartbeats (default: the service's). */
   readonly liveness?: ServerConfig["liveness"]
+  /** Credit leases (default: the service's: on, a batch every 20 ms). */
+  readonly creditLeases?: ServerConfig["creditLeases"]
   readonly council?: ServerConfig["council"]
   /** SQL run on the fresh database before the server starts (see `TestDatabase.fresh`). */
   readonly setupSql?: string
@@ -172,6 +174,7 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
   metricsOff: options.metricsOff,
   tracing: options.tracing,
   liveness: options.liveness,
+  creditLeases: options.creditLeases,
   council: options.council,
   grounding: {
     sources: {

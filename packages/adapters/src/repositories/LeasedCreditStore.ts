@@ -645,6 +645,7 @@ export const make = Effect.gen(function*() {
 
   return CreditStore.of({
     ...inner,
+    flush,
     balance: (account) => flushed(inner.balance(account)),
     ledgerTotal: (account) => flushed(inner.ledgerTotal(account)),
     ledger: (account, page) => flushed(inner.ledger(account, page)),

@@ -365,6 +365,7 @@ export const make = Effect.gen(function*() {
       )
 
   return CreditStore.of({
+    flush: Effect.void,
     grant: ({ account, actorId, amount, reason }) =>
       Effect.gen(function*() {
         const accountId = yield* ids.next("res")

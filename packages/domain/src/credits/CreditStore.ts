@@ -116,6 +116,12 @@ export interface Service {
   readonly releaseExpired: (heldBefore: DateTime.Utc) => Effect.Effect<number>
   /** Releases every reservation still held by these (lost) instances; returns how many. */
   readonly releaseHeldBy: (instanceIds: ReadonlyArray<string>) => Effect.Effect<number>
+  /**
+   * Writes what this instance keeps of the credits in memory (a leased store's batch, decision
+   * 0021), so that reads of the database made after it (the member list's spending, the spend
+   * reports) see every charge it has answered for; nothing to do for a store that writes as it goes.
+   */
+  readonly flush: Effect.Effect<void>
   /** Credits charged to an org's pool (settled reservations) since a time. */
   readonly orgUsageSince: (orgId: string, since: DateTime.Utc) => Effect.Effect<number>
   /** Sets or lifts (null) a member's cap on the org pool; returns their spending. */

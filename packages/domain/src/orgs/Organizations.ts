@@ -166,6 +166,8 @@ export const make = Effect.gen(function*() {
 
   const members: Service["members"] = (principal, orgId, page) =>
     access.admin(principal, orgId).pipe(
+      // What members spent, with every charge this instance has answered for.
+      Effect.zipRight(credits.flush),
       Effect.zipRight(orgs.members(orgId, page)),
       Effect.map((rows) => {
         const result = fromRows(rows.map((member) => ({ id: member.email, member })), page.limit)

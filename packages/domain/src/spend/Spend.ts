@@ -8,6 +8,7 @@ import * as Traced from "../observability/Traced.js"
 import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../accounts/Principal.js"
 import { ModelTier } from "../accounts/Preferences.js"
+import { CreditStore } from "../credits/CreditStore.js"
 import { Catalog } from "../models/Catalog.js"
 import { OrgAccess } from "../orgs/OrgAccess.js"
 import { type Forbidden, InvalidRequest, type NotFound } from "../shared/Errors.js"
@@ -26,6 +27,7 @@ export const make = Effect.gen(function*() {
   const repository = yield* SpendRepository
   const access = yield* OrgAccess
   const catalog = yield* Catalog
+  const credits = yield* CreditStore
   // A request names a model or a tier (a name that is a tier is read as one, as routing does).
   const byName = new Map<string, string>(catalog.models.map((model) => [model.id, model.tier]))
   for (const tier of ModelTier.literals) byName.set(tier, tier)
@@ -37,6 +39,8 @@ export const make = Effect.gen(function*() {
       if (request.cursor !== undefined && after === undefined) {
         return yield* new InvalidRequest({ message: "cursor: was made for another group_by", field: "cursor" })
       }
+      // Every charge this instance has answered for is in the ledger before it is read.
+      yield* credits.flush
       const page = yield* repository.query(scope, { ...request, after }, tiers)
       return new SpendReport({
         from: request.from.toISOString(),

@@ -189,6 +189,7 @@ export const make = (options: Options = {}) =>
           .filter((reservation) => Option.isSome(close(reservation.id, 0, "released", at))).length)
 
     const store = CreditStore.of({
+      flush: Effect.void,
       grant: ({ account, actorId, amount, reason }) =>
         Effect.map(DateTime.now, (at) => {
           const key = keyOf(account)
