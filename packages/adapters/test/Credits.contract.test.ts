@@ -181,6 +181,35 @@ for (const engine of TestDatabase.availableEngines()) for (const mode of modes) 
       expect(result.balances).toEqual([[5, 5], [0, 0], [7, 7]])
     }, 60_000)
 
+    it("lets members who share a pool spend every credit of it between them, none twice", async () => {
+      const orgId = await runtime.runPromise(makeOrg())
+      const members = await Promise.all([makePayer(orgId), makePayer(orgId), makePayer(orgId)])
+      const pool = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
+      const result = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        yield* grant(pool, 1000)
+        // 30 reservations of 40 (1 200) for a pool of 1 000: exactly 25 fit, whoever asks first.
+        const outcomes = yield* Effect.forEach(
+          Array.from({ length: 30 }, (_, i) => members[i % members.length]!),
+          ({ authority, userId }) =>
+            Effect.either(Effect.tap(
+              credits.reserve({ userId, orgId, amount: 40, creditFallback: true, purpose: "shared", authority }),
+              (held) => credits.settle(held, 40)
+            )),
+          { concurrency: "unbounded" }
+        )
+        const spending = yield* store.spending(orgId, members.map((m) => m.userId))
+        return {
+          succeeded: outcomes.filter(Either.isRight).length,
+          balance: yield* store.balance(pool),
+          ledger: yield* store.ledgerTotal(pool),
+          spent: [...spending.values()].reduce((sum, s) => sum + s.total, 0)
+        }
+      }))
+      expect(result).toEqual({ succeeded: 25, balance: 0, ledger: 0, spent: 1000 })
+    }, 60_000)
+
     it("settles and releases at most once, even when asked twice at the same time", async () => {
       const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {

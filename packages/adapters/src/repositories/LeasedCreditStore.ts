@@ -59,6 +59,8 @@ interface Pot {
   readonly accountId: string
   /** The member whose cap the earmark counts against (org pools); null for a personal balance. */
   readonly member: Member | null
+  /** The month the member's spending counts in, as the database's clock said at the last take. */
+  month: Date | null
   free: number
   /** What its leases earmarked in all. */
   leased: number
@@ -108,9 +110,6 @@ const memberOf = (account: CreditAccountRef, userId: string): Member | null =>
 const potKey = (account: CreditAccountRef, userId: string) =>
   account.ownerType === "org" ? `${keyOf(account)}:${userId}` : keyOf(account)
 
-/** The first moment of the UTC calendar month of `at`: `huddle_month_start` (migration 0007). */
-const monthStart = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1))
-
 /** Why a source could not pay: short (perhaps for a while, if others hold earmarks), or the member's cap. */
 interface Short {
   readonly _tag: "Short"
@@ -139,19 +138,6 @@ export const make = Effect.gen(function*() {
   /** The revocation rule's read, one round trip for all the reservations asking at the time. */
   const authorityOk = yield* AuthorityReads.make(sql)
 
-  /** What this instance's pots earmarked on an account, and for a member. */
-  const mineOn = (accountId: string, member: Member | null) => {
-    let account = 0
-    let forMember = 0
-    for (const pot of pots.values()) {
-      if (pot.accountId === accountId) account += pot.leased
-      if (member !== null && pot.member !== null && pot.member.orgId === member.orgId && pot.member.userId === member.userId) {
-        forMember += pot.leased
-      }
-    }
-    return { account, forMember }
-  }
-
   /**
    * Earmarks between `need` and `want` credits of the account (for the payer, within their cap, on
    * an org pool); none when fewer than `need` are free. One statement (`huddle_take_lease`,
@@ -169,30 +155,43 @@ export const make = Effect.gen(function*() {
         cap_amount: string | null
         cap_period: CapPeriod | null
         cap_used: string | null
+        free: string
+        room: string | null
+        month_start: Date
       }>`SELECT * FROM huddle_take_lease(${leaseId}, ${instance}, ${account.ownerType}, ${account.ownerId}, ${account.pool},
                                          ${member?.userId ?? null}, ${need}, ${want})`.pipe(
         Effect.map(([row]) => {
           const taken = Number(row!.taken)
           const accountId = row!.account_id
-          const mine = accountId === null ? { account: 0, forMember: 0 } : mineOn(accountId, member)
+          const key = potKey(account, userId)
+          const own = pots.get(key)
+          const ownLeased = own?.leased ?? 0
+          const ownFree = own?.free ?? 0
           if (taken > 0 && accountId !== null) {
-            const key = potKey(account, userId)
-            const pot = pots.get(key) ?? { accountId, member, free: 0, leased: 0, leases: [] }
+            const pot = own ?? { accountId, member, month: null, free: 0, leased: 0, leases: [] }
             pot.free += taken
             pot.leased += taken
             pot.leases.push(leaseId)
+            // The database's month: what the member's spending from this pot counts in.
+            pot.month = member === null ? null : new Date(row!.month_start)
             pots.set(key, pot)
           }
+          const memberLeased = Number(row!.member_leased_before)
           const cap = row!.cap_amount === null || row!.cap_period === null ? null : {
             amount: Number(row!.cap_amount),
             period: row!.cap_period,
-            remaining: Math.max(0, Number(row!.cap_amount) - Number(row!.cap_used ?? 0))
+            // What the member could still take: less what was charged, held, or earmarked elsewhere.
+            remaining: Math.max(0, Number(row!.cap_amount) - Number(row!.cap_used ?? 0) - memberLeased + ownFree)
           }
-          // Earmarks held by other instances (or by this one's failed batches): given back within a tick.
+          // What was short, and whether what others hold of it comes back: earmarks come back within
+          // a tick (other instances', this instance's for other members or from failed batches);
+          // reservations held elsewhere as they close. The cap only by the member's own earmarks.
+          const capped = row!.room !== null && Number(row!.room) < need
           const short: Short = {
             _tag: "Short",
-            elsewhere: row!.held_elsewhere || Number(row!.leased_before) - mine.account > 0 ||
-              Number(row!.member_leased_before) - mine.forMember > 0,
+            elsewhere: capped
+              ? memberLeased - ownLeased > 0
+              : row!.held_elsewhere || Number(row!.leased_before) - ownLeased > 0,
             cap
           }
           return { taken, short }
@@ -212,7 +211,7 @@ export const make = Effect.gen(function*() {
       accountId: pot.accountId,
       account,
       pot: key,
-      spendMonth: account.ownerType === "org" ? monthStart(createdAt) : null,
+      spendMonth: account.ownerType === "org" ? pot.month : null,
       userId: request.userId,
       orgId: request.orgId,
       purpose: request.purpose,
@@ -386,21 +385,14 @@ export const make = Effect.gen(function*() {
    */
   const writeBatch = (leases: ReadonlyArray<string>, batch: ReadonlyArray<LocalReservation>, states: ReadonlyArray<Snapshot>) =>
     Effect.gen(function*() {
-      // The open leases closed, and the batch's leases found reclaimed (by a sweep that took this
-      // instance for lost), in one round trip.
-      const leaseRows = yield* sql<{ reclaimed: boolean; id: string; account_id: string; amount: string; org_id: string | null; user_id: string | null }>`
-        WITH closed AS (
-          UPDATE credit_leases SET status = 'closed', closed_at = now()
-          WHERE instance_id = ${instance} AND status = 'open'
-          RETURNING id, account_id, amount, org_id, user_id
-        )
-        SELECT false AS reclaimed, id, account_id, amount, org_id, user_id FROM closed
-        ${
-        leases.length === 0 ? sql`` : sql`UNION ALL
-        SELECT true, id, account_id, amount, org_id, user_id FROM credit_leases WHERE id IN ${sql.in(leases)} AND status = 'reclaimed'`
-      }`
-      const closed = leaseRows.filter((row) => !row.reclaimed)
-      const reclaimed = leaseRows.filter((row) => row.reclaimed)
+      const closed = yield* sql<{ id: string; account_id: string; amount: string; org_id: string | null; user_id: string | null }>`
+        UPDATE credit_leases SET status = 'closed', closed_at = now()
+        WHERE instance_id = ${instance} AND status = 'open'
+        RETURNING id, account_id, amount, org_id, user_id`
+      // A statement of its own, after the update: one reclaimed while the update waited for its row
+      // is seen only by a later snapshot.
+      const reclaimed = leases.length === 0 ? [] : yield* sql<{ id: string }>`
+        SELECT id FROM credit_leases WHERE id IN ${sql.in(leases)} AND status = 'reclaimed'`
       const moves = new Map<string, { balance: number; leased: number }>()
       const move = (accountId: string, balance: number, leased: number) => {
         const m = moves.get(accountId) ?? { balance: 0, leased: 0 }
