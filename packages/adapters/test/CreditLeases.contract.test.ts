@@ -7,7 +7,7 @@
  * `Credits.contract.test.ts` in its leased mode.
  */
 import { SqlClient, Statement } from "@effect/sql"
-import { CreditStore } from "@huddle/domain/credits/CreditStore"
+import { type Cap, CreditStore } from "@huddle/domain/credits/CreditStore"
 import * as Credits from "@huddle/domain/credits/Credits"
 import * as InstanceLiveness from "@huddle/domain/credits/InstanceLiveness"
 import { Instances } from "@huddle/domain/credits/Instances"
@@ -290,13 +290,19 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
     )
   }, 180_000)
 
-  it("serves a capped member up to the cap exactly, whichever instance holds the earmark", async () => {
-    const b = instance("20 millis")
+  /** A member of a new org whose subscription pool holds `grant`, capped at `cap` on it. */
+  const cappedMember = async (grant: number, cap: Cap) => {
     const orgId = await a.runPromise(CreditsHarness.makeOrg)
     const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(orgId))
     const pool = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
     await a.runPromise(Effect.flatMap(CreditStore, (store) =>
-      Effect.zipRight(store.grant({ account: pool, amount: 10_000, reason: "test", actorId: null }), store.setCap(orgId, userId, { amount: 100, period: "month" }))))
+      Effect.zipRight(store.grant({ account: pool, amount: grant, reason: "test", actorId: null }), store.setCap(orgId, userId, cap))))
+    return { authority, orgId, pool, userId }
+  }
+
+  it("serves a capped member up to the cap exactly, whichever instance holds the earmark", async () => {
+    const b = instance("20 millis")
+    const { authority, orgId, userId } = await cappedMember(10_000, { amount: 100, period: "month" })
     const reserve = (runtime: Runtime) =>
       runtime.runPromise(Effect.flatMap(Credits.Credits, (credits) =>
         Effect.either(Effect.tap(credits.reserve({ userId, orgId, amount: 7, creditFallback: true, purpose: "cap", authority }), (held) => credits.settle(held, 7)))))
@@ -312,11 +318,7 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
 
   it("gives a lost instance's earmark on an org pool back to the pool and to the member's cap", async () => {
     const paused = instance("1 hour")
-    const orgId = await a.runPromise(CreditsHarness.makeOrg)
-    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(orgId))
-    const pool = { ownerType: "org", ownerId: orgId, pool: "subscription" } as const
-    await a.runPromise(Effect.flatMap(CreditStore, (store) =>
-      Effect.zipRight(store.grant({ account: pool, amount: 1000, reason: "test", actorId: null }), store.setCap(orgId, userId, { amount: 50, period: "total" }))))
+    const { authority, orgId, pool, userId } = await cappedMember(1000, { amount: 50, period: "total" })
     const reserve = (amount: number) => (credits: Credits.Service) =>
       credits.reserve({ userId, orgId, amount, creditFallback: true, purpose: "lost", authority })
     const earmarked = await paused.runPromise(Effect.gen(function*() {

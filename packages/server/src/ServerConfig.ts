@@ -36,7 +36,7 @@ export interface ServerConfig {
   /** Heartbeats of instances sharing the database (`HUDDLE_HEARTBEAT_INTERVAL`, `HUDDLE_INSTANCE_STALE_AFTER`). */
   readonly liveness?: { readonly every?: Duration.Duration; readonly staleAfter?: Duration.Duration } | undefined
   /** Credit leases (decision 0021); the defaults when absent. */
-  readonly creditLeases?: { readonly enabled?: boolean; readonly tick?: Duration.Duration } | undefined
+  readonly creditLeases?: Engine.Options["creditLeases"]
   /** Multi mode (`HUDDLE_COUNCIL_PARTICIPANTS`, `HUDDLE_COUNCIL_DEADLINE`). */
   readonly council?: { readonly participants?: number; readonly deadline?: Duration.Duration } | undefined
   /** Connected repositories (`HUDDLE_REPO_ROOTS`, `HUDDLE_REPO_GIT_SCHEMES`, `HUDDLE_REPO_DIR`, `HUDDLE_REPO_GIT_TIMEOUT`). */

@@ -23,7 +23,7 @@ ALTER TABLE credit_leases ADD CONSTRAINT credit_leases_member_check CHECK ((org_
 -- spending on an org pool, within what their cap leaves, counting their earmarks as spent), or
 -- nothing when fewer than p_need are free. A member takes at most half of what the pool has free
 -- beyond their need, so that one member's lease does not leave the others nothing. Answers what it
--- took, what was free and what the cap left (NULL: no cap), the month the member's spending counts
+-- took, what the cap left (NULL: no cap), the month the member's spending counts
 -- in (the database's clock decides it, as for the SQL store), and, when it took nothing, what
 -- others hold: earmarks (the account's and the member's, this instance's included) and whether
 -- reservations are held by other instances.
@@ -32,7 +32,7 @@ CREATE FUNCTION huddle_take_lease(
   p_user_id text, p_need bigint, p_want bigint
 ) RETURNS TABLE (
   taken bigint, account_id text, leased_before bigint, member_leased_before bigint, held_elsewhere boolean,
-  cap_amount bigint, cap_period text, cap_used bigint, free bigint, room bigint, month_start timestamptz
+  cap_amount bigint, cap_period text, cap_used bigint, room bigint, month_start timestamptz
 ) LANGUAGE plpgsql AS $$
 DECLARE
   acc record;
@@ -47,7 +47,7 @@ BEGIN
   WHERE a.owner_type = p_owner_type AND a.owner_id = p_owner_id AND a.pool = p_pool FOR UPDATE;
   IF NOT FOUND THEN
     RETURN QUERY SELECT 0::bigint, NULL::text, 0::bigint, 0::bigint, false, NULL::bigint, NULL::text, NULL::bigint,
-      0::bigint, NULL::bigint, huddle_month_start(now());
+      NULL::bigint, huddle_month_start(now());
     RETURN;
   END IF;
   IF p_user_id IS NOT NULL THEN
@@ -69,7 +69,7 @@ BEGIN
     RETURN QUERY SELECT 0::bigint, acc.id::text, acc.leased::bigint, member_leased,
       EXISTS (SELECT 1 FROM credit_reservations r WHERE r.account_id = acc.id AND r.status = 'held'
               AND r.instance_id IS DISTINCT FROM p_instance_id),
-      cap, period, used, (acc.balance - acc.leased)::bigint, cap_room, huddle_month_start(now());
+      cap, period, used, cap_room, huddle_month_start(now());
     RETURN;
   END IF;
   UPDATE credit_accounts SET leased = leased + took WHERE id = acc.id;
@@ -80,7 +80,7 @@ BEGIN
   VALUES (p_lease_id, acc.id, p_instance_id, took, 'open', now(),
           CASE WHEN p_user_id IS NULL THEN NULL ELSE p_owner_id END, p_user_id);
   RETURN QUERY SELECT took, acc.id::text, acc.leased::bigint, member_leased, false, cap, period, used,
-    (acc.balance - acc.leased)::bigint, cap_room, huddle_month_start(now());
+    cap_room, huddle_month_start(now());
 END;
 $$;
 `).unprepared)

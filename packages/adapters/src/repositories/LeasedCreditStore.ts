@@ -57,19 +57,12 @@ export class CreditLeases extends Context.Reference<CreditLeases>()("@huddle/ada
 /** Credits earmarked for this instance on one account (for one member, on an org pool), by the leases that earmarked them. */
 interface Pot {
   readonly accountId: string
-  /** The member whose cap the earmark counts against (org pools); null for a personal balance. */
-  readonly member: Member | null
   /** The month the member's spending counts in, as the database's clock said at the last take. */
   month: Date | null
   free: number
   /** What its leases earmarked in all. */
   leased: number
   readonly leases: Array<string>
-}
-
-interface Member {
-  readonly orgId: string
-  readonly userId: string
 }
 
 interface LocalReservation {
@@ -101,10 +94,6 @@ interface LocalReservation {
 }
 
 const keyOf = (account: CreditAccountRef) => `${account.ownerType}:${account.ownerId}:${account.pool}`
-
-/** The member an earmark of `account` is for: on an org pool, the payer; none on a personal balance. */
-const memberOf = (account: CreditAccountRef, userId: string): Member | null =>
-  account.ownerType === "org" ? { orgId: account.ownerId, userId } : null
 
 /** A pot per personal balance, and per member of an org pool. */
 const potKey = (account: CreditAccountRef, userId: string) =>
@@ -144,7 +133,8 @@ export const make = Effect.gen(function*() {
    * migration 0016), which reads what is free under the account's row lock.
    */
   const take = (account: CreditAccountRef, userId: string, need: number, want: number) => {
-    const member = memberOf(account, userId)
+    // On an org pool the earmark is the payer's, counted against their cap; a personal balance has no member.
+    const memberId = account.ownerType === "org" ? userId : null
     return Effect.flatMap(ids.next("res"), (leaseId) =>
       sql<{
         taken: string
@@ -155,11 +145,10 @@ export const make = Effect.gen(function*() {
         cap_amount: string | null
         cap_period: CapPeriod | null
         cap_used: string | null
-        free: string
         room: string | null
         month_start: Date
       }>`SELECT * FROM huddle_take_lease(${leaseId}, ${instance}, ${account.ownerType}, ${account.ownerId}, ${account.pool},
-                                         ${member?.userId ?? null}, ${need}, ${want})`.pipe(
+                                         ${memberId}, ${need}, ${want})`.pipe(
         Effect.map(([row]) => {
           const taken = Number(row!.taken)
           const accountId = row!.account_id
@@ -168,12 +157,12 @@ export const make = Effect.gen(function*() {
           const ownLeased = own?.leased ?? 0
           const ownFree = own?.free ?? 0
           if (taken > 0 && accountId !== null) {
-            const pot = own ?? { accountId, member, month: null, free: 0, leased: 0, leases: [] }
+            const pot = own ?? { accountId, month: null, free: 0, leased: 0, leases: [] }
             pot.free += taken
             pot.leased += taken
             pot.leases.push(leaseId)
             // The database's month: what the member's spending from this pot counts in.
-            pot.month = member === null ? null : new Date(row!.month_start)
+            pot.month = memberId === null ? null : new Date(row!.month_start)
             pots.set(key, pot)
           }
           const memberLeased = Number(row!.member_leased_before)
@@ -211,7 +200,7 @@ export const make = Effect.gen(function*() {
       accountId: pot.accountId,
       account,
       pot: key,
-      spendMonth: account.ownerType === "org" ? pot.month : null,
+      spendMonth: pot.month,
       userId: request.userId,
       orgId: request.orgId,
       purpose: request.purpose,

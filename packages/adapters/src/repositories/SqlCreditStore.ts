@@ -328,20 +328,15 @@ export const make = Effect.gen(function*() {
    * the order the instance's own batch takes them in.
    */
   const reclaimLeases = (instanceIds: ReadonlyArray<string>) =>
-    Effect.zipRight(
+    Effect.gen(function*() {
       // The rows it moves, locked first in the order a batch locks them (the leases, the accounts,
       // the members' spending), so that the two do not deadlock.
-      Effect.zipRight(
-        sql`SELECT 1 FROM credit_leases WHERE instance_id IN ${sql.in(instanceIds)} AND status = 'open' ORDER BY id FOR UPDATE`,
-        sql`SELECT 1 FROM credit_accounts WHERE id IN (
-              SELECT account_id FROM credit_leases WHERE instance_id IN ${sql.in(instanceIds)} AND status = 'open')
-            ORDER BY id FOR NO KEY UPDATE`
-      ).pipe(Effect.zipRight(
-        sql`SELECT 1 FROM member_spending WHERE (org_id, user_id) IN (
-              SELECT org_id, user_id FROM credit_leases WHERE instance_id IN ${sql.in(instanceIds)} AND status = 'open')
-            ORDER BY org_id, user_id FOR NO KEY UPDATE`
-      )),
-      sql`
+      const open = sql`SELECT account_id, org_id, user_id FROM credit_leases WHERE instance_id IN ${sql.in(instanceIds)} AND status = 'open'`
+      yield* sql`SELECT 1 FROM credit_leases WHERE instance_id IN ${sql.in(instanceIds)} AND status = 'open' ORDER BY id FOR UPDATE`
+      yield* sql`SELECT 1 FROM credit_accounts WHERE id IN (SELECT account_id FROM (${open}) o) ORDER BY id FOR NO KEY UPDATE`
+      yield* sql`SELECT 1 FROM member_spending WHERE (org_id, user_id) IN (SELECT org_id, user_id FROM (${open}) o)
+                 ORDER BY org_id, user_id FOR NO KEY UPDATE`
+      yield* sql`
       WITH reclaimed AS (
         UPDATE credit_leases SET status = 'reclaimed', closed_at = now()
         WHERE instance_id IN ${sql.in(instanceIds)} AND status = 'open'
@@ -359,7 +354,7 @@ export const make = Effect.gen(function*() {
       )
       UPDATE member_spending s SET leased = s.leased - p.amount
       FROM per_member p WHERE s.org_id = p.org_id AND s.user_id = p.user_id`
-    ).pipe(sql.withTransaction)
+    }).pipe(sql.withTransaction)
 
   const releaseAll = (heldIds: ReadonlyArray<{ readonly id: string }>) =>
     Effect.reduce(heldIds, 0, (released, { id }) => Effect.map(release(id), (done) => done ? released + 1 : released))
