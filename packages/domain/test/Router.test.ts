@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { CatalogModel, type ModelChunk } from "@huddle/domain/models/Model"
-import { ModelProviders } from "@huddle/domain/models/ModelProviders"
+import { ModelProviders, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import * as Router from "@huddle/domain/models/Router"
 import { Chunk, Duration, Effect, Either, Fiber, Layer, Option, Schedule, Stream, TestClock } from "effect"
 
@@ -23,6 +23,26 @@ const endless = Layer.succeed(ModelProviders, {
     })
 })
 
+// A provider that is always busy, and asks to be tried again in 8 seconds.
+const busy = Layer.succeed(ModelProviders, {
+  get: () =>
+    Option.some({
+      name: "endless",
+      kind: "openai-compatible",
+      stream: () =>
+        Stream.fail(
+          new ProviderFailure({
+            provider: "endless",
+            model: "endless",
+            reason: "rate_limited",
+            retryable: true,
+            retryAfter: Duration.seconds(8),
+            message: "busy"
+          })
+        )
+    })
+})
+
 describe("router", () => {
   it.effect("ends a call that runs past its limit with a failure, after what it produced", () =>
     Effect.gen(function*() {
@@ -39,6 +59,24 @@ describe("router", () => {
       if (Either.isLeft(outcome)) expect(outcome.left.message).toContain("ran past its limit of 5s")
     }).pipe(
       Effect.provide(Router.layer.pipe(Layer.provide(endless))),
+      Effect.provide(Layer.succeed(Router.RouterPolicy, { ...Router.defaultPolicy, maxDuration: Duration.seconds(5) }))
+    ))
+
+  it.effect("a retry that would start past the limit is not waited for: the call fails at its limit", () =>
+    Effect.gen(function*() {
+      const router = yield* Router.Router
+      const fiber = yield* router.stream([model], { messages: [], maxOutputTokens: 10 }).pipe(
+        Stream.runCollect,
+        Effect.map(Chunk.toReadonlyArray),
+        Effect.either,
+        Effect.fork
+      )
+      yield* TestClock.adjust(Duration.seconds(5))
+      const outcome = yield* Fiber.join(fiber)
+      expect(Either.isLeft(outcome)).toBe(true)
+      if (Either.isLeft(outcome)) expect(outcome.left.message).toContain("ran past its limit of 5s")
+    }).pipe(
+      Effect.provide(Router.layer.pipe(Layer.provide(busy))),
       Effect.provide(Layer.succeed(Router.RouterPolicy, { ...Router.defaultPolicy, maxDuration: Duration.seconds(5) }))
     ))
 })

@@ -385,7 +385,7 @@ export const make = (options: Options): Effect.Effect<Provider> =>
     }
 
     const stream = (request: ModelRequest): Stream.Stream<ModelChunk, ProviderFailure> => {
-      const call: Upstream.Call = { provider: name, model: request.model.id, secret: options.apiKey, timeout }
+      const call: Upstream.Call = { provider: name, model: request.model.id, secret: options.apiKey, timeout, deadline: request.deadline }
       const instructions = request.messages.filter((message) => message.role === "system").map((message) => message.content)
       if (request.options?.response_format?.type === "json_object") instructions.push(jsonObjectInstruction)
       const system = instructions.join("\n\n")

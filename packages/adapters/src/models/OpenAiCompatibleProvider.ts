@@ -187,7 +187,7 @@ export const make = (options: Options): Effect.Effect<Provider> =>
     }
 
     const stream = (request: ModelRequest): Stream.Stream<ModelChunk, ProviderFailure> => {
-      const call: Upstream.Call = { provider: options.name, model: request.model.id, secret: apiKey, timeout }
+      const call: Upstream.Call = { provider: options.name, model: request.model.id, secret: apiKey, timeout, deadline: request.deadline }
       const body = {
         model: request.model.upstream_model ?? request.model.id,
         messages: request.messages.map(wireMessage),

@@ -26,6 +26,8 @@ export interface Call {
   readonly secret: Redacted.Redacted | undefined
   /** Time to the response headers, and the longest silence allowed between body chunks. */
   readonly timeout: Duration.Duration
+  /** When the whole call must have ended (`ModelRequest.deadline`): no waiting past it. */
+  readonly deadline?: number | undefined
 }
 
 type Reason = ProviderFailure["reason"]
@@ -209,6 +211,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   private waiter: (() => void) | undefined = undefined
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
   private abortWanted = false
+  /** The timer is armed for the deadline, not the silence limit. */
+  private lastStretch = false
 
   constructor(
     private readonly call: Call,
@@ -280,7 +284,11 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.fail(failure(
         this.call,
         "timeout",
-        this.responded === undefined ? `no response within ${Duration.format(this.call.timeout)}` : `no data for ${Duration.format(this.call.timeout)}`
+        this.lastStretch
+          ? "the call reached its deadline"
+          : this.responded === undefined
+          ? `no response within ${Duration.format(this.call.timeout)}`
+          : `no data for ${Duration.format(this.call.timeout)}`
       ))
     } else {
       this.fail(transportFailure(this.call, error, this.responded))
@@ -296,9 +304,18 @@ class Exchange implements Dispatcher.DispatchHandler {
     return chunk
   }
 
-  /** Calls `wake` once something can be pulled; the timer runs meanwhile. */
+  /** Calls `wake` once something can be pulled; the timer runs meanwhile, up to the call's deadline. */
   wait(wake: () => void): void {
     this.waiter = wake
+    const { deadline } = this.call
+    // The deadline comes before the silence limit only in a call's last stretch: a timer of its own then.
+    const left = deadline === undefined ? undefined : deadline - Date.now() + 1
+    if (left !== undefined && (this.millis === undefined || left < this.millis)) {
+      if (this.timer !== undefined) clearTimeout(this.timer)
+      this.timer = setTimeout(this.expire, Math.max(1, left))
+      this.lastStretch = true
+      return
+    }
     if (this.millis === undefined) return
     if (this.timer === undefined) this.timer = setTimeout(this.expire, this.millis)
     else this.timer.refresh()

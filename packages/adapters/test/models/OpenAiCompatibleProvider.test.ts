@@ -315,6 +315,19 @@ describe("OpenAiCompatibleProvider", () => {
       yield* Effect.promise(() => fake.waitForDisconnects(1, 1000))
     }))
 
+  it.scopedLive("stops waiting for a silent upstream at the call's deadline, long before its silence limit, and closes the connection", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup({ timeout: "60 seconds" })
+      fake.enqueue({ answer: "slow and steady", chunks: ["slow ", "and ", "steady"], chunkDelayMs: 5000 })
+      const started = Date.now()
+      const { failure } = yield* untilFailure(provider, { ...request, deadline: started + 400 })
+      const took = Date.now() - started
+      expect(failure).toMatchObject({ reason: "timeout", message: expect.stringContaining("deadline") })
+      expect(took).toBeGreaterThanOrEqual(390)
+      expect(took).toBeLessThan(2_000)
+      yield* Effect.promise(() => fake.waitForDisconnects(1, 1000))
+    }))
+
   it.scopedLive("a refused connection: a retryable connection failure", () =>
     Effect.gen(function*() {
       const closed = yield* Effect.promise(() => FakeOpenAi.start())

@@ -110,6 +110,11 @@ export interface ModelRequest {
   readonly temperature?: number | undefined
   readonly maxOutputTokens: number
   readonly options?: CallOptions | undefined
+  /**
+   * When the whole call must have ended (the router's limit; milliseconds since the epoch, by
+   * the `Clock`): a provider waiting on a silent upstream gives up then.
+   */
+  readonly deadline?: number | undefined
 }
 
 /**

@@ -11,7 +11,7 @@
  * (`deep`, set by whoever records spans below the leaves, such as an adapter's) make every span
  * the current one, so that what a leaf ran hangs under it.
  */
-import { Context, Effect, FiberRef, Option, Tracer } from "effect"
+import { Context, Effect, FiberRef, Option, Stream, Tracer } from "effect"
 
 /** Whether spans are recorded below the domain's leaves (its adapters'); off by default. */
 export const deep: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
@@ -35,6 +35,15 @@ export const span = <A, E, R>(effect: Effect.Effect<A, E, R>, name: string, opti
       ? Effect.useSpan(name, { ...spanOptions, captureStackTrace: false }, () => effect)
       : Effect.withSpan(effect, name, { ...spanOptions, captureStackTrace: false })
   })
+
+/** `stream` in a span named `name`, on the terms of `span`: as it is when nobody records it. */
+export const streamSpan = <A, E, R>(stream: Stream.Stream<A, E, R>, name: string, options?: Tracer.SpanOptions): Stream.Stream<A, E, R> =>
+  Stream.unwrap(Effect.withFiberRuntime<Stream.Stream<A, E, R>>((fiber) => {
+    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return Effect.succeed(stream)
+    const parent = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
+    if (Option.isSome(parent) && !parent.value.sampled) return Effect.succeed(stream)
+    return Effect.succeed(Stream.withSpan(stream, name, { ...options, captureStackTrace: false }) as Stream.Stream<A, E, R>)
+  }))
 
 /**
  * A service's public methods, each returning an Effect run in a span named `Service.method`, so
