@@ -29,7 +29,8 @@
  */
 import { type CallOptions, type ChatMessage, type ModelChunk, type ModelRequest, type ToolChoice, Usage } from "@huddle/domain/models/Model"
 import { type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
-import { Duration, Effect, Either, Redacted, Schema, type Stream } from "effect"
+import type { Pull } from "@huddle/domain/shared/Streams"
+import { Duration, Effect, Either, Redacted, Schema, type Scope, Stream } from "effect"
 import type { Dispatcher } from "undici"
 import * as Upstream from "./Upstream.js"
 
@@ -384,7 +385,7 @@ export const make = (options: Options): Effect.Effect<Provider> =>
       "anthropic-version": apiVersion
     }
 
-    const stream = (request: ModelRequest): Stream.Stream<ModelChunk, ProviderFailure> => {
+    const open = (request: ModelRequest): Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope> => {
       const call: Upstream.Call = { provider: name, model: request.model.id, secret: options.apiKey, timeout, deadline: request.deadline }
       const instructions = request.messages.filter((message) => message.role === "system").map((message) => message.content)
       if (request.options?.response_format?.type === "json_object") instructions.push(jsonObjectInstruction)
@@ -401,7 +402,7 @@ export const make = (options: Options): Effect.Effect<Provider> =>
         ...(request.temperature === undefined ? {} : { temperature: Math.min(1, Math.max(0, request.temperature)) }),
         ...translatedOptions(request.options)
       }
-      return Upstream.modelStream(
+      return Upstream.modelPull(
         dispatcher,
         call,
         { origin: base.origin, path: base.pathname + base.search, headers, body: JSON.stringify(body) },
@@ -409,5 +410,7 @@ export const make = (options: Options): Effect.Effect<Provider> =>
       )
     }
 
-    return { name, kind: "anthropic", stream } satisfies Provider
+    const stream = (request: ModelRequest) => Stream.fromPull(open(request))
+
+    return { name, kind: "anthropic", stream, open } satisfies Provider
   })

@@ -21,7 +21,8 @@
  */
 import { type ChatMessage, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
 import { type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
-import { Duration, Effect, Either, Redacted, Schema, type Stream } from "effect"
+import type { Pull } from "@huddle/domain/shared/Streams"
+import { Duration, Effect, Either, Redacted, Schema, type Scope, Stream } from "effect"
 import type { Dispatcher } from "undici"
 import * as Upstream from "./Upstream.js"
 
@@ -186,7 +187,7 @@ export const make = (options: Options): Effect.Effect<Provider> =>
       ...(apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(apiKey)}` })
     }
 
-    const stream = (request: ModelRequest): Stream.Stream<ModelChunk, ProviderFailure> => {
+    const open = (request: ModelRequest): Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope> => {
       const call: Upstream.Call = { provider: options.name, model: request.model.id, secret: apiKey, timeout, deadline: request.deadline }
       const body = {
         model: request.model.upstream_model ?? request.model.id,
@@ -198,7 +199,7 @@ export const make = (options: Options): Effect.Effect<Provider> =>
         // The pass-through parameters carry their wire names; unset ones are not serialised.
         ...request.options
       }
-      return Upstream.modelStream(
+      return Upstream.modelPull(
         dispatcher,
         call,
         { origin: base.origin, path: base.pathname + base.search, headers, body: JSON.stringify(body) },
@@ -206,5 +207,7 @@ export const make = (options: Options): Effect.Effect<Provider> =>
       )
     }
 
-    return { name: options.name, kind: "openai-compatible", stream } satisfies Provider
+    const stream = (request: ModelRequest) => Stream.fromPull(open(request))
+
+    return { name: options.name, kind: "openai-compatible", stream, open } satisfies Provider
   })

@@ -13,7 +13,8 @@
 import type { IncomingHttpHeaders } from "node:http"
 import type { ModelChunk } from "@huddle/domain/models/Model"
 import { ProviderFailure } from "@huddle/domain/models/ModelProviders"
-import { Chunk, Clock, Duration, Effect, Option, Redacted, Stream, type Tracer } from "effect"
+import type { Pull } from "@huddle/domain/shared/Streams"
+import { Chunk, Clock, Duration, Effect, Option, Redacted, type Scope, Stream, type Tracer } from "effect"
 import { Agent, type Dispatcher } from "undici"
 import { defaultMaxEventLength, SseDecoder, type SseEvent } from "./SseDecoder.js"
 
@@ -384,8 +385,16 @@ export const modelStream = (
   call: Call,
   request: Request,
   interpreter: () => Interpreter
-): Stream.Stream<ModelChunk, ProviderFailure> =>
-  Stream.fromPull(Effect.gen(function*() {
+): Stream.Stream<ModelChunk, ProviderFailure> => Stream.fromPull(modelPull(dispatcher, call, request, interpreter))
+
+/** `modelStream` as the pull it is made of, in the caller's scope (`Provider.open`). */
+export const modelPull = (
+  dispatcher: Dispatcher,
+  call: Call,
+  request: Request,
+  interpreter: () => Interpreter
+): Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope> =>
+  Effect.gen(function*() {
     const exchange = new Exchange(call, interpreter(), timerMillis(call.timeout))
     yield* Effect.addFinalizer(() => Effect.sync(() => exchange.close()))
     // The upstream's own traces join the request's (W3C Trace Context).
@@ -409,4 +418,4 @@ export const modelStream = (
       return Effect.flatMap(statusFailure(call, refused.status, refused.headers, refused.body), (failed) => Effect.fail(Option.some(failed)))
     })
     return pull
-  }))
+  })

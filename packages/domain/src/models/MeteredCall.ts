@@ -32,7 +32,8 @@ import type { Authority } from "../credits/CreditStore.js"
 import { Credits, type Reservation } from "../credits/Credits.js"
 import { ModelProviders } from "./ModelProviders.js"
 import { refusalOf } from "./ProviderSupport.js"
-import { Router } from "./Router.js"
+import { Router, type RouterChunk } from "./Router.js"
+import type { Pull } from "../shared/Streams.js"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
 import { traced } from "../observability/Traced.js"
@@ -438,47 +439,69 @@ export const make = Effect.gen(function*() {
       progress.lowered = lowered
       const settle = settleWith(reservation)
 
-      const answer: Stream.Stream<CallEvent, UpstreamUnavailable> = router.stream(call.candidates, {
-        messages: call.messages,
-        temperature: call.temperature,
-        maxOutputTokens: quote.maxOutputTokens,
-        options: call.options
-      }).pipe(
-        Stream.mapChunks((chunks) => {
-          const out: Array<CallEvent> = []
-          for (const chunk of chunks) {
-            switch (chunk._tag) {
-              case "Attempt":
-                // A failed attempt's reported usage is its own model's, not the next one's.
-                if (progress.reported !== undefined) progress.earlier += costOf(progress.model, progress.reported)
-                progress.reported = undefined
-                progress.model = chunk.model
-                out.push({ _tag: "Answering", model: chunk.model })
-                break
-              case "Failed":
-                out.push({ _tag: "AttemptFailed", model: chunk.model, reason: chunk.reason, willRetry: chunk.willRetry })
-                break
-              case "Delta":
-                progress.chars += chunk.text.length
-                out.push(chunk)
-                break
-              case "ToolCallDelta":
-                progress.chars += (chunk.name?.length ?? 0) + (chunk.arguments?.length ?? 0)
-                out.push(chunk)
-                break
-              case "Usage":
-                progress.reported = chunk.usage
-                break
-              case "Finish":
-                out.push(chunk)
-                break
-            }
+      /** The router's chunks as the call's events; the progress that settling reads is kept as they pass. */
+      const eventsOf = (chunks: Chunk.Chunk<RouterChunk>): Chunk.Chunk<CallEvent> => {
+        const out: Array<CallEvent> = []
+        for (const chunk of chunks) {
+          switch (chunk._tag) {
+            case "Attempt":
+              // A failed attempt's reported usage is its own model's, not the next one's.
+              if (progress.reported !== undefined) progress.earlier += costOf(progress.model, progress.reported)
+              progress.reported = undefined
+              progress.model = chunk.model
+              out.push({ _tag: "Answering", model: chunk.model })
+              break
+            case "Failed":
+              out.push({ _tag: "AttemptFailed", model: chunk.model, reason: chunk.reason, willRetry: chunk.willRetry })
+              break
+            case "Delta":
+              progress.chars += chunk.text.length
+              out.push(chunk)
+              break
+            case "ToolCallDelta":
+              progress.chars += (chunk.name?.length ?? 0) + (chunk.arguments?.length ?? 0)
+              out.push(chunk)
+              break
+            case "Usage":
+              progress.reported = chunk.usage
+              break
+            case "Finish":
+              out.push(chunk)
+              break
           }
-          return Chunk.unsafeFromArray(out)
+        }
+        return Chunk.unsafeFromArray(out)
+      }
+
+      // One pull over the router's: `Lowered` first when it happened, the answer, then `Settled`.
+      const events: Stream.Stream<CallEvent, UpstreamUnavailable> = Stream.fromPull(Effect.map(
+        router.open(call.candidates, {
+          messages: call.messages,
+          temperature: call.temperature,
+          maxOutputTokens: quote.maxOutputTokens,
+          options: call.options
         }),
-        Stream.concat(Stream.fromEffect(settle))
-      )
-      const events = lowered === undefined ? answer : Stream.concat(Stream.make<[CallEvent]>(lowered), answer)
+        (answer): Pull<CallEvent, UpstreamUnavailable> => {
+          let head: CallEvent | undefined = lowered
+          let ended = false
+          return Effect.suspend(() => {
+            if (head !== undefined) {
+              const first = head
+              head = undefined
+              return Effect.succeed(Chunk.of(first))
+            }
+            if (ended) return Effect.fail(Option.none())
+            return Effect.matchEffect(answer, {
+              onSuccess: (chunks) => Effect.succeed(eventsOf(chunks)),
+              onFailure: (failure) => {
+                if (Option.isSome(failure)) return Effect.fail(failure)
+                ended = true
+                return Effect.map(settle, (settled) => Chunk.of<CallEvent>(settled))
+              }
+            })
+          })
+        }
+      ))
       return { model: primary, quote, events, settle } satisfies Metered
     })
 

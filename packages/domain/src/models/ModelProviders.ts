@@ -2,7 +2,8 @@
  * The model providers configured in this deployment, by name. Adapters implement one per wire
  * protocol (OpenAI-compatible Chat Completions, Anthropic Messages, offline).
  */
-import { Context, Data, type Duration, type Option, type Stream } from "effect"
+import { Context, Data, type Duration, type Effect, type Option, type Scope, type Stream } from "effect"
+import type { Pull } from "../shared/Streams.js"
 import type { ModelChunk, ModelRequest } from "./Model.js"
 import type { ProviderKind } from "./ProviderSupport.js"
 
@@ -26,6 +27,12 @@ export interface Provider {
   readonly kind: ProviderKind
   /** Streams one model call. Interrupting the stream aborts the upstream request. */
   readonly stream: (request: ModelRequest) => Stream.Stream<ModelChunk, ProviderFailure>
+  /**
+   * The same call as a pull, in the caller's scope (closing it aborts the request): what the
+   * router pulls when a provider has it, without a stream's stages; `stream` is this pull made a
+   * stream. Providers without it are pulled through their stream.
+   */
+  readonly open?: ((request: ModelRequest) => Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope>) | undefined
 }
 
 export interface Service {

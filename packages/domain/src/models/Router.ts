@@ -3,14 +3,15 @@
  * provider's Retry-After within a bound), then falls back to the next model of the list. Once a
  * model has produced output, a failure ends the call: an answer is never stitched from two models.
  */
-import { Chunk, Clock, Context, Duration, Effect, FiberRef, Layer, Option, Stream } from "effect"
+import { Chunk, Clock, Context, Duration, Effect, ExecutionStrategy, Exit, FiberId, FiberRef, Layer, Option, Scope, Stream, type Tracer } from "effect"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
 import * as Traced from "../observability/Traced.js"
 import * as UpstreamClock from "../observability/UpstreamClock.js"
 import { UpstreamUnavailable } from "../shared/Errors.js"
-import type { CallOptions, CatalogModel, ChatMessage, ModelChunk } from "./Model.js"
-import { ModelProviders, ProviderFailure } from "./ModelProviders.js"
+import type { Pull } from "../shared/Streams.js"
+import type { CallOptions, CatalogModel, ChatMessage, ModelChunk, ModelRequest } from "./Model.js"
+import { ModelProviders, type Provider, type ProviderFailure } from "./ModelProviders.js"
 
 export type RouterChunk =
   | ModelChunk
@@ -49,6 +50,8 @@ export const defaultPolicy: Policy = {
 
 export interface Service {
   readonly stream: (models: ReadonlyArray<CatalogModel>, call: Call) => Stream.Stream<RouterChunk, UpstreamUnavailable>
+  /** `stream` as its pull, in the caller's scope: for a caller that pulls the call itself (the metered call). */
+  readonly open: (models: ReadonlyArray<CatalogModel>, call: Call) => Effect.Effect<Pull<RouterChunk, UpstreamUnavailable>, never, Scope.Scope>
 }
 
 export class Router extends Context.Tag("@huddle/domain/Router")<Router, Service>() {}
@@ -79,117 +82,181 @@ export const make = Effect.gen(function*() {
 
   const isOutput = (chunk: RouterChunk) => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta"
 
-  // The call runs in its consumer's fiber, one stream after another: no fiber of its own, no
-  // queue between the upstream and the consumer. The limit is kept where time passes: each batch
-  // of chunks is checked against it, a retry sleeps no later than it, and the provider is told it
-  // (`ModelRequest.deadline`) so that a silent upstream is given up on then.
-  const stream: Service["stream"] = (models, call) =>
-    Stream.unwrap(Effect.map(Effect.zip(Clock.currentTimeMillis, FiberRef.get(UpstreamClock.current)), ([now, clock]) => {
-      const deadline = now + limit
-      const failures: Array<string> = []
+  /** The attempt under way: its model's pull, in a scope of its own, and its span when traced. */
+  interface Attempt {
+    readonly model: CatalogModel
+    pull: Pull<ModelChunk, ProviderFailure>
+    readonly scope: Scope.CloseableScope
+    readonly started: number
+    readonly span: Tracer.Span | undefined
+    produced: boolean
+    /** How it ended, for its span; unset when it was interrupted. */
+    exit: Exit.Exit<unknown, unknown> | undefined
+  }
 
-      const tryModel = (index: number, attempt: number): Stream.Stream<RouterChunk, UpstreamUnavailable> => {
-        const model = models[index]
-        if (model === undefined) {
-          return Stream.fail(
-            new UpstreamUnavailable({
-              message: failures.length === 0
-                ? "No model is available for this request"
-                : `No model could answer: ${failures.join("; ")}`
-            })
-          )
-        }
-        const provider = providers.get(model.provider)
-        if (Option.isNone(provider)) {
+  // The call is one pull over its attempts, run in its consumer's fiber: no fiber of its own, no
+  // queue between the upstream and the consumer, no stream stage per step. The limit is kept
+  // where time passes: each batch of chunks is checked against it, a retry sleeps no later than
+  // it, and the provider is told it (`ModelRequest.deadline`) so that a silent upstream is given
+  // up on then.
+  const open: Service["open"] = (models, call) =>
+    Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const deadline = (yield* Clock.currentTimeMillis) + limit
+      const clock = yield* FiberRef.get(UpstreamClock.current)
+      const traced = yield* Traced.recording
+      const failures: Array<string> = []
+      let index = 0
+      let attempt = 1
+      let current: Attempt | undefined
+      /** Set between a failed attempt and its retry: how long to wait first. */
+      let wait: number | undefined
+      let over = false
+
+      /** The attempt is over: its scope closes, and with it the request (the bookkeeping is the scope's, see `begin`). */
+      const end = (a: Attempt, exit: Exit.Exit<unknown, unknown>) => {
+        current = undefined
+        a.exit = exit
+        return Scope.close(a.scope, Exit.void)
+      }
+
+      const fail = (error: UpstreamUnavailable) => {
+        over = true
+        return Effect.fail(Option.some(error))
+      }
+
+      /** The next attempt: its `Attempt` marker once the request is sent, or the call's failure when no model is left. */
+      const start = (): Pull<RouterChunk, UpstreamUnavailable> => {
+        for (;;) {
+          const model = models[index]
+          if (model === undefined) {
+            return fail(
+              new UpstreamUnavailable({
+                message: failures.length === 0 ? "No model is available for this request" : `No model could answer: ${failures.join("; ")}`
+              })
+            )
+          }
+          const provider = providers.get(model.provider)
+          if (Option.isSome(provider)) return begin(model, provider.value)
           failures.push(`${model.id}: provider ${model.provider} is not configured`)
-          return tryModel(index + 1, 1)
+          index++
+          attempt = 1
         }
-        let produced = false
-        const answer = Stream.suspend(() => {
-          const started = performance.now()
-          UpstreamClock.enter(clock, started)
-          return provider.value.stream({
+      }
+
+      const begin = (model: CatalogModel, provider: Provider): Pull<RouterChunk, UpstreamUnavailable> =>
+        Effect.gen(function*() {
+          const child = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+          // One span per attempt, in OpenTelemetry's words for model calls; the provider passes
+          // it on as `traceparent`.
+          const span = traced
+            ? yield* Effect.makeSpan(`chat ${model.id}`, {
+              kind: "client",
+              captureStackTrace: false,
+              attributes: {
+                "gen_ai.system": model.provider,
+                "gen_ai.request.model": model.upstream_model ?? model.id,
+                "huddle.model": model.id,
+                "huddle.attempt": attempt
+              }
+            })
+            : undefined
+          const request: ModelRequest = {
             model,
             messages: call.messages,
             temperature: call.temperature,
             maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens),
             options: call.options,
             deadline
-          }).pipe(
-            Stream.mapChunksEffect((chunks): Effect.Effect<Chunk.Chunk<RouterChunk>, UpstreamUnavailable> =>
-              Effect.flatMap(Clock.currentTimeMillis, (now) => {
-                if (now >= deadline) return Effect.fail(overrun())
-                if (!produced) produced = Chunk.some(chunks, isOutput)
-                const usage = Chunk.findLast(chunks, (chunk) => chunk._tag === "Usage")
-                return usage._tag === "Some" && usage.value._tag === "Usage"
-                  ? Effect.as(
-                    Effect.annotateCurrentSpan({
-                      "gen_ai.usage.input_tokens": usage.value.usage.input_tokens,
-                      "gen_ai.usage.output_tokens": usage.value.usage.output_tokens
-                    }),
-                    chunks
-                  )
-                  : Effect.succeed(chunks)
-              })
-            ),
-            Stream.ensuring(Effect.sync(() => {
+          }
+          const opened = provider.open === undefined ? Stream.toPull(provider.stream(request)) : provider.open(request)
+          const a: Attempt = { model, pull: Effect.fail(Option.none()), scope: child, started: performance.now(), span, produced: false, exit: undefined }
+          UpstreamClock.enter(clock, a.started)
+          // Added before the request, so run after it is closed: however the attempt ends, an
+          // interruption included.
+          yield* Scope.addFinalizer(
+            child,
+            Effect.suspend(() => {
               const ended = performance.now()
               UpstreamClock.leave(clock, ended)
-              metrics.observe(Instruments.upstreamDuration, { provider: model.provider, model: model.id }, (ended - started) / 1000)
-            }))
+              metrics.observe(Instruments.upstreamDuration, { provider: model.provider, model: model.id }, (ended - a.started) / 1000)
+              return span === undefined ? Effect.void : Effect.map(Clock.currentTimeNanos, (now) => span.end(now, a.exit ?? Exit.interrupt(FiberId.none)))
+            })
           )
+          const pull = yield* Scope.extend(span === undefined ? opened : Effect.withParentSpan(opened, span), child)
+          a.pull = span === undefined ? pull : Effect.withParentSpan(pull, span)
+          current = a
+          return Chunk.of<RouterChunk>({ _tag: "Attempt", model, attempt })
         })
-        // One span per attempt, in OpenTelemetry's words for model calls; the provider passes it
-        // on as `traceparent`.
-        const attempted = Traced.streamSpan(
-          Stream.concat(Stream.make<[RouterChunk]>({ _tag: "Attempt", model, attempt }), answer),
-          `chat ${model.id}`,
-          {
-            kind: "client",
-            attributes: {
-              "gen_ai.system": model.provider,
-              "gen_ai.request.model": model.upstream_model ?? model.id,
-              "huddle.model": model.id,
-              "huddle.attempt": attempt
+
+      const chunks = (a: Attempt, chunks: Chunk.Chunk<ModelChunk>): Pull<RouterChunk, UpstreamUnavailable> =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          if (now >= deadline) return Effect.zipRight(end(a, Exit.fail(overrun())), fail(overrun()))
+          if (!a.produced) a.produced = Chunk.some(chunks, isOutput)
+          if (a.span !== undefined) {
+            const usage = Chunk.findLast(chunks, (chunk) => chunk._tag === "Usage")
+            if (usage._tag === "Some" && usage.value._tag === "Usage") {
+              a.span.attribute("gen_ai.usage.input_tokens", usage.value.usage.input_tokens)
+              a.span.attribute("gen_ai.usage.output_tokens", usage.value.usage.output_tokens)
             }
           }
-        )
-        const ok = Stream.fromEffect(Effect.sync(() => counted(model, "ok"))).pipe(Stream.drain)
-        return Stream.catchAll(
-          Stream.concat(attempted, ok),
-          (failure): Stream.Stream<RouterChunk, UpstreamUnavailable> =>
-            failure._tag === "UpstreamUnavailable" ? Stream.fail(failure) : Stream.unwrap(Effect.map(Clock.currentTimeMillis, (now) => {
-              // The provider gave up at the deadline it was told: that is the limit, not its failure.
-              if (now >= deadline) return Stream.fail(overrun())
-              if (produced) {
-                counted(model, "failed_mid_answer")
-                return Stream.fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
-              }
-              const delay = delayFor(failure, attempt)
-              if (Option.isSome(delay)) {
-                counted(model, "retried")
-                const wait = Math.min(Duration.toMillis(delay.value), deadline - now)
-                return Stream.concat(
-                  Stream.make<[RouterChunk]>({ _tag: "Failed", model, reason: describe(failure), willRetry: true }),
-                  Stream.unwrap(Effect.as(Effect.sleep(Duration.millis(wait)), undefined).pipe(
-                    Effect.zipRight(Clock.currentTimeMillis),
-                    Effect.map((then) => then >= deadline ? Stream.fail(overrun()) : tryModel(index, attempt + 1))
-                  ))
-                )
-              }
-              counted(model, index + 1 < models.length ? "fallback" : "exhausted")
-              failures.push(`${model.id}: ${describe(failure)}`)
-              return Stream.concat(
-                Stream.make<[RouterChunk]>({ _tag: "Failed", model, reason: describe(failure), willRetry: false }),
-                Stream.suspend(() => tryModel(index + 1, 1))
-              )
-            }))
-        )
-      }
-      return tryModel(0, 1)
-    }))
+          return Effect.succeed(chunks)
+        })
 
-  return Router.of({ stream })
+      const failed = (a: Attempt, failure: ProviderFailure): Pull<RouterChunk, UpstreamUnavailable> =>
+        Effect.zipRight(
+          end(a, Exit.fail(failure)),
+          Effect.flatMap(Clock.currentTimeMillis, (now): Pull<RouterChunk, UpstreamUnavailable> => {
+            const { model } = a
+            // The provider gave up at the deadline it was told: that is the limit, not its failure.
+            if (now >= deadline) return fail(overrun())
+            if (a.produced) {
+              counted(model, "failed_mid_answer")
+              return fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
+            }
+            const delay = delayFor(failure, attempt)
+            if (Option.isSome(delay)) {
+              counted(model, "retried")
+              wait = Math.min(Duration.toMillis(delay.value), deadline - now)
+              attempt++
+              return Effect.succeed(Chunk.of<RouterChunk>({ _tag: "Failed", model, reason: describe(failure), willRetry: true }))
+            }
+            counted(model, index + 1 < models.length ? "fallback" : "exhausted")
+            failures.push(`${model.id}: ${describe(failure)}`)
+            index++
+            attempt = 1
+            return Effect.succeed(Chunk.of<RouterChunk>({ _tag: "Failed", model, reason: describe(failure), willRetry: false }))
+          })
+        )
+
+      const pull: Pull<RouterChunk, UpstreamUnavailable> = Effect.suspend(() => {
+        if (over) return Effect.fail(Option.none())
+        const a = current
+        if (a === undefined) {
+          if (wait === undefined) return start()
+          const millis = wait
+          wait = undefined
+          return Effect.zipRight(
+            Effect.sleep(Duration.millis(millis)),
+            Effect.flatMap(Clock.currentTimeMillis, (now) => now >= deadline ? fail(overrun()) : start())
+          )
+        }
+        return Effect.matchEffect(a.pull, {
+          onSuccess: (got) => chunks(a, got),
+          onFailure: (failure) => {
+            if (Option.isSome(failure)) return failed(a, failure.value)
+            counted(a.model, "ok")
+            over = true
+            return Effect.zipRight(end(a, Exit.void), Effect.fail(Option.none()))
+          }
+        })
+      })
+      return pull
+    })
+
+  const stream: Service["stream"] = (models, call) => Stream.fromPull(open(models, call))
+
+  return Router.of({ stream, open })
 })
 
 export const layer = Layer.effect(Router, make)

@@ -11,7 +11,7 @@
  * (`deep`, set by whoever records spans below the leaves, such as an adapter's) make every span
  * the current one, so that what a leaf ran hangs under it.
  */
-import { Context, Effect, FiberRef, Option, Stream, Tracer } from "effect"
+import { Context, Effect, FiberRef, Option, Tracer } from "effect"
 
 /** Whether spans are recorded below the domain's leaves (its adapters'); off by default. */
 export const deep: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
@@ -36,14 +36,12 @@ export const span = <A, E, R>(effect: Effect.Effect<A, E, R>, name: string, opti
       : Effect.withSpan(effect, name, { ...spanOptions, captureStackTrace: false })
   })
 
-/** `stream` in a span named `name`, on the terms of `span`: as it is when nobody records it. */
-export const streamSpan = <A, E, R>(stream: Stream.Stream<A, E, R>, name: string, options?: Tracer.SpanOptions): Stream.Stream<A, E, R> =>
-  Stream.unwrap(Effect.withFiberRuntime<Stream.Stream<A, E, R>>((fiber) => {
-    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return Effect.succeed(stream)
-    const parent = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
-    if (Option.isSome(parent) && !parent.value.sampled) return Effect.succeed(stream)
-    return Effect.succeed(Stream.withSpan(stream, name, { ...options, captureStackTrace: false }) as Stream.Stream<A, E, R>)
-  }))
+/** Whether a span made here would be recorded: the tracer is enabled and the trace is sampled. */
+export const recording: Effect.Effect<boolean> = Effect.withFiberRuntime((fiber) => {
+  if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return Effect.succeed(false)
+  const parent = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
+  return Effect.succeed(Option.isNone(parent) || parent.value.sampled)
+})
 
 /**
  * A service's public methods, each returning an Effect run in a span named `Service.method`, so

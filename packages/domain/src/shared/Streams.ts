@@ -1,6 +1,13 @@
 import { Chunk, Effect, Option, Stream } from "effect"
 
 /**
+ * A stream's pull: its next chunk, or `Option.none()` once it has ended (what `Stream.fromPull`
+ * takes). The model call's stages hand each other pulls rather than streams: a stage of a stream
+ * costs a channel of its own, a pull is a plain effect.
+ */
+export type Pull<A, E> = Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>
+
+/**
  * Runs `stream` to its end in the calling fiber, handing each chunk to `f`. What
  * `Stream.runForEachChunk` does, without the fiber every `Stream.run*` forks for the channel it
  * runs (and the merge of that fiber's references into the caller's as it ends): on the hot path,
