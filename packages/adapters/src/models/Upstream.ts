@@ -14,7 +14,7 @@ import type { IncomingHttpHeaders } from "node:http"
 import type { ModelChunk } from "@huddle/domain/models/Model"
 import { ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import type { Pull } from "@huddle/domain/shared/Streams"
-import { Chunk, Clock, Duration, Effect, Option, Redacted, type Scope, Stream, type Tracer } from "effect"
+import { Chunk, Clock, Duration, Effect, Option, Redacted, Scope, Stream, type Tracer } from "effect"
 import { Agent, type Dispatcher } from "undici"
 import { defaultMaxEventLength, SseDecoder, type SseEvent } from "./SseDecoder.js"
 
@@ -396,7 +396,9 @@ export const modelPull = (
 ): Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const exchange = new Exchange(call, interpreter(), timerMillis(call.timeout))
-    yield* Effect.addFinalizer(() => Effect.sync(() => exchange.close()))
+    // On the scope itself: `Effect.addFinalizer` would restore the fiber's references around it
+    // (two diffs of a request's whole context), which closing a socket does not need.
+    yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => exchange.close()))
     // The upstream's own traces join the request's (W3C Trace Context).
     const span = yield* Effect.option(Effect.currentSpan)
     const headers = Option.isNone(span) ? request.headers : { ...request.headers, traceparent: traceparentOf(span.value) }

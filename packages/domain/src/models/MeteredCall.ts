@@ -22,7 +22,7 @@
  * spendable credits pay for (`lowerQuote`), `Metered.quote` is the lowered quote, its events
  * start with `Lowered` and its `Settled` says so. Below the floor: `InsufficientCredits`, as before.
  */
-import { Chunk, Context, Effect, Layer, Option, type Scope, Stream } from "effect"
+import { Chunk, Context, Effect, Layer, Option, Scope, Stream } from "effect"
 import { InsufficientCredits, InvalidRequest, NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
 import { type CallOptions, type CatalogModel, type ChatMessage, costOf, estimateTokens, type ToolCallDelta, Usage } from "./Model.js"
 import { tierRank } from "../orgs/Policy.js"
@@ -427,12 +427,17 @@ export const make = Effect.gen(function*() {
             : Effect.as(credits.release(reservation), settled)
         }))
 
-      const { quote, reservation } = yield* Effect.acquireRelease(
+      // Held and its settling added to the scope as one step. On the scope itself rather than
+      // with `Effect.acquireRelease`, which restores the fiber's references around the release
+      // (two diffs of a request's whole context): a stream that ends settles in its last pull,
+      // and the scope's settling then finds it done.
+      const scope = yield* Effect.scope
+      const { quote, reservation } = yield* Effect.uninterruptible(Effect.tap(
         call.budget === undefined
           ? reserveQuote(call)
           : Effect.map(carve(call.budget, call.quote.worstCase), (reservation) => ({ reservation, quote: call.quote })),
-        ({ reservation }) => settleWith(reservation)
-      )
+        ({ reservation }) => Scope.addFinalizer(scope, settleWith(reservation))
+      ))
       const lowered: Lowered | undefined = quote.loweredFrom === undefined
         ? undefined
         : { _tag: "Lowered", from: quote.loweredFrom, to: quote.maxOutputTokens }
