@@ -184,7 +184,10 @@ export const make = Effect.gen(function*() {
             })
           )
           const pull = yield* Scope.extend(span === undefined ? opened : Effect.withParentSpan(opened, span), child)
-          a.pull = span === undefined ? pull : Effect.withParentSpan(pull, span)
+          // A provider's pull is under the span only when it runs as a stream (whose setup runs
+          // at its first pull); an opened call took the span for its request already, and
+          // providing it to every pull would copy the request's whole context each time.
+          a.pull = span === undefined || provider.open !== undefined ? pull : Effect.withParentSpan(pull, span)
           current = a
           return Chunk.of<RouterChunk>({ _tag: "Attempt", model, attempt })
         })

@@ -99,7 +99,8 @@ export const sampling = (inner: Tracer.Tracer, sampler: Sampler): Tracer.Tracer 
         : sampler.ratio >= 1 || withinRatio(Option.isSome(parent) ? parent.value.traceId : randomBytes(16).toString("hex"), sampler.ratio)
       return keep ? inner.span(name, parent, context, links, startTime, kind, options) : inert(name, unsampled(parent), context, links, startTime, kind)
     },
-    context: (f, fiber) => inner.context(f, fiber)
+    // The inner tracer's own: the fiber runtime calls it around every step it runs.
+    context: inner.context
   })
 
 /**
@@ -116,7 +117,8 @@ export const withoutSql = (inner: Tracer.Tracer): Tracer.Tracer =>
       if (!name.startsWith("sql.")) return inner.span(name, parent, context, links, startTime, kind, options)
       return inert(name, Option.isSome(parent) ? transparent(parent.value) : unrecorded, context, links, startTime, kind)
     },
-    context: (f, fiber) => inner.context(f, fiber)
+    // The inner tracer's own: the fiber runtime calls it around every step it runs.
+    context: inner.context
   })
 
 /**
