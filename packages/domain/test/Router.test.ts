@@ -79,4 +79,43 @@ describe("router", () => {
       Effect.provide(Router.layer.pipe(Layer.provide(busy))),
       Effect.provide(Layer.succeed(Router.RouterPolicy, { ...Router.defaultPolicy, maxDuration: Duration.seconds(5) }))
     ))
+
+  it.effect("a provider that is only a stream and goes silent is given up on at the limit", () =>
+    Effect.gen(function*() {
+      const router = yield* Router.Router
+      const fiber = yield* router.stream([model], { messages: [], maxOutputTokens: 10 }).pipe(Stream.runCollect, Effect.either, Effect.fork)
+      yield* TestClock.adjust(Duration.seconds(5))
+      const outcome = yield* Fiber.join(fiber)
+      expect(Either.isLeft(outcome)).toBe(true)
+      if (Either.isLeft(outcome)) expect(outcome.left.message).toContain("ran past its limit of 5s")
+    }).pipe(
+      Effect.provide(Router.layer.pipe(Layer.provide(Layer.succeed(ModelProviders, {
+        get: () => Option.some({ name: "endless", kind: "openai-compatible", stream: () => Stream.never })
+      })))),
+      Effect.provide(Layer.succeed(Router.RouterPolicy, { ...Router.defaultPolicy, maxDuration: Duration.seconds(5) }))
+    ))
+
+  it.effect("tells the provider its deadline by the wall clock, whatever clock the router runs on", () => {
+    const asked: Array<number | undefined> = []
+    return Effect.gen(function*() {
+      const router = yield* Router.Router
+      yield* router.stream([model], { messages: [], maxOutputTokens: 10 }).pipe(Stream.runDrain)
+      expect(asked).toHaveLength(1)
+      // The test clock starts at the epoch; the deadline is the limit from now, as Date.now counts.
+      expect(Math.abs(asked[0]! - (Date.now() + 5_000))).toBeLessThan(2_000)
+    }).pipe(
+      Effect.provide(Router.layer.pipe(Layer.provide(Layer.succeed(ModelProviders, {
+        get: () =>
+          Option.some({
+            name: "endless",
+            kind: "openai-compatible",
+            stream: (request) => {
+              asked.push(request.deadline)
+              return Stream.make<[ModelChunk]>({ _tag: "Finish", reason: "stop" })
+            }
+          })
+      })))),
+      Effect.provide(Layer.succeed(Router.RouterPolicy, { ...Router.defaultPolicy, maxDuration: Duration.seconds(5) }))
+    )
+  })
 })

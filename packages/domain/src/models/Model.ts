@@ -112,7 +112,8 @@ export interface ModelRequest {
   readonly options?: CallOptions | undefined
   /**
    * When the whole call must have ended (the router's limit; milliseconds since the epoch, by
-   * the `Clock`): a provider waiting on a silent upstream gives up then.
+   * the wall clock): a provider waiting on a silent upstream gives up then. The router bounds a
+   * provider that is only a stream itself; one that is opened (`Provider.open`) must honour it.
    */
   readonly deadline?: number | undefined
 }

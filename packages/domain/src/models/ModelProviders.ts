@@ -30,7 +30,8 @@ export interface Provider {
   /**
    * The same call as a pull, in the caller's scope (closing it aborts the request): what the
    * router pulls when a provider has it, without a stream's stages; `stream` is this pull made a
-   * stream. Providers without it are pulled through their stream.
+   * stream. Providers without it are pulled through their stream. An opened call must give up at
+   * `request.deadline` (the router does not race its pulls against it).
    */
   readonly open?: ((request: ModelRequest) => Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope>) | undefined
 }

@@ -3,7 +3,7 @@
  * provider's Retry-After within a bound), then falls back to the next model of the list. Once a
  * model has produced output, a failure ends the call: an answer is never stitched from two models.
  */
-import { Chunk, Clock, Context, Duration, Effect, ExecutionStrategy, Exit, FiberId, FiberRef, Layer, Option, Scope, Stream, type Tracer } from "effect"
+import { Cause, Chunk, Clock, Context, Duration, Effect, Either, ExecutionStrategy, Exit, FiberId, FiberRef, Layer, Option, Scope, Stream, type Tracer } from "effect"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
 import * as Traced from "../observability/Traced.js"
@@ -11,7 +11,7 @@ import * as UpstreamClock from "../observability/UpstreamClock.js"
 import { UpstreamUnavailable } from "../shared/Errors.js"
 import type { Pull } from "../shared/Streams.js"
 import type { CallOptions, CatalogModel, ChatMessage, ModelChunk, ModelRequest } from "./Model.js"
-import { ModelProviders, type Provider, type ProviderFailure } from "./ModelProviders.js"
+import { ModelProviders, type Provider, ProviderFailure } from "./ModelProviders.js"
 
 export type RouterChunk =
   | ModelChunk
@@ -117,7 +117,8 @@ export const make = Effect.gen(function*() {
       const end = (a: Attempt, exit: Exit.Exit<unknown, unknown>) => {
         current = undefined
         a.exit = exit
-        return Scope.close(a.scope, Exit.void)
+        // Not stopped half way: the scope counts as closed once its closing has begun.
+        return Effect.uninterruptible(Scope.close(a.scope, Exit.void))
       }
 
       const fail = (error: UpstreamUnavailable) => {
@@ -144,8 +145,10 @@ export const make = Effect.gen(function*() {
         }
       }
 
+      // Uninterruptible: the clock entered and the span made are left by the scope's finalizer,
+      // which must be in place before anything can stop the attempt.
       const begin = (model: CatalogModel, provider: Provider): Pull<RouterChunk, UpstreamUnavailable> =>
-        Effect.gen(function*() {
+        Effect.uninterruptible(Effect.gen(function*() {
           const child = yield* Scope.fork(scope, ExecutionStrategy.sequential)
           // One span per attempt, in OpenTelemetry's words for model calls; the provider passes
           // it on as `traceparent`.
@@ -161,13 +164,15 @@ export const make = Effect.gen(function*() {
               }
             })
             : undefined
+          const now = yield* Clock.currentTimeMillis
           const request: ModelRequest = {
             model,
             messages: call.messages,
             temperature: call.temperature,
             maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens),
             options: call.options,
-            deadline
+            // By the wall clock, which is the provider's (this `Clock` may be a test's).
+            deadline: Date.now() + Math.max(0, deadline - now)
           }
           const opened = provider.open === undefined ? Stream.toPull(provider.stream(request)) : provider.open(request)
           const a: Attempt = { model, pull: Effect.fail(Option.none()), scope: child, started: performance.now(), span, produced: false, exit: undefined }
@@ -188,9 +193,20 @@ export const make = Effect.gen(function*() {
           // at its first pull); an opened call took the span for its request already, and
           // providing it to every pull would copy the request's whole context each time.
           a.pull = span === undefined || provider.open !== undefined ? pull : Effect.withParentSpan(pull, span)
+          // A provider that is only a stream may not know the deadline: each of its pulls is
+          // bounded here (a race per pull, off the hot path: the HTTP providers are opened).
+          if (provider.open === undefined) a.pull = bounded(a.pull, model)
           current = a
           return Chunk.of<RouterChunk>({ _tag: "Attempt", model, attempt })
-        })
+        }))
+
+      const bounded = (pull: Pull<ModelChunk, ProviderFailure>, model: CatalogModel): Pull<ModelChunk, ProviderFailure> =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.timeoutFail(pull, {
+            duration: Duration.millis(Math.max(0, deadline - now)),
+            onTimeout: () =>
+              Option.some(new ProviderFailure({ provider: model.provider, model: model.id, reason: "timeout", retryable: false, message: "the call reached its deadline" }))
+          }))
 
       const chunks = (a: Attempt, chunks: Chunk.Chunk<ModelChunk>): Pull<RouterChunk, UpstreamUnavailable> =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -236,7 +252,10 @@ export const make = Effect.gen(function*() {
         if (over) return Effect.fail(Option.none())
         const a = current
         if (a === undefined) {
-          if (wait === undefined) return start()
+          // The first attempt starts at once; a later one only within the limit.
+          if (wait === undefined) {
+            return index === 0 && attempt === 1 ? start() : Effect.flatMap(Clock.currentTimeMillis, (now) => now >= deadline ? fail(overrun()) : start())
+          }
           const millis = wait
           wait = undefined
           return Effect.zipRight(
@@ -244,10 +263,13 @@ export const make = Effect.gen(function*() {
             Effect.flatMap(Clock.currentTimeMillis, (now) => now >= deadline ? fail(overrun()) : start())
           )
         }
-        return Effect.matchEffect(a.pull, {
+        return Effect.matchCauseEffect(a.pull, {
           onSuccess: (got) => chunks(a, got),
-          onFailure: (failure) => {
-            if (Option.isSome(failure)) return failed(a, failure.value)
+          onFailure: (cause) => {
+            const failure = Cause.failureOrCause(cause)
+            // A defect or an interruption ends the call as it is; the attempt's span says which.
+            if (Either.isRight(failure)) return Effect.zipRight(end(a, Exit.failCause(failure.right)), Effect.failCause(failure.right))
+            if (Option.isSome(failure.left)) return failed(a, failure.left.value)
             counted(a.model, "ok")
             over = true
             return Effect.zipRight(end(a, Exit.void), Effect.fail(Option.none()))
