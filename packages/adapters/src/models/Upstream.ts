@@ -407,7 +407,7 @@ export const modelPull = (
       exchange.wait(() => resume(Effect.void))
       return Effect.sync(() => exchange.unwait())
     })
-    const pull: Effect.Effect<Chunk.Chunk<ModelChunk>, Option.Option<ProviderFailure>> = Effect.suspend(() => {
+    const pull: Pull<ModelChunk, ProviderFailure> = Effect.suspend(() => {
       if (exchange.out.length > 0) return Effect.succeed(exchange.take())
       if (!exchange.finished) return Effect.zipRight(waitFor, pull)
       if (exchange.failure !== undefined) return Effect.fail(Option.some(exchange.failure))

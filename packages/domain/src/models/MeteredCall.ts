@@ -24,7 +24,7 @@
  */
 import { Chunk, Context, Effect, Layer, Option, Scope, Stream } from "effect"
 import { InsufficientCredits, InvalidRequest, NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
-import { type CallOptions, type CatalogModel, type ChatMessage, costOf, estimateTokens, type ToolCallDelta, Usage } from "./Model.js"
+import { type CallOptions, type CatalogModel, type ChatMessage, costOf, estimateTokens, isOutput as isModelOutput, type ToolCallDelta, Usage } from "./Model.js"
 import { tierRank } from "../orgs/Policy.js"
 import { ModelTier } from "../accounts/Preferences.js"
 import { Catalog } from "./Catalog.js"
@@ -143,7 +143,7 @@ export type CallEvent =
   | Settled
 
 /** Whether an event is the model's output (text or a tool call): what a stream is held back for. */
-export const isOutput = (event: CallEvent): boolean => event._tag === "Delta" || event._tag === "ToolCallDelta"
+export const isOutput: (event: CallEvent) => boolean = isModelOutput
 
 export interface Metered {
   /** The model tried first. */

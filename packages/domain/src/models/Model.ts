@@ -137,6 +137,9 @@ export type ModelChunk =
   | { readonly _tag: "Usage"; readonly usage: Usage }
   | { readonly _tag: "Finish"; readonly reason: string }
 
+/** Whether a chunk (or an event that carries them) is the model's output: text or a tool call. */
+export const isOutput = (chunk: { readonly _tag: string }): boolean => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta"
+
 /** Rough token count for budgeting before a call (about four characters a token). */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
 

@@ -10,7 +10,7 @@ import * as Traced from "../observability/Traced.js"
 import * as UpstreamClock from "../observability/UpstreamClock.js"
 import { UpstreamUnavailable } from "../shared/Errors.js"
 import type { Pull } from "../shared/Streams.js"
-import type { CallOptions, CatalogModel, ChatMessage, ModelChunk, ModelRequest } from "./Model.js"
+import { type CallOptions, type CatalogModel, type ChatMessage, isOutput, type ModelChunk, type ModelRequest } from "./Model.js"
 import { ModelProviders, type Provider, ProviderFailure } from "./ModelProviders.js"
 
 export type RouterChunk =
@@ -79,8 +79,6 @@ export const make = Effect.gen(function*() {
 
   const overrun = () =>
     new UpstreamUnavailable({ message: `The model call ran past its limit of ${Duration.format(policy.maxDuration)}` })
-
-  const isOutput = (chunk: RouterChunk) => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta"
 
   /** The attempt under way: its model's pull, in a scope of its own, and its span when traced. */
   interface Attempt {
@@ -208,7 +206,7 @@ export const make = Effect.gen(function*() {
               Option.some(new ProviderFailure({ provider: model.provider, model: model.id, reason: "timeout", retryable: false, message: "the call reached its deadline" }))
           }))
 
-      const chunks = (a: Attempt, chunks: Chunk.Chunk<ModelChunk>): Pull<RouterChunk, UpstreamUnavailable> =>
+      const passed = (a: Attempt, chunks: Chunk.Chunk<ModelChunk>): Pull<RouterChunk, UpstreamUnavailable> =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           if (now >= deadline) return Effect.zipRight(end(a, Exit.fail(overrun())), fail(overrun()))
           if (!a.produced) a.produced = Chunk.some(chunks, isOutput)
@@ -264,7 +262,7 @@ export const make = Effect.gen(function*() {
           )
         }
         return Effect.matchCauseEffect(a.pull, {
-          onSuccess: (got) => chunks(a, got),
+          onSuccess: (chunks) => passed(a, chunks),
           onFailure: (cause) => {
             const failure = Cause.failureOrCause(cause)
             // A defect or an interruption ends the call as it is; the attempt's span says which.

@@ -11,7 +11,7 @@
  * (`deep`, set by whoever records spans below the leaves, such as an adapter's) make every span
  * the current one, so that what a leaf ran hangs under it.
  */
-import { Context, Effect, FiberRef, Option, Tracer } from "effect"
+import { Context, Effect, type Fiber, FiberRef, Option, Tracer } from "effect"
 
 /** Whether spans are recorded below the domain's leaves (its adapters'); off by default. */
 export const deep: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
@@ -27,21 +27,22 @@ export interface SpanOptions extends Tracer.SpanOptions {
  */
 export const span = <A, E, R>(effect: Effect.Effect<A, E, R>, name: string, options?: SpanOptions): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime<A, E, R>((fiber) => {
-    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return effect
-    const parent = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
-    if (Option.isSome(parent) && !parent.value.sampled) return effect
+    if (!recordedIn(fiber)) return effect
     const { leaf, ...spanOptions } = options ?? {}
     return leaf === true && !fiber.getFiberRef(deep)
       ? Effect.useSpan(name, { ...spanOptions, captureStackTrace: false }, () => effect)
       : Effect.withSpan(effect, name, { ...spanOptions, captureStackTrace: false })
   })
 
-/** Whether a span made here would be recorded: the tracer is enabled and the trace is sampled. */
-export const recording: Effect.Effect<boolean> = Effect.withFiberRuntime((fiber) => {
-  if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return Effect.succeed(false)
+/** Whether a span made in `fiber` would be recorded: the tracer is enabled and the trace is sampled. */
+const recordedIn = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean => {
+  if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return false
   const parent = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
-  return Effect.succeed(Option.isNone(parent) || parent.value.sampled)
-})
+  return Option.isNone(parent) || parent.value.sampled
+}
+
+/** Whether a span made here would be recorded (see `span`). */
+export const recording: Effect.Effect<boolean> = Effect.withFiberRuntime((fiber) => Effect.succeed(recordedIn(fiber)))
 
 /**
  * A service's public methods, each returning an Effect run in a span named `Service.method`, so
