@@ -1,5 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { CreditStore } from "@huddle/domain/credits/CreditStore"
+import * as Pipeline from "@huddle/domain/huddle/IntentPipeline"
 import { IntentPipeline, type PipelineEvent } from "@huddle/domain/huddle/IntentPipeline"
 import { IntentRepository } from "@huddle/domain/huddle/IntentRepository"
 import { Memory } from "@huddle/domain/memories/Memory"
@@ -11,7 +12,7 @@ import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { CreditStoreState } from "@huddle/testkit/ports/InMemoryCreditStore"
 import * as InMemoryDomain from "@huddle/testkit/ports/InMemoryDomain"
 import { answer, failAfter, models, ScriptedModels } from "@huddle/testkit/ports/ScriptedModels"
-import { Chunk, DateTime, Effect, Either, Stream } from "effect"
+import { Chunk, DateTime, Effect, Either, Exit, Layer, Stream } from "effect"
 
 const ann = "usr_ann"
 const orgId = "org_acme"
@@ -36,6 +37,24 @@ const stageDetail = (events: ReadonlyArray<PipelineEvent>, stage: string, status
   assert(found?._tag === "Stage", `no ${stage}:${status}`)
   return found.detail
 }
+
+/**
+ * The domain over an intent store that loses the database as a completed intent is written (a
+ * fault injected into the in-memory store; everything else as in `domain`). Fresh: the layer
+ * is memoised, and `domain` builds the pipeline over the store as it is.
+ */
+const losesCompletedIntents = Layer.fresh(Pipeline.layer).pipe(
+  Layer.provide(Layer.effect(
+    IntentRepository,
+    Effect.map(IntentRepository, (intents) =>
+      IntentRepository.of({
+        ...intents,
+        update: (intent, reviewedBy, answer) =>
+          intent.status === "completed" ? Effect.die(new Error("the database went away")) : intents.update(intent, reviewedBy, answer)
+      }))
+  )),
+  Layer.provideMerge(domain)
+)
 
 const balance = Effect.flatMap(CreditStore, (store) => store.balance(personal))
 const held = Effect.flatMap(CreditStoreState, (state) => state.held)
@@ -129,4 +148,28 @@ describe("the intent pipeline", () => {
       expect(1000 - (yield* balance)).toBe(taken)
       expect(yield* held).toBe(0)
     }).pipe(Effect.provide(domain)))
+
+  it.effect("charges nothing for a complete answer whose intent could not be recorded: the run fails and the credits are released", () =>
+    Effect.gen(function*() {
+      const scope = yield* setup
+      yield* (yield* ScriptedModels).queue(models.standard.id, answer(["Hel", "lo"], { input_tokens: 60, output_tokens: 2 }))
+
+      const seen: Array<PipelineEvent> = []
+      const outcome = yield* (yield* IntentPipeline).submit({ scope, sessionId: null, input: "Say hello" }).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(event))),
+        Effect.exit
+      )
+
+      assert(Exit.isFailure(outcome))
+      expect(seen.map(label)).toContain("token:lo")
+      expect(seen.map(label)).not.toContain("completion:completed")
+      expect(seen.map(label)).not.toContain("done")
+      expect(yield* balance).toBe(1000)
+      expect(yield* held).toBe(0)
+      const ledger = yield* (yield* CreditStore).ledger(personal, { limit: 10 })
+      expect(ledger.map((entry) => entry.kind)).toEqual(["release", "reserve", "grant"])
+      // Recorded as failed, charged nothing, as far as the store lets it be written.
+      const [intent] = yield* (yield* IntentRepository).listForUser(ann, { limit: 10 })
+      expect(intent).toMatchObject({ status: "failed", credits_charged: 0 })
+    }).pipe(Effect.provide(losesCompletedIntents)))
 })

@@ -76,6 +76,45 @@ describe("the metered call", () => {
       expect(yield* held).toBe(0)
     }).pipe(Effect.provide(InMemoryDomain.layer())))
 
+  it.effect("with settleAfter, prices the call at its end without charging; the caller settles it, or releases it, or the scope settles it", () =>
+    Effect.gen(function*() {
+      yield* grant(1000)
+      const usage = { input_tokens: 12, output_tokens: 300 }
+      const cost = costOf(models.economy, usage)
+      const { quote, candidates } = yield* prepare({ _tag: "Model", id: models.economy.id })
+      /** One call to its end; `then` runs with the call, in its scope, before the scope closes. */
+      const run = <A>(then: (call: { readonly settle: Effect.Effect<{ readonly charged: number }>; readonly release: Effect.Effect<{ readonly charged: number }> }) => Effect.Effect<A>) =>
+        Effect.gen(function*() {
+          yield* (yield* ScriptedModels).queue(models.economy.id, answer(["Hel", "lo"], usage))
+          return yield* Effect.scoped(Effect.gen(function*() {
+            const call = yield* (yield* MeteredCall).run({ payer, purpose: "test", candidates, quote, messages, settleAfter: true })
+            const events = Chunk.toReadonlyArray(yield* Stream.runCollect(call.events))
+            const last = events.at(-1)!
+            assert(last._tag === "Settled")
+            // Priced, not charged: the worst case is still held, as it was while the model answered.
+            expect(last.charged).toBe(cost)
+            expect(yield* held).toBe(quote.worstCase)
+            expect(yield* balance).toBe(before - quote.worstCase)
+            return yield* then(call)
+          }))
+        })
+      let before = 1000
+
+      const settled = yield* run((call) => call.settle)
+      expect(settled.charged).toBe(cost)
+      expect(yield* balance).toBe(before - cost)
+      before -= cost
+
+      const released = yield* run((call) => Effect.zipLeft(call.release, call.settle))
+      expect(released.charged).toBe(0)
+      expect(yield* balance).toBe(before)
+
+      // Neither: closing the scope settles, as for any call.
+      yield* run(() => Effect.void)
+      expect(yield* balance).toBe(before - cost)
+      expect(yield* held).toBe(0)
+    }).pipe(Effect.provide(InMemoryDomain.layer())))
+
   it.effect("releases everything when the model fails before any output", () =>
     Effect.gen(function*() {
       yield* grant(1000)

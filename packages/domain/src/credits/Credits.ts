@@ -54,6 +54,13 @@ const capMessage = (amount: number, cap: Extract<ReserveOutcome, { _tag: "Insuff
     : `The credit balance cannot cover this request (${amount} credits needed): your spending cap on the organization's pool ` +
       `(${cap.amount} credits ${cap.period === "month" ? "a month" : "in total"}) leaves ${cap.remaining}`
 
+/**
+ * What settling `reservation` for a cost of `actual` charges: rounded up, never more than was
+ * reserved. (The store may charge less, when it holds less after a `carve`, or nothing when the
+ * reservation is no longer held.)
+ */
+export const chargeOf = (reservation: Reservation, actual: number): number => Math.min(Math.max(0, Math.ceil(actual)), reservation.amount)
+
 /** The sources that may pay, in the order they are tried. */
 export const sourcesFor = (
   input: Pick<ReserveInput, "userId" | "orgId" | "creditFallback">
@@ -160,7 +167,7 @@ export const make = Effect.gen(function*() {
   // `reservation.amount` is what was held when it was made; after a carve the store holds less,
   // and its own bound (what the row still holds) is the one that counts.
   const settle: Service["settle"] = (reservation, actual) =>
-    store.settle(reservation.id, Math.min(Math.max(0, Math.ceil(actual)), reservation.amount)).pipe(
+    store.settle(reservation.id, chargeOf(reservation, actual)).pipe(
       Effect.map(Option.match({
         onNone: () => 0,
         onSome: (_) => {

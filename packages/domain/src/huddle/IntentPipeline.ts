@@ -274,7 +274,9 @@ export const make = Effect.gen(function*() {
           floorOutputTokens: floorOf(plan.max_output_tokens)
         },
         messages: plan.messages ?? [],
-        temperature: plan.temperature
+        temperature: plan.temperature,
+        // Charged once the completed intent is written (see `completed`).
+        settleAfter: true
       }).pipe(Effect.tapError(steps.refused))
       const [executing, announced] = yield* steps.begin
       // The plan that runs: the member's credits may have lowered its output cap.
@@ -306,12 +308,18 @@ export const make = Effect.gen(function*() {
           }
         )
 
-      const completed = (settled: Settled) =>
-        Effect.map(close(settled, null), (final): ReadonlyArray<PipelineEvent> => [
-          stage("execution", "completed", { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }),
-          stage("completion", "completed", { credits_charged: final.credits_charged }),
-          { _tag: "Done", outcome: { intent: final, requestedMode, offline: settled.model.provider === "offline", answer: progress.answer } }
-        ])
+      // The answer is recorded, then charged: one that cannot be recorded (the database gone) fails
+      // the request as unavailable and is released, so nobody pays for an answer they never got.
+      const completed = (priced: Settled) =>
+        close(priced, null).pipe(
+          Effect.tapErrorCause(() => call.release),
+          Effect.zipLeft(call.settle),
+          Effect.map((final): ReadonlyArray<PipelineEvent> => [
+            stage("execution", "completed", { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }),
+            stage("completion", "completed", { credits_charged: final.credits_charged }),
+            { _tag: "Done", outcome: { intent: final, requestedMode, offline: priced.model.provider === "offline", answer: progress.answer } }
+          ])
+        )
 
       const answer = call.events.pipe(
         Stream.mapChunksEffect((chunk) => {

@@ -17,6 +17,12 @@
  * charges what was consumed — the provider's counts, else an estimate from the output — or
  * releases the reservation when nothing was. A reservation is settled exactly once.
  *
+ * A caller that records the answer somewhere that can fail (the huddle's pipeline, which writes
+ * the completed intent) asks for `settleAfter`: its closing `Settled` then says what will be
+ * charged, nothing is charged yet, and the caller settles once the answer is recorded, or
+ * `release`s when it could not be (the client is told the service is unavailable, and is not
+ * charged for an answer it never got).
+ *
  * A call whose payer cannot cover `quote.worstCase` but can cover a useful answer (at least
  * `quote.floorOutputTokens`) is not refused: its output cap is lowered to the most the payer's
  * spendable credits pay for (`lowerQuote`), `Metered.quote` is the lowered quote, its events
@@ -29,7 +35,7 @@ import { tierRank } from "../orgs/Policy.js"
 import { ModelTier } from "../accounts/Preferences.js"
 import { Catalog } from "./Catalog.js"
 import type { Authority } from "../credits/CreditStore.js"
-import { Credits, type Reservation } from "../credits/Credits.js"
+import { chargeOf, Credits, type Reservation } from "../credits/Credits.js"
 import { ModelProviders } from "./ModelProviders.js"
 import { refusalOf } from "./ProviderSupport.js"
 import { Router, type RouterChunk } from "./Router.js"
@@ -96,6 +102,11 @@ export interface Budget {
 
 export interface Call {
   readonly payer: Payer
+  /**
+   * The closing `Settled` prices the call without settling it: the caller then runs `settle`
+   * (or `release`); closing the scope settles as usual when it did neither.
+   */
+  readonly settleAfter?: boolean | undefined
   /** Recorded with the reservation (the ledger's reason). */
   readonly purpose: string
   readonly candidates: ReadonlyArray<CatalogModel>
@@ -156,6 +167,11 @@ export interface Metered {
    * success, closing the scope on failure or interruption); the same `Settled` every time.
    */
   readonly settle: Effect.Effect<Settled>
+  /**
+   * Releases the reservation, charging nothing, if it is not settled yet: for an answer that
+   * could not be delivered after all (see `settleAfter`). The same `Settled` as `settle` after it.
+   */
+  readonly release: Effect.Effect<Settled>
 }
 
 export type RunError = InsufficientCredits | Unauthorized | NotFound
@@ -402,29 +418,45 @@ export const make = Effect.gen(function*() {
         lowered: undefined as Lowered | undefined
       }
 
-      // Once: at the end of the stream, by the caller, or (failure, interruption) as the scope closes.
-      const settleWith = (reservation: Reservation): Effect.Effect<Settled> =>
-        Effect.uninterruptible(Effect.suspend(() => {
-          if (progress.settled !== undefined) return Effect.succeed(progress.settled)
-          const usage = consumedOf(progress.reported, progress.chars, call.quote.estimatedInput)
-          const consumed = progress.chars > 0 || progress.reported !== undefined || progress.earlier > 0
-          const settled: Settled = {
+      /** What the call consumed so far, and its cost; `charged` is 0 until settled. */
+      const priced = (): { readonly settled: Settled; readonly cost: number } => {
+        const usage = consumedOf(progress.reported, progress.chars, call.quote.estimatedInput)
+        return {
+          settled: {
             _tag: "Settled",
             model: progress.model,
             usage,
             reported: progress.reported !== undefined,
-            consumed,
+            consumed: progress.chars > 0 || progress.reported !== undefined || progress.earlier > 0,
             charged: 0,
             lowered: progress.lowered
-          }
+          },
+          cost: progress.earlier + costOf(progress.model, usage)
+        }
+      }
+
+      // Once: at the end of the stream, by the caller, or (failure, interruption) as the scope closes.
+      const settleWith = (reservation: Reservation): Effect.Effect<Settled> =>
+        Effect.uninterruptible(Effect.suspend(() => {
+          if (progress.settled !== undefined) return Effect.succeed(progress.settled)
+          const { cost, settled } = priced()
           progress.settled = settled
-          return consumed
-            ? Effect.map(credits.settle(reservation, progress.earlier + costOf(progress.model, usage)), (charged) => {
+          return settled.consumed
+            ? Effect.map(credits.settle(reservation, cost), (charged) => {
               progress.settled = { ...settled, charged }
               record(reservation, progress.settled)
               return progress.settled
             })
             : Effect.as(credits.release(reservation), settled)
+        }))
+
+      // In place of settling, once: nothing is charged, whatever was consumed.
+      const releaseWith = (reservation: Reservation): Effect.Effect<Settled> =>
+        Effect.uninterruptible(Effect.suspend(() => {
+          if (progress.settled !== undefined) return Effect.succeed(progress.settled)
+          const { settled } = priced()
+          progress.settled = settled
+          return Effect.as(credits.release(reservation), settled)
         }))
 
       // Held and its settling added to the scope as one step. On the scope itself rather than
@@ -443,6 +475,12 @@ export const make = Effect.gen(function*() {
         : { _tag: "Lowered", from: quote.loweredFrom, to: quote.maxOutputTokens }
       progress.lowered = lowered
       const settle = settleWith(reservation)
+      /** The closing event of `settleAfter`: what settling will charge, nothing charged yet. */
+      const pricedEvent = Effect.sync((): Settled => {
+        const { cost, settled } = priced()
+        return settled.consumed ? { ...settled, charged: chargeOf(reservation, cost) } : settled
+      })
+      const end = call.settleAfter === true ? pricedEvent : settle
 
       /** The router's chunks as the call's events; the progress that settling reads is kept as they pass. */
       const eventsOf = (chunks: Chunk.Chunk<RouterChunk>): Chunk.Chunk<CallEvent> => {
@@ -501,13 +539,13 @@ export const make = Effect.gen(function*() {
               onFailure: (failure) => {
                 if (Option.isSome(failure)) return Effect.fail(failure)
                 ended = true
-                return Effect.map(settle, (settled) => Chunk.of<CallEvent>(settled))
+                return Effect.map(end, (settled) => Chunk.of<CallEvent>(settled))
               }
             })
           })
         }
       ))
-      return { model: primary, quote, events, settle } satisfies Metered
+      return { model: primary, quote, events, settle, release: releaseWith(reservation) } satisfies Metered
     })
 
   // The computations (candidates, fitting, quote) are not worth a span each; the calls are.
