@@ -12,7 +12,7 @@ import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { CreditStoreState } from "@huddle/testkit/ports/InMemoryCreditStore"
 import * as InMemoryDomain from "@huddle/testkit/ports/InMemoryDomain"
 import { answer, failAfter, models, ScriptedModels } from "@huddle/testkit/ports/ScriptedModels"
-import { Chunk, DateTime, Effect, Either, Exit, Layer, Stream } from "effect"
+import { Chunk, DateTime, Deferred, Effect, Either, Exit, Fiber, FiberId, Layer, Stream } from "effect"
 
 const ann = "usr_ann"
 const orgId = "org_acme"
@@ -39,22 +39,22 @@ const stageDetail = (events: ReadonlyArray<PipelineEvent>, stage: string, status
 }
 
 /**
- * The domain over an intent store that loses the database as a completed intent is written (a
- * fault injected into the in-memory store; everything else as in `domain`). Fresh: the layer
- * is memoised, and `domain` builds the pipeline over the store as it is.
+ * The domain over an intent store whose writes of a completed intent are `write` (a fault
+ * injected into the in-memory store; everything else as in `domain`). Fresh: the layer is
+ * memoised, and `domain` builds the pipeline over the store as it is.
  */
-const losesCompletedIntents = Layer.fresh(Pipeline.layer).pipe(
-  Layer.provide(Layer.effect(
-    IntentRepository,
-    Effect.map(IntentRepository, (intents) =>
-      IntentRepository.of({
-        ...intents,
-        update: (intent, reviewedBy, answer) =>
-          intent.status === "completed" ? Effect.die(new Error("the database went away")) : intents.update(intent, reviewedBy, answer)
-      }))
-  )),
-  Layer.provideMerge(domain)
-)
+const completedWrites = (write: Effect.Effect<boolean>) =>
+  Layer.fresh(Pipeline.layer).pipe(
+    Layer.provide(Layer.effect(
+      IntentRepository,
+      Effect.map(IntentRepository, (intents) =>
+        IntentRepository.of({
+          ...intents,
+          update: (intent, reviewedBy, answer) => intent.status === "completed" ? write : intents.update(intent, reviewedBy, answer)
+        }))
+    )),
+    Layer.provideMerge(domain)
+  )
 
 const balance = Effect.flatMap(CreditStore, (store) => store.balance(personal))
 const held = Effect.flatMap(CreditStoreState, (state) => state.held)
@@ -171,5 +171,25 @@ describe("the intent pipeline", () => {
       // Recorded as failed, charged nothing, as far as the store lets it be written.
       const [intent] = yield* (yield* IntentRepository).listForUser(ann, { limit: 10 })
       expect(intent).toMatchObject({ status: "failed", credits_charged: 0 })
-    }).pipe(Effect.provide(losesCompletedIntents)))
+    }).pipe(Effect.provide(completedWrites(Effect.die(new Error("the database went away"))))))
+
+  it.effect("still charges what was consumed when the client leaves while the completed intent is written", () => {
+    const writing = Deferred.unsafeMake<void>(FiberId.none)
+    return Effect.gen(function*() {
+      const scope = yield* setup
+      const usage = { input_tokens: 60, output_tokens: 2 }
+      yield* (yield* ScriptedModels).queue(models.standard.id, answer(["Hel", "lo"], usage))
+
+      const run = yield* Effect.fork(Stream.runDrain((yield* IntentPipeline).submit({ scope, sessionId: null, input: "Say hello" })))
+      yield* Deferred.await(writing)
+      yield* Fiber.interrupt(run)
+
+      // The answer was complete and the client left: not the service's failure, so it is charged.
+      const charged = costOf(models.standard, usage)
+      expect(1000 - (yield* balance)).toBe(charged)
+      expect(yield* held).toBe(0)
+      const [intent] = yield* (yield* IntentRepository).listForUser(ann, { limit: 10 })
+      expect(intent).toMatchObject({ status: "failed", error: { error: "CANCELLED" }, credits_charged: charged })
+    }).pipe(Effect.provide(completedWrites(Effect.zipRight(Deferred.succeed(writing, undefined), Effect.never))))
+  })
 })

@@ -32,11 +32,11 @@ const prepare = (target: Target) =>
  * for the test to evaluate after checking the balance: once the scope has closed it should only
  * report what was settled (evaluated first, it would settle a call the scope left open).
  */
-const runCall = (target: Target) =>
+const runCall = (target: Target, settleAfter = false) =>
   Effect.gen(function*() {
     const { candidates, quote } = yield* prepare(target)
     const { events, settle } = yield* Effect.scoped(Effect.gen(function*() {
-      const call = yield* (yield* MeteredCall).run({ payer, purpose: "test", candidates, quote, messages })
+      const call = yield* (yield* MeteredCall).run({ payer, purpose: "test", candidates, quote, messages, settleAfter })
       const events = yield* Stream.runCollect(call.events).pipe(Effect.map(Chunk.toReadonlyArray), Effect.either)
       return { events, settle: call.settle }
     }))
@@ -284,13 +284,14 @@ describe("the metered call", () => {
   })
 
   it.effect.prop(
-    "whatever the model answers, nothing stays held, the balance drops by exactly the charge, and never beyond the quote",
-    [scripted],
-    ([{ deltas, fails, usage }]) =>
+    "whatever the model answers, nothing stays held, the balance drops by exactly the charge, and never beyond the quote; a priced end (settleAfter) says what settling charges",
+    [scripted, fc.boolean()],
+    ([{ deltas, fails, usage }, settleAfter]) =>
       Effect.gen(function*() {
         yield* grant(1000)
         yield* (yield* ScriptedModels).queue(models.economy.id, fails ? failAfter(deltas, usage) : answer(deltas, usage))
-        const { events, quote, settle } = yield* runCall({ _tag: "Model", id: models.economy.id })
+        // With settleAfter, the scope's close settles (the caller did not): the same charge.
+        const { events, quote, settle } = yield* runCall({ _tag: "Model", id: models.economy.id }, settleAfter)
         // Read before `settle`: the scope's close must have settled already.
         const heldAfter = yield* held
         const taken = 1000 - (yield* balance)

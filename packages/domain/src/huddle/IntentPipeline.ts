@@ -313,7 +313,14 @@ export const make = Effect.gen(function*() {
       const completed = (priced: Settled) =>
         close(priced, null).pipe(
           Effect.tapErrorCause(() => call.release),
-          Effect.zipLeft(call.settle),
+          // What the store charged differs only if the reservation was no longer held (a sweep
+          // reclaimed it): the intent then says more than the ledger took; said, not rewritten.
+          Effect.tap(() =>
+            Effect.flatMap(call.settle, (settled) =>
+              settled.charged === priced.charged ? Effect.void : Effect.logWarning("an answer's intent records a charge the ledger did not take").pipe(
+                Effect.annotateLogs({ intent: intent.id, recorded: priced.charged, charged: settled.charged })
+              ))
+          ),
           Effect.map((final): ReadonlyArray<PipelineEvent> => [
             stage("execution", "completed", { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }),
             stage("completion", "completed", { credits_charged: final.credits_charged }),

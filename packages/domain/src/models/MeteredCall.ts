@@ -164,7 +164,8 @@ export interface Metered {
   readonly events: Stream.Stream<CallEvent, UpstreamUnavailable>
   /**
    * Settles now for what was consumed, if that has not happened yet (the stream's end does it on
-   * success, closing the scope on failure or interruption); the same `Settled` every time.
+   * success, unless `settleAfter`; closing the scope on failure or interruption); the same
+   * `Settled` every time.
    */
   readonly settle: Effect.Effect<Settled>
   /**
