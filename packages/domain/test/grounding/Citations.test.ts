@@ -198,11 +198,19 @@ describe("filtering a streamed answer", () => {
     }
   }, { fastCheck: { numRuns: 1000 } })
 
+  it("keeps a citation written from the repository's root as written, verified against the indexed path", () => {
+    const out = verify("./src/cli/args.ts:1 and /src/cli/args.ts:2", context)
+    expect(out.text).toBe("./src/cli/args.ts:1 and /src/cli/args.ts:2")
+    expect(out.references.map((r) => r.path)).toEqual(["src/cli/args.ts", "src/cli/args.ts"])
+    expect(out.removed).toBe(0)
+  })
+
   it.prop("leaves no citation it did not verify", [fc.oneof(texts, noise)], ([text]) => {
     const out = verify(text, context)
     const known = new Map(context.files.map((f) => [f.path, f.lines]))
     for (const citation of parse(out.text)) {
-      const lines = known.get(citation.path)
+      // Written from the root (`./src/a.ts`, `/src/a.ts`) is the indexed path, kept as written.
+      const lines = known.get(citation.path.replace(/^\.?\//, ""))
       expect(lines, citation.text).toBeDefined()
       if (citation.start_line !== null) expect(citation.end_line!, citation.text).toBeLessThanOrEqual(lines!)
     }
