@@ -7,6 +7,7 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import * as AutoMode from "@huddle/domain/council/AutoMode"
 import type { ConsensusReport, CouncilRound, Vote } from "@huddle/domain/council/ConsensusReport"
 import * as CouncilModule from "@huddle/domain/council/Council"
+import * as HeldCalls from "@huddle/domain/models/HeldCalls"
 import { type CouncilError, type CouncilEvent, CouncilSettings, type Settings, type Spent } from "@huddle/domain/council/Council"
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { CreditStore } from "@huddle/domain/credits/CreditStore"
@@ -15,6 +16,7 @@ import { estimateInput, MeteredCall, type Payer } from "@huddle/domain/models/Me
 import { CreditStoreState } from "@huddle/testkit/ports/InMemoryCreditStore"
 import * as InMemoryDomain from "@huddle/testkit/ports/InMemoryDomain"
 import { answer, type Answer, delayed, failBefore, hang, panel, providerName, ScriptedModels } from "@huddle/testkit/ports/ScriptedModels"
+import { agreed, type Behaviour, said, say, standard, usage } from "@huddle/testkit/ports/ScriptedCouncil"
 import { Duration, Effect, Either, FastCheck as fc, Fiber, Stream, TestClock } from "effect"
 
 const ann = "usr_ann"
@@ -22,47 +24,12 @@ const personal = { ownerType: "user", ownerId: ann, pool: "personal" } as const
 const payer: Payer = { userId: ann, orgId: null, creditFallback: false, authority: { via: "api_key", credentialId: "key_ann", actorId: ann } }
 const question: ReadonlyArray<ChatMessage> = [{ role: "user", content: "Which database should a small team start with?" }]
 const granted = 1_000_000
-/** What every scripted answer reports: small enough that no call's charge is capped by its reservation. */
-const usage = { input_tokens: 50, output_tokens: 20 }
 
 const balance = Effect.flatMap(CreditStore, (store) => store.balance(personal))
 const held = Effect.flatMap(CreditStoreState, (state) => state.held)
 
 // ---------------------------------------------------------------------------------------------
 // Participants
-
-/** What seat `seat` answers when asked in `round` (or, `position`, for auto mode's second opinion). */
-type Behaviour = (seat: number, round: Protocol.PromptRound, request: ModelRequest) => Answer
-
-const say = (text: string): Answer => answer([text.slice(0, 7), text.slice(7)], usage)
-
-const agreed = "Start with PostgreSQL."
-const said = {
-  proposal: (seat: number, position = agreed) => `POSITION: ${position}\nProposal ${seat}: a relational store fits a small team.`,
-  position: (position = agreed) => `POSITION: ${position}`,
-  critique: (seat: number, position = agreed, changed = false) =>
-    `CRITIQUE: Critique ${seat}: the others are sound.\nPOSITION: ${position}\nCHANGED: ${changed ? "yes" : "no"}\nREASON: Reason ${seat}.`,
-  synthesis: (seat: number) => `POSITION: ${agreed}\nConsensus ${seat}: PostgreSQL, with backups from day one.`,
-  endorse: (seat: number) => JSON.stringify({ vote: "endorse", rationale: `Endorsement ${seat}: it matches my view.` }),
-  dissent: (seat: number) =>
-    JSON.stringify({ vote: "dissent", claim: `Claim ${seat}: start with SQLite.`, rationale: `Rationale ${seat}: one file, no server.` })
-}
-
-/** Every round answered readably, and the ballot an endorsement. */
-const standard: Behaviour = (seat, round) => {
-  switch (round) {
-    case "proposals":
-      return say(said.proposal(seat))
-    case "position":
-      return say(said.position())
-    case "critique":
-      return say(said.critique(seat))
-    case "synthesis":
-      return say(said.synthesis(seat))
-    case "ratification":
-      return say(said.endorse(seat))
-  }
-}
 
 /** `standard`, except what `overrides` says for some seats and rounds. */
 const except = (overrides: ReadonlyArray<readonly [number, Protocol.PromptRound, Behaviour]>): Behaviour => (seat, round, request) =>
@@ -148,6 +115,8 @@ const runCouncil = (
     readonly shape?: (
       events: Stream.Stream<CouncilEvent, CouncilError>
     ) => Stream.Stream<CouncilEvent, CouncilError, ScriptedModels>
+    /** The calls left held for the caller (`held`), who then settles them, or releases them. */
+    readonly held?: "settle" | "release" | undefined
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -160,6 +129,7 @@ const runCouncil = (
       const plan = yield* council.plan({ models: panel.slice(0, seats), messages: question, participants: seats })
       expect(plan.seats.map((model) => model.id)).toEqual(panel.slice(0, seats).map((model) => model.id))
       const budget = yield* (yield* MeteredCall).budget(payer, "council", plan.worstCase)
+      const calls = options.held === undefined ? undefined : yield* HeldCalls.make
       const stream = council.run({
         plan,
         payer,
@@ -167,9 +137,20 @@ const runCouncil = (
         budget,
         messages: question,
         mode: options.mode,
-        tally: (total) => Effect.sync(() => void (spent = total))
+        tally: (total) => Effect.sync(() => void (spent = total)),
+        held: calls
       }).pipe(Stream.tap((event) => Effect.sync(() => void events.push(event))))
-      yield* Stream.runDrain(options.shape === undefined ? stream : options.shape(stream))
+      yield* Stream.runDrain(options.shape === undefined ? stream : options.shape(stream)).pipe(
+        Effect.ensuring(Effect.suspend(() => {
+          if (calls === undefined) return Effect.void
+          // Held, nothing charged yet: the whole budget is still held, in the run's reservation and its calls'.
+          return Effect.gen(function*() {
+            expect(yield* held).toBe(plan.worstCase)
+            expect(before - (yield* balance)).toBe(plan.worstCase)
+            yield* options.held === "settle" ? calls.settle : calls.release
+          })
+        }))
+      )
     })).pipe(
       Effect.provideService(CouncilSettings, { ...defaults, participants: seats, ...options.settings }),
       Effect.either
@@ -651,6 +632,21 @@ describe("the council", () => {
       }).pipe(Effect.provide(domain())))
   })
 
+  it.effect("with its calls held for the caller, reports what they will cost, and charges nothing when the caller releases them", () =>
+    Effect.gen(function*() {
+      yield* grant
+      const charges = yield* seat(3, standard)
+      const outcome = yield* runCouncil(3, { held: "release" })
+      const report = reportOf(outcome)
+
+      // The report and the tally say what the calls would have cost; the caller released them.
+      expect(sum(charges)).toBeGreaterThan(0)
+      expect(sum(report.participants.map((participant) => participant.credits))).toBe(sum(charges))
+      expect(outcome.spent?.charged).toBe(sum(charges))
+      expect(outcome.taken).toBe(0)
+      expect(outcome.held).toBe(0)
+    }).pipe(Effect.provide(domain())))
+
   it.effect("leaves nothing held and charges only what was consumed when the consumer stops mid-run", () =>
     Effect.gen(function*() {
       yield* grant
@@ -759,14 +755,15 @@ describe("the council", () => {
   }
 
   it.effect.prop(
-    "over random scripts: agreement, dissents, drops and money are accounted exactly",
-    [fc.integer({ min: 2, max: 4 }), fc.array(script, { minLength: 4, maxLength: 4 })],
-    ([seats, all]) =>
+    "over random scripts: agreement, dissents, drops and money are accounted exactly, its calls settled as they end or held for the caller",
+    [fc.integer({ min: 2, max: 4 }), fc.array(script, { minLength: 4, maxLength: 4 }), fc.constantFrom(undefined, "settle" as const)],
+    ([seats, all, held]) =>
       Effect.gen(function*() {
         const scripts = all.slice(0, seats)
         yield* grant
         const charges = yield* seat(seats, acting(scripts))
-        const outcome = yield* runCouncil(seats)
+        // Settled as each call ends, or held and settled together by the caller: the same money.
+        const outcome = yield* runCouncil(seats, { held })
         const expected = expectedOf(scripts)
 
         // (d), (e): whatever happened, the ledger, the tally and the answers agree, and nothing is held.

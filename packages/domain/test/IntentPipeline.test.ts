@@ -12,6 +12,9 @@ import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { CreditStoreState } from "@huddle/testkit/ports/InMemoryCreditStore"
 import * as InMemoryDomain from "@huddle/testkit/ports/InMemoryDomain"
 import { answer, failAfter, models, ScriptedModels } from "@huddle/testkit/ports/ScriptedModels"
+import { standard } from "@huddle/testkit/ports/ScriptedCouncil"
+import * as Protocol from "@huddle/domain/council/Protocol"
+import { Preferences } from "@huddle/domain/accounts/Preferences"
 import { Chunk, DateTime, Deferred, Effect, Either, Exit, Fiber, FiberId, Layer, Stream } from "effect"
 
 const ann = "usr_ann"
@@ -169,6 +172,39 @@ describe("the intent pipeline", () => {
       const ledger = yield* (yield* CreditStore).ledger(personal, { limit: 10 })
       expect(ledger.map((entry) => entry.kind)).toEqual(["release", "reserve", "grant"])
       // Recorded as failed, charged nothing, as far as the store lets it be written.
+      const [intent] = yield* (yield* IntentRepository).listForUser(ann, { limit: 10 })
+      expect(intent).toMatchObject({ status: "failed", credits_charged: 0 })
+    }).pipe(Effect.provide(completedWrites(Effect.die(new Error("the database went away"))))))
+
+  it.effect("charges nothing for a council's answer whose intent could not be recorded: its calls are released", () =>
+    Effect.gen(function*() {
+      const scope = yield* setup
+      // Enough for the council's worst case.
+      yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
+      const script = yield* ScriptedModels
+      // The economy tier's two models seat the council, each answering every round readably.
+      for (const [i, model] of [models.economy, models.economyDear].entries()) {
+        yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
+      }
+
+      const seen: Array<PipelineEvent> = []
+      const outcome = yield* (yield* IntentPipeline).submit({
+        scope,
+        sessionId: null,
+        input: "Which database should a small team start with?",
+        request: new Preferences({ mode: "multi", model_tier: "economy" })
+      }).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(event))),
+        Effect.exit
+      )
+
+      assert(Exit.isFailure(outcome))
+      expect((yield* script.calls).length).toBeGreaterThanOrEqual(8)
+      expect(seen.map(label)).not.toContain("done")
+      expect(yield* balance).toBe(10_000)
+      expect(yield* held).toBe(0)
+      const ledger = yield* (yield* CreditStore).ledger(personal, { limit: 100 })
+      expect(ledger.filter((entry) => entry.kind === "settle")).toEqual([])
       const [intent] = yield* (yield* IntentRepository).listForUser(ann, { limit: 10 })
       expect(intent).toMatchObject({ status: "failed", credits_charged: 0 })
     }).pipe(Effect.provide(completedWrites(Effect.die(new Error("the database went away"))))))

@@ -3,7 +3,8 @@
  * critique each other anonymously, a chair writes the consensus, and each participant ratifies
  * it alone — endorses it or dissents in its own words. Every model call is one `MeteredCall`
  * carved from the run's budget, which the caller reserved for the whole run's worst case before
- * any call (`plan` says how much); each call is settled as it ends.
+ * any call (`plan` says how much); each call is settled as it ends, or, with `held`, left held
+ * for the caller to settle once it has recorded the run's answer.
  *
  * ```ts
  * const council = yield* Council
@@ -23,9 +24,10 @@
  * (`Concluded` with a `Single` result); otherwise the council goes on, the second opinion's seat
  * asked for its full proposal with the others.
  */
-import { Clock, Context, Duration, Effect, Exit, Layer, Mailbox, Option, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Mailbox, Option, Scope, Stream } from "effect"
 import { type InsufficientCredits, InvalidRequest, type NotFound, type Unauthorized, UpstreamUnavailable } from "../shared/Errors.js"
 import { type CatalogModel, type ChatMessage, costOf, Usage } from "../models/Model.js"
+import type { HeldCalls } from "../models/HeldCalls.js"
 import { type Budget, inputMargin, MeteredCall, type Payer, estimateInput } from "../models/MeteredCall.js"
 import { ModelProviders } from "../models/ModelProviders.js"
 import {
@@ -134,10 +136,16 @@ export interface RunInput {
   /** `auto`: open with a proposal and a second opinion, and go on only if they disagree. */
   readonly mode?: "multi" | "auto" | undefined
   /**
-   * Told what the run spent once every call is settled, however it ended (concluded, failed,
-   * interrupted): what a caller records of a run that has no `Concluded`.
+   * Told what the run spent once every call is settled (or priced, with `held`), however it ended
+   * (concluded, failed, interrupted): what a caller records of a run that has no `Concluded`.
    */
   readonly tally?: ((spent: Spent) => Effect.Effect<void>) | undefined
+  /**
+   * Where the run's calls are left unsettled (`MeteredCall`'s `settleAfter`), for the caller to
+   * settle once it has recorded the answer, or release when it could not (decision 0027). The run
+   * counts each call at what settling it will charge.
+   */
+  readonly held?: HeldCalls | undefined
 }
 
 export interface Service {
@@ -306,25 +314,34 @@ export const make = Effect.gen(function*() {
         dropped.push(new Dropped({ seat: seat.seat, model: seat.model.id, round, reason }))
       }
 
-      /** One metered call of a seat: its text, settled and counted against the seat however it ends. */
+      /**
+       * One metered call of a seat: its text, settled (or priced and left held, with `held`) and
+       * counted against the seat however it ends.
+       */
       const call = (seat: Seat, round: Protocol.PromptRound, messages: ReadonlyArray<ChatMessage>) =>
         Effect.scoped(Effect.gen(function*() {
           const maxOutputTokens = plan.outputTokens[seat.seat - 1]![round]
           const quote = yield* metered.quote([seat.model], messages, { maxOutputTokens })
-          const running = yield* metered.run({
+          const { held } = input
+          const started = metered.run({
             payer: input.payer,
             purpose: input.purpose,
             candidates: [seat.model],
             quote,
             messages,
             temperature: input.temperature,
-            budget: input.budget
+            budget: input.budget,
+            settleAfter: held !== undefined
           })
+          // Held: its reservation in the caller's scope, past this call's.
+          const running = held === undefined
+            ? yield* started
+            : yield* Effect.tap(Scope.extend(started, held.scope), (running) => Effect.sync(() => held.add(running)))
           let text = ""
           yield* Stream.runForEach(running.events, (event) => Effect.sync(() => {
             if (event._tag === "Delta") text += event.text
           })).pipe(
-            Effect.ensuring(Effect.map(running.settle, (settled) => {
+            Effect.ensuring(Effect.map(held === undefined ? running.settle : running.price, (settled) => {
               seat.input += settled.usage.input_tokens
               seat.output += settled.usage.output_tokens
               seat.credits += settled.charged

@@ -28,6 +28,7 @@ import type { HuddleMessage } from "./Huddle.js"
 import { IntentRepository, type Question } from "./IntentRepository.js"
 import { ContextAssembly, leadingInstructions, memoryShare } from "../memories/ContextAssembly.js"
 import { authorityOf } from "../credits/Credits.js"
+import * as HeldCalls from "../models/HeldCalls.js"
 import { floorOf, type Metered, MeteredCall, type Payer, type Settled, worstCaseOf } from "../models/MeteredCall.js"
 import { OrgSettings } from "../orgs/OrgSettings.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
@@ -411,8 +412,15 @@ export const make = Effect.gen(function*() {
       }
       const [executing, announced] = yield* steps.begin
       const offline = seats.every((model) => model.provider === "offline")
+      // The run's calls are charged once its answer is recorded, as a single answer is (`completed` above).
+      const held = yield* HeldCalls.make
 
-      const progress = { closed: undefined as Intent | undefined, spent: undefined as Spent | undefined, answer: undefined as HuddleMessage | undefined }
+      const progress = {
+        closed: undefined as Intent | undefined,
+        spent: undefined as Spent | undefined,
+        answer: undefined as HuddleMessage | undefined,
+        released: false
+      }
       const close = (spent: Spent | undefined, fields: Partial<Intent>) =>
         Effect.map(
           finish(executing, {
@@ -437,8 +445,7 @@ export const make = Effect.gen(function*() {
           ? { ...concludedWith, report: new ConsensusReport({ ...concludedWith.report, text: checked.text }, { disableValidation: true }) }
           : { ...concludedWith, text: checked.text }
         const grounded = checked === undefined || plan.grounding === undefined ? {} : { grounding: withCitations(plan.grounding.report, checked) }
-        return Effect.map(
-          result._tag === "Council"
+        const recorded = result._tag === "Council"
             ? close(result, {
               status: "completed",
               error: null,
@@ -455,8 +462,18 @@ export const make = Effect.gen(function*() {
               output: result.text,
               plan: new Plan({ ...plan, mode_reason: result.reason }),
               ...grounded
-            }),
-          (final): ReadonlyArray<PipelineEvent> => [
+            })
+        return recorded.pipe(
+          Effect.tapErrorCause(() =>
+            Effect.zipRight(
+              Effect.sync(() => {
+                progress.released = true
+              }),
+              held.release
+            )
+          ),
+          Effect.tap(() => held.settle),
+          Effect.map((final): ReadonlyArray<PipelineEvent> => [
             ...tokensOf(final.output ?? ""),
             stage("execution", "completed", {
               mode: final.mode,
@@ -465,7 +482,7 @@ export const make = Effect.gen(function*() {
             }),
             stage("completion", "completed", { credits_charged: final.credits_charged }),
             { _tag: "Done", outcome: { intent: final, requestedMode, offline, answer: progress.answer } }
-          ]
+          ])
         )
       }
 
@@ -477,17 +494,26 @@ export const make = Effect.gen(function*() {
         messages: plan.messages ?? [],
         temperature: plan.temperature,
         mode: auto ? "auto" : "multi",
-        tally: (spent) => Effect.sync(() => (progress.spent = spent))
+        tally: (spent) => Effect.sync(() => (progress.spent = spent)),
+        held
       }).pipe(
         Stream.mapEffect((event) =>
           event._tag === "Concluded" ? concluded(event.result) : Effect.succeed<ReadonlyArray<PipelineEvent>>([councilStage(event)])
         ),
         Stream.flattenIterables,
-        // A failed or cancelled run: recorded with what its settled calls cost. A run that ends
+        // A failed or cancelled run: its calls settled, and recorded with what they cost (nothing,
+        // when they were released because its answer could not be recorded). A run that ends
         // without concluding was stopped by its consumer (the client went away).
         Stream.ensuringWith((exit) =>
           progress.closed === undefined
-            ? close(progress.spent, { status: "failed", error: closeWith(exit) ?? cancelled, output: null })
+            ? Effect.zipRight(
+              held.settle,
+              close(progress.released && progress.spent !== undefined ? { ...progress.spent, charged: 0 } : progress.spent, {
+                status: "failed",
+                error: closeWith(exit) ?? cancelled,
+                output: null
+              })
+            )
             : Effect.void
         )
       )

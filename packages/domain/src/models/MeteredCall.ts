@@ -173,6 +173,12 @@ export interface Metered {
    * could not be delivered after all (see `settleAfter`). The same `Settled` as `settle` after it.
    */
   readonly release: Effect.Effect<Settled>
+  /**
+   * What settling now would charge, without settling (the call's `Settled` once it is settled or
+   * released): how a caller that settles later (`settleAfter`) counts a call that did not end
+   * with its priced `Settled` (failed, cut off).
+   */
+  readonly price: Effect.Effect<Settled>
 }
 
 export type RunError = InsufficientCredits | Unauthorized | NotFound
@@ -476,12 +482,13 @@ export const make = Effect.gen(function*() {
         : { _tag: "Lowered", from: quote.loweredFrom, to: quote.maxOutputTokens }
       progress.lowered = lowered
       const settle = settleWith(reservation)
-      /** The closing event of `settleAfter`: what settling will charge, nothing charged yet. */
-      const pricedEvent = Effect.sync((): Settled => {
+      /** What settling will charge, nothing charged yet (the closing event of `settleAfter`). */
+      const price = Effect.sync((): Settled => {
+        if (progress.settled !== undefined) return progress.settled
         const { cost, settled } = priced()
         return settled.consumed ? { ...settled, charged: chargeOf(reservation, cost) } : settled
       })
-      const end = call.settleAfter === true ? pricedEvent : settle
+      const end = call.settleAfter === true ? price : settle
 
       /** The router's chunks as the call's events; the progress that settling reads is kept as they pass. */
       const eventsOf = (chunks: Chunk.Chunk<RouterChunk>): Chunk.Chunk<CallEvent> => {
@@ -546,7 +553,7 @@ export const make = Effect.gen(function*() {
           })
         }
       ))
-      return { model: primary, quote, events, settle, release: releaseWith(reservation) } satisfies Metered
+      return { model: primary, quote, events, settle, release: releaseWith(reservation), price } satisfies Metered
     })
 
   // The computations (candidates, fitting, quote) are not worth a span each; the calls are.
