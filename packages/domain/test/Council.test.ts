@@ -647,7 +647,8 @@ describe("the council", () => {
       expect(outcome.held).toBe(0)
     }).pipe(Effect.provide(domain())))
 
-  it.effect("leaves nothing held and charges only what was consumed when the consumer stops mid-run", () =>
+  /** A run its consumer stops once the three critique calls are streaming. */
+  const stoppedMidRun = (held: "settle" | undefined) =>
     Effect.gen(function*() {
       yield* grant
       const partial = "CRITIQUE: half a thought"
@@ -655,6 +656,7 @@ describe("the council", () => {
       const script = yield* ScriptedModels
       const critiqueStarts = (event: CouncilEvent) => event._tag === "RoundStarted" && event.round === "critique"
       const outcome = yield* runCouncil(3, {
+        held,
         // Stop once the three critique calls are streaming.
         shape: (events) =>
           events.pipe(
@@ -672,7 +674,12 @@ describe("the council", () => {
       expectSettled(outcome, charges)
       const reservations = yield* Effect.flatMap(CreditStoreState, (state) => state.reservations)
       expect(reservations.filter((reservation) => reservation.status === "held")).toEqual([])
-    }).pipe(Effect.provide(domain())))
+    }).pipe(Effect.provide(domain()))
+
+  it.effect("leaves nothing held and charges only what was consumed when the consumer stops mid-run", () => stoppedMidRun(undefined))
+
+  it.effect("with its calls held for the caller, charges what was consumed once the caller settles a run stopped mid-way", () =>
+    stoppedMidRun("settle"))
 
   // -------------------------------------------------------------------------------------------
   // Laws over random scripts
@@ -756,18 +763,23 @@ describe("the council", () => {
 
   it.effect.prop(
     "over random scripts: agreement, dissents, drops and money are accounted exactly, its calls settled as they end or held for the caller",
-    [fc.integer({ min: 2, max: 4 }), fc.array(script, { minLength: 4, maxLength: 4 }), fc.constantFrom(undefined, "settle" as const)],
+    [fc.integer({ min: 2, max: 4 }), fc.array(script, { minLength: 4, maxLength: 4 }), fc.constantFrom(undefined, "settle" as const, "release" as const)],
     ([seats, all, held]) =>
       Effect.gen(function*() {
         const scripts = all.slice(0, seats)
         yield* grant
         const charges = yield* seat(seats, acting(scripts))
-        // Settled as each call ends, or held and settled together by the caller: the same money.
+        // Settled as each call ends, or held and settled together by the caller: the same money;
+        // held and released by the caller (its answer could not be recorded): nothing charged.
         const outcome = yield* runCouncil(seats, { held })
         const expected = expectedOf(scripts)
 
         // (d), (e): whatever happened, the ledger, the tally and the answers agree, and nothing is held.
-        expectSettled(outcome, charges)
+        if (held === "release") {
+          expect(outcome).toMatchObject({ held: 0, taken: 0, spent: { charged: sum(charges) } })
+        } else {
+          expectSettled(outcome, charges)
+        }
         expect(yield* Effect.flatMap(ScriptedModels, (script) => script.open)).toBe(0)
         if (expected.chair === undefined) {
           // (e)
@@ -796,10 +808,10 @@ describe("the council", () => {
         expect(report.dropped.every((dropped) => dropped.reason.length > 0)).toBe(true)
         expect(report.degraded).toBe(report.degraded_reasons.length > 0)
         if (expected.dropped.length > 0) expect(report.degraded).toBe(true)
-        // (d)
-        expect(sum(report.participants.map((participant) => participant.credits))).toBe(outcome.taken)
+        // (d): what the answers cost (what the ledger took, unless the caller released them)
+        expect(sum(report.participants.map((participant) => participant.credits))).toBe(sum(charges))
         assert(last.result._tag === "Council")
-        expect(last.result.charged).toBe(outcome.taken)
+        expect(last.result.charged).toBe(sum(charges))
       }).pipe(Effect.provide(domain())),
     { fastCheck: { numRuns: 150 } }
   )

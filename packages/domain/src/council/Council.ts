@@ -333,10 +333,11 @@ export const make = Effect.gen(function*() {
             budget: input.budget,
             settleAfter: held !== undefined
           })
-          // Held: its reservation in the caller's scope, past this call's.
+          // Held: its reservation in the caller's scope, past this call's, and the call in the
+          // caller's list in the same step.
           const running = held === undefined
             ? yield* started
-            : yield* Effect.tap(Scope.extend(started, held.scope), (running) => Effect.sync(() => held.add(running)))
+            : yield* Effect.uninterruptible(Effect.tap(Scope.extend(started, held.scope), (running) => Effect.sync(() => held.add(running))))
           let text = ""
           yield* Stream.runForEach(running.events, (event) => Effect.sync(() => {
             if (event._tag === "Delta") text += event.text

@@ -232,6 +232,18 @@ export const make = Effect.gen(function*() {
       return [next, written ? message : undefined] as const
     })
 
+  /**
+   * What the store charged differs from what the intent recorded only if a reservation was no
+   * longer held (a sweep reclaimed it): the intent then says more than the ledger took. Said, not
+   * rewritten.
+   */
+  const chargedAsRecorded = (intentId: string, recorded: number, charged: number) =>
+    charged === recorded
+      ? Effect.void
+      : Effect.logWarning("an answer's intent records a charge the ledger did not take").pipe(
+        Effect.annotateLogs({ intent: intentId, recorded, charged })
+      )
+
   const cancelled = new IntentError({ error: "CANCELLED", message: "The request was cancelled before the answer was complete" })
 
   const closeWith = (exit: Exit.Exit<unknown, unknown>): IntentError | null => {
@@ -314,14 +326,7 @@ export const make = Effect.gen(function*() {
       const completed = (priced: Settled) =>
         close(priced, null).pipe(
           Effect.tapErrorCause(() => call.release),
-          // What the store charged differs only if the reservation was no longer held (a sweep
-          // reclaimed it): the intent then says more than the ledger took; said, not rewritten.
-          Effect.tap(() =>
-            Effect.flatMap(call.settle, (settled) =>
-              settled.charged === priced.charged ? Effect.void : Effect.logWarning("an answer's intent records a charge the ledger did not take").pipe(
-                Effect.annotateLogs({ intent: intent.id, recorded: priced.charged, charged: settled.charged })
-              ))
-          ),
+          Effect.tap(() => Effect.flatMap(call.settle, (settled) => chargedAsRecorded(intent.id, priced.charged, settled.charged))),
           Effect.map((final): ReadonlyArray<PipelineEvent> => [
             stage("execution", "completed", { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }),
             stage("completion", "completed", { credits_charged: final.credits_charged }),
@@ -465,14 +470,14 @@ export const make = Effect.gen(function*() {
             })
         return recorded.pipe(
           Effect.tapErrorCause(() =>
-            Effect.zipRight(
+            Effect.uninterruptible(Effect.zipRight(
               Effect.sync(() => {
                 progress.released = true
               }),
               held.release
-            )
+            ))
           ),
-          Effect.tap(() => held.settle),
+          Effect.tap(() => Effect.flatMap(held.settle, (charged) => chargedAsRecorded(intent.id, result.charged, charged))),
           Effect.map((final): ReadonlyArray<PipelineEvent> => [
             ...tokensOf(final.output ?? ""),
             stage("execution", "completed", {
@@ -507,7 +512,7 @@ export const make = Effect.gen(function*() {
         Stream.ensuringWith((exit) =>
           progress.closed === undefined
             ? Effect.zipRight(
-              held.settle,
+              Effect.suspend(() => progress.released ? held.release : held.settle),
               close(progress.released && progress.spent !== undefined ? { ...progress.spent, charged: 0 } : progress.spent, {
                 status: "failed",
                 error: closeWith(exit) ?? cancelled,

@@ -10,9 +10,9 @@ export interface HeldCalls {
   /** Where the calls' reservations are held: closing it settles every call still held. */
   readonly scope: Scope.Scope
   readonly add: (call: Metered) => void
-  /** Settles every call for what it consumed (a call released already stays released). */
-  readonly settle: Effect.Effect<void>
-  /** Releases every call not settled yet: nothing charged for them. */
+  /** Settles every call for what it consumed (a call released already stays released); what they were charged in all. */
+  readonly settle: Effect.Effect<number>
+  /** Releases every call not settled yet, all or none of them interrupted: nothing charged for them. */
   readonly release: Effect.Effect<void>
 }
 
@@ -22,7 +22,7 @@ export const make: Effect.Effect<HeldCalls, never, Scope.Scope> = Effect.map(Eff
   return {
     scope,
     add: (call) => void calls.push(call),
-    settle: Effect.suspend(() => Effect.forEach(calls, (call) => call.settle, { discard: true })),
-    release: Effect.suspend(() => Effect.forEach(calls, (call) => call.release, { discard: true }))
+    settle: Effect.suspend(() => Effect.reduce(calls, 0, (total, call) => Effect.map(call.settle, (settled) => total + settled.charged))),
+    release: Effect.uninterruptible(Effect.suspend(() => Effect.forEach(calls, (call) => call.release, { discard: true })))
   }
 })
