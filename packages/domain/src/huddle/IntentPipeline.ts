@@ -233,16 +233,27 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * What the store charged differs from what the intent recorded only if a reservation was no
-   * longer held (a sweep reclaimed it): the intent then says more than the ledger took. Said, not
-   * rewritten.
+   * An answer recorded, then charged (decision 0027): `record` writes the completed intent, which
+   * says `recorded` was charged; then the credits are settled. When the write fails, the credits
+   * are released instead (all of them, uninterrupted), so nobody pays for an answer they never
+   * got. What the store charged differs from what was recorded only if a reservation was no
+   * longer held (a sweep reclaimed it): said, not rewritten.
    */
-  const chargedAsRecorded = (intentId: string, recorded: number, charged: number) =>
-    charged === recorded
-      ? Effect.void
-      : Effect.logWarning("an answer's intent records a charge the ledger did not take").pipe(
-        Effect.annotateLogs({ intent: intentId, recorded, charged })
+  const recordedThenCharged = <A, E>(
+    intentId: string,
+    record: Effect.Effect<A, E>,
+    recorded: number,
+    credits: { readonly settle: Effect.Effect<number>; readonly release: Effect.Effect<unknown> }
+  ) =>
+    record.pipe(
+      Effect.tapErrorCause(() => Effect.uninterruptible(credits.release)),
+      Effect.tap(() =>
+        Effect.flatMap(credits.settle, (charged) =>
+          charged === recorded ? Effect.void : Effect.logWarning("an answer's intent records a charge the ledger did not take").pipe(
+            Effect.annotateLogs({ intent: intentId, recorded, charged })
+          ))
       )
+    )
 
   const cancelled = new IntentError({ error: "CANCELLED", message: "The request was cancelled before the answer was complete" })
 
@@ -321,12 +332,9 @@ export const make = Effect.gen(function*() {
           }
         )
 
-      // The answer is recorded, then charged: one that cannot be recorded (the database gone) fails
-      // the request as unavailable and is released, so nobody pays for an answer they never got.
+      const charges = { settle: Effect.map(call.settle, (settled) => settled.charged), release: call.release }
       const completed = (priced: Settled) =>
-        close(priced, null).pipe(
-          Effect.tapErrorCause(() => call.release),
-          Effect.tap(() => Effect.flatMap(call.settle, (settled) => chargedAsRecorded(intent.id, priced.charged, settled.charged))),
+        recordedThenCharged(intent.id, close(priced, null), priced.charged, charges).pipe(
           Effect.map((final): ReadonlyArray<PipelineEvent> => [
             stage("execution", "completed", { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }),
             stage("completion", "completed", { credits_charged: final.credits_charged }),
@@ -417,15 +425,10 @@ export const make = Effect.gen(function*() {
       }
       const [executing, announced] = yield* steps.begin
       const offline = seats.every((model) => model.provider === "offline")
-      // The run's calls are charged once its answer is recorded, as a single answer is (`completed` above).
+      // The run's calls are charged once its answer is recorded, as a single answer is.
       const held = yield* HeldCalls.make
 
-      const progress = {
-        closed: undefined as Intent | undefined,
-        spent: undefined as Spent | undefined,
-        answer: undefined as HuddleMessage | undefined,
-        released: false
-      }
+      const progress = { closed: undefined as Intent | undefined, spent: undefined as Spent | undefined, answer: undefined as HuddleMessage | undefined }
       const close = (spent: Spent | undefined, fields: Partial<Intent>) =>
         Effect.map(
           finish(executing, {
@@ -468,16 +471,7 @@ export const make = Effect.gen(function*() {
               plan: new Plan({ ...plan, mode_reason: result.reason }),
               ...grounded
             })
-        return recorded.pipe(
-          Effect.tapErrorCause(() =>
-            Effect.uninterruptible(Effect.zipRight(
-              Effect.sync(() => {
-                progress.released = true
-              }),
-              held.release
-            ))
-          ),
-          Effect.tap(() => Effect.flatMap(held.settle, (charged) => chargedAsRecorded(intent.id, result.charged, charged))),
+        return recordedThenCharged(intent.id, recorded, result.charged, held).pipe(
           Effect.map((final): ReadonlyArray<PipelineEvent> => [
             ...tokensOf(final.output ?? ""),
             stage("execution", "completed", {
@@ -506,19 +500,17 @@ export const make = Effect.gen(function*() {
           event._tag === "Concluded" ? concluded(event.result) : Effect.succeed<ReadonlyArray<PipelineEvent>>([councilStage(event)])
         ),
         Stream.flattenIterables,
-        // A failed or cancelled run: its calls settled, and recorded with what they cost (nothing,
-        // when they were released because its answer could not be recorded). A run that ends
-        // without concluding was stopped by its consumer (the client went away).
+        // A failed or cancelled run: its calls settled, and recorded with what they were charged
+        // (nothing, when they were released because its answer could not be recorded). A run that
+        // ends without concluding was stopped by its consumer (the client went away).
         Stream.ensuringWith((exit) =>
           progress.closed === undefined
-            ? Effect.zipRight(
-              Effect.suspend(() => progress.released ? held.release : held.settle),
-              close(progress.released && progress.spent !== undefined ? { ...progress.spent, charged: 0 } : progress.spent, {
+            ? Effect.flatMap(held.settle, (charged) =>
+              close(progress.spent === undefined ? undefined : { ...progress.spent, charged }, {
                 status: "failed",
                 error: closeWith(exit) ?? cancelled,
                 output: null
-              })
-            )
+              }))
             : Effect.void
         )
       )

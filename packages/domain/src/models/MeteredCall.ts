@@ -442,28 +442,20 @@ export const make = Effect.gen(function*() {
         }
       }
 
-      // Once: at the end of the stream, by the caller, or (failure, interruption) as the scope closes.
-      const settleWith = (reservation: Reservation): Effect.Effect<Settled> =>
+      // Once: settled at the end of the stream, by the caller, or (failure, interruption) as the
+      // scope closes; or released by the caller instead (`charge` false: nothing is charged).
+      const closeWith = (reservation: Reservation, charge: boolean): Effect.Effect<Settled> =>
         Effect.uninterruptible(Effect.suspend(() => {
           if (progress.settled !== undefined) return Effect.succeed(progress.settled)
           const { cost, settled } = priced()
           progress.settled = settled
-          return settled.consumed
+          return charge && settled.consumed
             ? Effect.map(credits.settle(reservation, cost), (charged) => {
               progress.settled = { ...settled, charged }
               record(reservation, progress.settled)
               return progress.settled
             })
             : Effect.as(credits.release(reservation), settled)
-        }))
-
-      // In place of settling, once: nothing is charged, whatever was consumed.
-      const releaseWith = (reservation: Reservation): Effect.Effect<Settled> =>
-        Effect.uninterruptible(Effect.suspend(() => {
-          if (progress.settled !== undefined) return Effect.succeed(progress.settled)
-          const { settled } = priced()
-          progress.settled = settled
-          return Effect.as(credits.release(reservation), settled)
         }))
 
       // Held and its settling added to the scope as one step. On the scope itself rather than
@@ -475,13 +467,13 @@ export const make = Effect.gen(function*() {
         call.budget === undefined
           ? reserveQuote(call)
           : Effect.map(carve(call.budget, call.quote.worstCase), (reservation) => ({ reservation, quote: call.quote })),
-        ({ reservation }) => Scope.addFinalizer(scope, settleWith(reservation))
+        ({ reservation }) => Scope.addFinalizer(scope, closeWith(reservation, true))
       ))
       const lowered: Lowered | undefined = quote.loweredFrom === undefined
         ? undefined
         : { _tag: "Lowered", from: quote.loweredFrom, to: quote.maxOutputTokens }
       progress.lowered = lowered
-      const settle = settleWith(reservation)
+      const settle = closeWith(reservation, true)
       /** What settling will charge, nothing charged yet (the closing event of `settleAfter`). */
       const price = Effect.sync((): Settled => {
         if (progress.settled !== undefined) return progress.settled
@@ -553,7 +545,7 @@ export const make = Effect.gen(function*() {
           })
         }
       ))
-      return { model: primary, quote, events, settle, release: releaseWith(reservation), price } satisfies Metered
+      return { model: primary, quote, events, settle, release: closeWith(reservation, false), price } satisfies Metered
     })
 
   // The computations (candidates, fitting, quote) are not worth a span each; the calls are.
