@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { CatalogModel, type ModelChunk, type ModelRequest } from "@huddle/domain/models/Model"
 import { ModelProviders, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import * as Router from "@huddle/domain/models/Router"
-import { Duration, Effect, Either, Fiber, Layer, Option, Schedule, Stream, TestClock } from "effect"
+import { Chunk, Duration, Effect, Either, Fiber, Layer, Option, Schedule, Stream, TestClock } from "effect"
 
 const model = new CatalogModel({
   id: "endless",
@@ -40,6 +40,35 @@ describe("router", () => {
     failsAtLimit("60 seconds").pipe(
       withProvider(() => Stream.repeat(Stream.make<[ModelChunk]>({ _tag: "Delta", text: "x" }), Schedule.spaced("1 second")))
     ))
+
+  it.effect("hands on what arrived past the limit (it was produced, and is paid for), then fails at the limit", () => {
+    const seen: Array<string> = []
+    return Effect.gen(function*() {
+      const router = yield* Router.Router
+      const fiber = yield* router.stream([model], { messages: [], maxOutputTokens: 10 }).pipe(
+        Stream.tap((chunk) => Effect.sync(() => chunk._tag === "Delta" && seen.push(chunk.text))),
+        Stream.runDrain,
+        Effect.either,
+        Effect.fork
+      )
+      yield* TestClock.adjust("6 seconds")
+      const outcome = yield* Fiber.join(fiber)
+      expect(seen).toEqual(["late"])
+      expect(Either.isLeft(outcome) && outcome.left.message).toContain("ran past its limit of 5s")
+    }).pipe(
+      // An opened call whose one batch arrives a second past the limit.
+      Effect.provide(Router.layer.pipe(Layer.provide(Layer.succeed(ModelProviders, {
+        get: () =>
+          Option.some({
+            name: "endless",
+            kind: "openai-compatible",
+            stream: () => Stream.never,
+            open: () => Effect.succeed(Effect.as(Effect.sleep("6 seconds"), Chunk.of<ModelChunk>({ _tag: "Delta", text: "late" })))
+          })
+      })))),
+      Effect.provide(Layer.succeed(Router.RouterPolicy, { ...Router.defaultPolicy, maxDuration: Duration.seconds(5) }))
+    )
+  })
 
   it.effect("a retry that would start past the limit is not waited for: the call fails at its limit", () =>
     // Always busy, asking to be tried again in 8 seconds.

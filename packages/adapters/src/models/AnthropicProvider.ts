@@ -28,9 +28,9 @@
  * domain's router owns them.
  */
 import { type CallOptions, type ChatMessage, type ModelChunk, type ModelRequest, type ToolChoice, Usage } from "@huddle/domain/models/Model"
-import { type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
+import { opened, type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import type { Pull } from "@huddle/domain/shared/Streams"
-import { Duration, Effect, Either, Redacted, Schema, type Scope, Stream } from "effect"
+import { Duration, Effect, Either, Redacted, Schema, type Scope } from "effect"
 import type { Dispatcher } from "undici"
 import * as Upstream from "./Upstream.js"
 
@@ -410,7 +410,5 @@ export const make = (options: Options): Effect.Effect<Provider> =>
       )
     }
 
-    const stream = (request: ModelRequest) => Stream.fromPull(open(request))
-
-    return { name, kind: "anthropic", stream, open } satisfies Provider
+    return opened({ name, kind: "anthropic", open })
   })

@@ -20,9 +20,9 @@
  * pieces of `delta.tool_calls` come back as `ToolCallDelta`s.
  */
 import { type ChatMessage, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
-import { type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
+import { opened, type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import type { Pull } from "@huddle/domain/shared/Streams"
-import { Duration, Effect, Either, Redacted, Schema, type Scope, Stream } from "effect"
+import { Duration, Effect, Either, Redacted, Schema, type Scope } from "effect"
 import type { Dispatcher } from "undici"
 import * as Upstream from "./Upstream.js"
 
@@ -207,7 +207,5 @@ export const make = (options: Options): Effect.Effect<Provider> =>
       )
     }
 
-    const stream = (request: ModelRequest) => Stream.fromPull(open(request))
-
-    return { name: options.name, kind: "openai-compatible", stream, open } satisfies Provider
+    return opened({ name: options.name, kind: "openai-compatible", open })
   })

@@ -14,7 +14,7 @@ import type { IncomingHttpHeaders } from "node:http"
 import type { ModelChunk } from "@huddle/domain/models/Model"
 import { ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import type { Pull } from "@huddle/domain/shared/Streams"
-import { Chunk, Clock, Duration, Effect, Option, Redacted, Scope, Stream, type Tracer } from "effect"
+import { Chunk, Clock, Duration, Effect, Option, Redacted, Scope, type Tracer } from "effect"
 import { Agent, type Dispatcher } from "undici"
 import { defaultMaxEventLength, SseDecoder, type SseEvent } from "./SseDecoder.js"
 
@@ -213,7 +213,6 @@ class Exchange implements Dispatcher.DispatchHandler {
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
   private abortWanted = false
   /** The timer is armed for the deadline, not the silence limit. */
-  private lastStretch = false
 
   constructor(
     private readonly call: Call,
@@ -285,7 +284,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.fail(failure(
         this.call,
         "timeout",
-        this.lastStretch
+        this.call.deadline !== undefined && Date.now() >= this.call.deadline
           ? "the call reached its deadline"
           : this.responded === undefined
           ? `no response within ${Duration.format(this.call.timeout)}`
@@ -314,7 +313,6 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (left !== undefined && (this.millis === undefined || left < this.millis)) {
       if (this.timer !== undefined) clearTimeout(this.timer)
       this.timer = setTimeout(this.expire, Math.max(1, left))
-      this.lastStretch = true
       return
     }
     if (this.millis === undefined) return
@@ -380,14 +378,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 /** The W3C `traceparent` of a span: version 00, its trace and span ids, whether it is sampled. */
 export const traceparentOf = (span: Tracer.Span): string => `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
 
-export const modelStream = (
-  dispatcher: Dispatcher,
-  call: Call,
-  request: Request,
-  interpreter: () => Interpreter
-): Stream.Stream<ModelChunk, ProviderFailure> => Stream.fromPull(modelPull(dispatcher, call, request, interpreter))
-
-/** `modelStream` as the pull it is made of, in the caller's scope (`Provider.open`). */
+/** A model call as a pull, in the caller's scope (`Provider.open`). */
 export const modelPull = (
   dispatcher: Dispatcher,
   call: Call,

@@ -2,7 +2,7 @@
  * The model providers configured in this deployment, by name. Adapters implement one per wire
  * protocol (OpenAI-compatible Chat Completions, Anthropic Messages, offline).
  */
-import { Context, Data, type Duration, type Effect, type Option, type Scope, type Stream } from "effect"
+import { Context, Data, type Duration, type Effect, type Option, type Scope, Stream } from "effect"
 import type { Pull } from "../shared/Streams.js"
 import type { ModelChunk, ModelRequest } from "./Model.js"
 import type { ProviderKind } from "./ProviderSupport.js"
@@ -35,6 +35,12 @@ export interface Provider {
    */
   readonly open?: ((request: ModelRequest) => Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope>) | undefined
 }
+
+/** A provider whose call is a pull (`open`), with its `stream` made of that pull. */
+export const opened = (provider: Omit<Provider, "stream" | "open"> & { readonly open: NonNullable<Provider["open"]> }): Provider => ({
+  ...provider,
+  stream: (request) => Stream.fromPull(provider.open(request))
+})
 
 export interface Service {
   readonly get: (name: string) => Option.Option<Provider>

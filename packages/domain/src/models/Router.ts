@@ -110,6 +110,8 @@ export const make = Effect.gen(function*() {
       /** Set between a failed attempt and its retry: how long to wait first. */
       let wait: number | undefined
       let over = false
+      /** The last batch arrived past the limit: handed on (it was produced), and the call ends at the next pull. */
+      let late = false
 
       /** The attempt is over: its scope closes, and with it the request (the bookkeeping is the scope's, see `begin`). */
       const end = (a: Attempt, exit: Exit.Exit<unknown, unknown>) => {
@@ -208,7 +210,6 @@ export const make = Effect.gen(function*() {
 
       const passed = (a: Attempt, chunks: Chunk.Chunk<ModelChunk>): Pull<RouterChunk, UpstreamUnavailable> =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          if (now >= deadline) return Effect.zipRight(end(a, Exit.fail(overrun())), fail(overrun()))
           if (!a.produced) a.produced = Chunk.some(chunks, isOutput)
           if (a.span !== undefined) {
             const usage = Chunk.findLast(chunks, (chunk) => chunk._tag === "Usage")
@@ -217,7 +218,10 @@ export const make = Effect.gen(function*() {
               a.span.attribute("gen_ai.usage.output_tokens", usage.value.usage.output_tokens)
             }
           }
-          return Effect.succeed(chunks)
+          if (now < deadline) return Effect.succeed(chunks)
+          // Past the limit: what arrived was produced (and is paid for); the call ends after it.
+          late = true
+          return Effect.as(end(a, Exit.fail(overrun())), chunks)
         })
 
       const failed = (a: Attempt, failure: ProviderFailure): Pull<RouterChunk, UpstreamUnavailable> =>
@@ -246,20 +250,19 @@ export const make = Effect.gen(function*() {
           })
         )
 
+      /** The next attempt, if it can start within the limit. */
+      const startWithin = Effect.flatMap(Clock.currentTimeMillis, (now) => now >= deadline ? fail(overrun()) : start())
+
       const pull: Pull<RouterChunk, UpstreamUnavailable> = Effect.suspend(() => {
         if (over) return Effect.fail(Option.none())
+        if (late) return fail(overrun())
         const a = current
         if (a === undefined) {
           // The first attempt starts at once; a later one only within the limit.
-          if (wait === undefined) {
-            return index === 0 && attempt === 1 ? start() : Effect.flatMap(Clock.currentTimeMillis, (now) => now >= deadline ? fail(overrun()) : start())
-          }
+          if (wait === undefined) return index === 0 && attempt === 1 ? start() : startWithin
           const millis = wait
           wait = undefined
-          return Effect.zipRight(
-            Effect.sleep(Duration.millis(millis)),
-            Effect.flatMap(Clock.currentTimeMillis, (now) => now >= deadline ? fail(overrun()) : start())
-          )
+          return Effect.zipRight(Effect.sleep(Duration.millis(millis)), startWithin)
         }
         return Effect.matchCauseEffect(a.pull, {
           onSuccess: (chunks) => passed(a, chunks),
