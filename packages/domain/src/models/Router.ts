@@ -3,7 +3,7 @@
  * provider's Retry-After within a bound), then falls back to the next model of the list. Once a
  * model has produced output, a failure ends the call: an answer is never stitched from two models.
  */
-import { Cause, Chunk, Clock, Context, Duration, Effect, Either, ExecutionStrategy, Exit, FiberId, FiberRef, Layer, Option, Scope, Stream, type Tracer } from "effect"
+import { Cause, Chunk, Clock, Context, Duration, Effect, Either, ExecutionStrategy, Exit, FiberRef, Layer, Option, Scope, Stream, type Tracer } from "effect"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
 import * as Traced from "../observability/Traced.js"
@@ -83,14 +83,33 @@ export const make = Effect.gen(function*() {
   /** The attempt under way: its model's pull, in a scope of its own, and its span when traced. */
   interface Attempt {
     readonly model: CatalogModel
-    pull: Pull<ModelChunk, ProviderFailure>
+    readonly pull: Pull<ModelChunk, ProviderFailure>
     readonly scope: Scope.CloseableScope
-    readonly started: number
     readonly span: Tracer.Span | undefined
     produced: boolean
-    /** How it ended, for its span; unset when it was interrupted. */
-    exit: Exit.Exit<unknown, unknown> | undefined
   }
+
+  /**
+   * A provider's call as a pull, under the attempt's span. An opened call takes the span for its
+   * request, and its pulls run as they are (providing the span to every pull would copy the
+   * request's whole context each time). A provider that is only a stream sets up at its first
+   * pull, so each pull runs under the span; and as it may not know the deadline, each is bounded
+   * here (a race per pull, off the hot path: the HTTP providers are opened).
+   */
+  const openOf = (provider: Provider, model: CatalogModel, span: Tracer.Span | undefined, deadline: number) =>
+  (request: ModelRequest): Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope> => {
+    const under = <A, E, R>(effect: Effect.Effect<A, E, R>) => span === undefined ? effect : Effect.withParentSpan(effect, span)
+    if (provider.open !== undefined) return under(provider.open(request))
+    return Effect.map(under(Stream.toPull(provider.stream(request))), (pull) => bounded(under(pull), model, deadline))
+  }
+
+  const bounded = (pull: Pull<ModelChunk, ProviderFailure>, model: CatalogModel, deadline: number): Pull<ModelChunk, ProviderFailure> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.timeoutFail(pull, {
+        duration: Duration.millis(Math.max(0, deadline - now)),
+        onTimeout: () =>
+          Option.some(new ProviderFailure({ provider: model.provider, model: model.id, reason: "timeout", retryable: false, message: "the call reached its deadline" }))
+      }))
 
   // The call is one pull over its attempts, run in its consumer's fiber: no fiber of its own, no
   // queue between the upstream and the consumer, no stream stage per step. The limit is kept
@@ -113,12 +132,11 @@ export const make = Effect.gen(function*() {
       /** The last batch arrived past the limit: handed on (it was produced), and the call ends at the next pull. */
       let late = false
 
-      /** The attempt is over: its scope closes, and with it the request (the bookkeeping is the scope's, see `begin`). */
+      /** The attempt is over: its scope closes with how it ended, and with it the request (see `begin`). */
       const end = (a: Attempt, exit: Exit.Exit<unknown, unknown>) => {
         current = undefined
-        a.exit = exit
         // Not stopped half way: the scope counts as closed once its closing has begun.
-        return Effect.uninterruptible(Scope.close(a.scope, Exit.void))
+        return Effect.uninterruptible(Scope.close(a.scope, exit))
       }
 
       const fail = (error: UpstreamUnavailable) => {
@@ -174,39 +192,21 @@ export const make = Effect.gen(function*() {
             // By the wall clock, which is the provider's (this `Clock` may be a test's).
             deadline: Date.now() + Math.max(0, deadline - now)
           }
-          const opened = provider.open === undefined ? Stream.toPull(provider.stream(request)) : provider.open(request)
-          const a: Attempt = { model, pull: Effect.fail(Option.none()), scope: child, started: performance.now(), span, produced: false, exit: undefined }
-          UpstreamClock.enter(clock, a.started)
-          // Added before the request, so run after it is closed: however the attempt ends, an
-          // interruption included.
-          yield* Scope.addFinalizer(
-            child,
+          const started = performance.now()
+          UpstreamClock.enter(clock, started)
+          // Added before the request, so run after it is closed, however the attempt ends: by
+          // `end`, with its exit, or with the call's scope (the consumer interrupted or gone).
+          yield* Scope.addFinalizerExit(child, (exit) =>
             Effect.suspend(() => {
               const ended = performance.now()
               UpstreamClock.leave(clock, ended)
-              metrics.observe(Instruments.upstreamDuration, { provider: model.provider, model: model.id }, (ended - a.started) / 1000)
-              return span === undefined ? Effect.void : Effect.map(Clock.currentTimeNanos, (now) => span.end(now, a.exit ?? Exit.interrupt(FiberId.none)))
-            })
-          )
-          const pull = yield* Scope.extend(span === undefined ? opened : Effect.withParentSpan(opened, span), child)
-          // A provider's pull is under the span only when it runs as a stream (whose setup runs
-          // at its first pull); an opened call took the span for its request already, and
-          // providing it to every pull would copy the request's whole context each time.
-          a.pull = span === undefined || provider.open !== undefined ? pull : Effect.withParentSpan(pull, span)
-          // A provider that is only a stream may not know the deadline: each of its pulls is
-          // bounded here (a race per pull, off the hot path: the HTTP providers are opened).
-          if (provider.open === undefined) a.pull = bounded(a.pull, model)
-          current = a
+              metrics.observe(Instruments.upstreamDuration, { provider: model.provider, model: model.id }, (ended - started) / 1000)
+              return span === undefined ? Effect.void : Effect.map(Clock.currentTimeNanos, (now) => span.end(now, exit))
+            }))
+          const pull = yield* Scope.extend(openOf(provider, model, span, deadline)(request), child)
+          current = { model, pull, scope: child, span, produced: false }
           return Chunk.of<RouterChunk>({ _tag: "Attempt", model, attempt })
         }))
-
-      const bounded = (pull: Pull<ModelChunk, ProviderFailure>, model: CatalogModel): Pull<ModelChunk, ProviderFailure> =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.timeoutFail(pull, {
-            duration: Duration.millis(Math.max(0, deadline - now)),
-            onTimeout: () =>
-              Option.some(new ProviderFailure({ provider: model.provider, model: model.id, reason: "timeout", retryable: false, message: "the call reached its deadline" }))
-          }))
 
       const passed = (a: Attempt, chunks: Chunk.Chunk<ModelChunk>): Pull<RouterChunk, UpstreamUnavailable> =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
