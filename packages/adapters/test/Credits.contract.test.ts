@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, Statement } from "@effect/sql"
 import { CreditStore } from "@huddle/domain/credits/CreditStore"
 import type { CreditAccountRef, CreditPool } from "@huddle/domain/credits/CreditStore"
 import * as Credits from "@huddle/domain/credits/Credits"
@@ -694,6 +694,56 @@ for (const engine of TestDatabase.availableEngines()) for (const mode of modes) 
       expect(outcome.afterNext).toEqual({ cap: { amount: 100, period: "month" }, month: 100, total: 100 })
       expect(outcome.balance).toBe(1000 - 33 - 67)
       expect(outcome.ledgerTotal).toBe(1000 - 33 - 67)
+    }, 60_000)
+
+    // An idle instance is not woken every tick: its batches stop once nothing is left to write,
+    // and start again with the next reservation.
+    it.skipIf(direct)("writes no batch while idle, and the next reservation's within a few ticks", async () => {
+      const statements: Array<string> = []
+      const counting = ManagedRuntime.make(
+        CreditsHarness.layer(Database.layer(database.engine)).pipe(
+          Layer.provide(Layer.succeed(LeasedCreditStore.CreditLeases, { ...LeasedCreditStore.defaults, tick: Duration.millis(20) })),
+          Layer.provide(Statement.setTransformer((statement) =>
+            Effect.sync(() => {
+              statements.push(statement.compile()[0])
+              return statement
+            })
+          )),
+          Layer.orDie
+        )
+      )
+      try {
+        const { authority, userId } = await counting.runPromise(CreditsHarness.makePayer(null))
+        const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+        const rowsOf = (id: string) =>
+          Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql<{ status: string }>`SELECT status FROM credit_reservations WHERE id = ${id}`.pipe(Effect.orDie))
+        const outcome = await counting.runPromise(Effect.gen(function*() {
+          const credits = yield* Credits.Credits
+          yield* grant(personal, 100)
+          const first = yield* credits.reserve({ userId, orgId: null, amount: 10, creditFallback: false, purpose: "idle", authority })
+          yield* credits.settle(first, 4)
+          // Its batch (the tick's), then ten ticks with nothing to write.
+          yield* Effect.sleep("200 millis")
+          const before = statements.length
+          yield* Effect.sleep("200 millis")
+          const whileIdle = statements.slice(before)
+          // Written by the ticks alone (no read here writes the batch first).
+          const second = yield* credits.reserve({ userId, orgId: null, amount: 10, creditFallback: false, purpose: "idle", authority })
+          yield* credits.settle(second, 6)
+          let written = false
+          for (let i = 0; i < 50 && !written; i++) {
+            yield* Effect.sleep("20 millis")
+            written = (yield* rowsOf(second.id)).some((row) => row.status === "settled")
+          }
+          return { whileIdle, written, balance: yield* Effect.flatMap(CreditStore, (store) => store.balance(personal)) }
+        }))
+        expect(outcome.whileIdle).toEqual([])
+        expect(outcome.written).toBe(true)
+        expect(outcome.balance).toBe(100 - 4 - 6)
+      } finally {
+        await counting.dispose()
+      }
     }, 60_000)
 
     // The two processes run the store as the server does (with leases).

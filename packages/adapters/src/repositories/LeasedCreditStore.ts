@@ -123,6 +123,17 @@ export const make = Effect.gen(function*() {
   let carried: Array<string> = []
   /** Takes and batches one at a time: a batch closes every open lease of this instance. */
   const gate = yield* Effect.makeSemaphore(1)
+  /**
+   * Open while there is something for a batch to write or close: the ticks stop while there is
+   * not, so that an idle instance is not woken every tick for nothing.
+   */
+  const work = yield* Effect.makeLatch(false)
+  const pending = () => pots.size > 0 || dirty.size > 0 || carried.length > 0
+  /** A reservation changed in memory: the next batch writes it. */
+  const mark = (id: string) => {
+    dirty.add(id)
+    work.unsafeOpen()
+  }
 
   /** The revocation rule's read, one round trip for all the reservations asking at the time. */
   const authorityOk = yield* AuthorityReads.make(sql)
@@ -164,6 +175,7 @@ export const make = Effect.gen(function*() {
             // The database's month: what the member's spending from this pot counts in.
             pot.month = memberId === null ? null : new Date(row!.month_start)
             pots.set(key, pot)
+            work.unsafeOpen()
           }
           const memberLeased = Number(row!.member_leased_before)
           const cap = row!.cap_amount === null || row!.cap_period === null ? null : {
@@ -216,7 +228,7 @@ export const make = Effect.gen(function*() {
       inFlight: false,
       attempted: false
     })
-    dirty.add(id)
+    mark(id)
     return true
   }
 
@@ -307,7 +319,7 @@ export const make = Effect.gen(function*() {
         const pot = pots.get(reservation.pot)
         if (pot !== undefined) pot.free += reservation.amount - charged
       }
-      dirty.add(reservation.id)
+      mark(reservation.id)
       return Option.some(charged)
     })
 
@@ -362,8 +374,8 @@ export const make = Effect.gen(function*() {
         inFlight: false,
         attempted: false
       })
-      dirty.add(id)
-      dirty.add(parent.id)
+      mark(id)
+      mark(parent.id)
       return Option.some({ id })
     })
 
@@ -583,7 +595,7 @@ export const make = Effect.gen(function*() {
             carried = leaseIds
             for (const r of batch) {
               r.inFlight = false
-              dirty.add(r.id)
+              mark(r.id)
             }
           }).pipe(Effect.zipRight(Effect.logWarning("credit batch not written yet; retrying at the next tick").pipe(
             Effect.annotateLogs("cause", error.message)
@@ -601,7 +613,7 @@ export const make = Effect.gen(function*() {
               r.written = state.status === "held" ? "held" : "closed"
               if (r.status !== state.status || r.amount !== state.amount) {
                 // Changed while the batch was written: a close (written conditionally next time).
-                dirty.add(r.id)
+                mark(r.id)
                 if (r.written === "closed") local.delete(r.id)
               } else if (r.written === "closed") {
                 local.delete(r.id)
@@ -617,9 +629,18 @@ export const make = Effect.gen(function*() {
       stopped = true
     }).pipe(Effect.zipRight(flush), Effect.zipRight(flush))
   )
-  yield* Effect.forkScoped(Effect.repeat(
-    flush.pipe(Effect.catchAllCause((cause) => Effect.logError("credit batch failed", cause))),
-    Schedule.spaced(settings.tick)
+  // A batch a tick after there is something to write, then every tick while there still is.
+  const idle = Effect.suspend(() => {
+    if (pending()) return Effect.void
+    work.unsafeClose()
+    return work.await
+  })
+  yield* Effect.forkScoped(Effect.forever(
+    idle.pipe(
+      Effect.zipRight(Effect.sleep(settings.tick)),
+      Effect.zipRight(flush),
+      Effect.catchAllCause((cause) => Effect.logError("credit batch failed", cause))
+    )
   ))
 
   const flushed = <A>(read: Effect.Effect<A>) => Effect.zipRight(flush, read)
