@@ -48,8 +48,8 @@ const setup = (options: { readonly timeout?: Duration.DurationInput; readonly ap
 
 const collect = (provider: Provider) => Stream.runCollect(provider.stream(request)).pipe(Effect.map(Chunk.toReadonlyArray))
 
-const untilFailure = (provider: Provider) =>
-  provider.stream(request).pipe(
+const untilFailure = (provider: Provider, req: ModelRequest = request) =>
+  provider.stream(req).pipe(
     Stream.either,
     Stream.runCollect,
     Effect.map((items) => {
@@ -176,6 +176,57 @@ describe("AnthropicProvider", () => {
       fake.enqueue({ firstByteDelayMs: 3000 })
       expect(yield* Effect.flip(collect(provider))).toMatchObject({ reason: "timeout", retryable: true })
       yield* Effect.promise(() => fake.waitForDisconnects(1, 1000))
+    }))
+
+  // The call's deadline (ModelRequest.deadline, by the wall clock) comes long before the silence
+  // limit: the provider must give up then, not wait for its timeout. The margins are wide (a
+  // loaded machine): an upstream that is waited for past the deadline takes 10 s.
+  it.scopedLive("stops waiting for a slow first byte at the call's deadline, long before its silence limit, and closes the connection", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup({ timeout: "8 seconds" })
+      fake.enqueue({ answer: "too late", firstByteDelayMs: 10_000 })
+      const started = Date.now()
+      const { chunks, failure } = yield* untilFailure(provider, { ...request, deadline: started + 400 })
+      const took = Date.now() - started
+      expect(chunks).toEqual([])
+      expect(failure).toMatchObject({ reason: "timeout", message: expect.stringContaining("deadline") })
+      expect(took).toBeGreaterThanOrEqual(390)
+      expect(took).toBeLessThan(5_000)
+      yield* Effect.promise(() => fake.waitForDisconnects(1, 2_000))
+    }))
+
+  it.scopedLive("stops waiting for a silent stream at the call's deadline, long before its silence limit, and closes the connection", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup({ timeout: "8 seconds" })
+      // The headers and message_start at once, then a delta every 10 s.
+      fake.enqueue({ answer: "slow and steady", chunks: 3, chunkDelayMs: 10_000 })
+      const started = Date.now()
+      const { chunks, failure } = yield* untilFailure(provider, { ...request, deadline: started + 400 })
+      const took = Date.now() - started
+      expect(textOf(chunks)).toBe("")
+      expect(failure).toMatchObject({ reason: "timeout", message: expect.stringContaining("deadline") })
+      expect(took).toBeGreaterThanOrEqual(390)
+      expect(took).toBeLessThan(5_000)
+      const [disconnect] = yield* Effect.promise(() => fake.waitForDisconnects(1, 2_000))
+      expect(disconnect?.chunksWritten).toBe(0)
+    }))
+
+  it.scopedLive("an answer still streaming at the deadline: what arrived before it is handed on, then the call fails", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup({ timeout: "8 seconds" })
+      const words = Array.from({ length: 20 }, (_, i) => `w${i} `)
+      // A delta every 200 ms: about 7 of the 20 arrive within the deadline.
+      fake.enqueue({ answer: words.join(""), chunks: 20, chunkDelayMs: 200 })
+      const started = Date.now()
+      const { chunks, failure } = yield* untilFailure(provider, { ...request, deadline: started + 1_500 })
+      const took = Date.now() - started
+      const text = textOf(chunks)
+      expect(text.length).toBeGreaterThan(0)
+      expect(words.join("").startsWith(text)).toBe(true)
+      expect(text).not.toBe(words.join(""))
+      expect(failure).toMatchObject({ reason: "timeout", message: expect.stringContaining("deadline") })
+      expect(took).toBeGreaterThanOrEqual(1_490)
+      expect(took).toBeLessThan(3_900)
     }))
 
   it.scopedLive("interruption closes the connection: the upstream sees the client leave", () =>
