@@ -15,7 +15,7 @@ import { answer, failAfter, models, ScriptedModels } from "@huddle/testkit/ports
 import { standard } from "@huddle/testkit/ports/ScriptedCouncil"
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { Preferences } from "@huddle/domain/accounts/Preferences"
-import { Chunk, DateTime, Deferred, Effect, Either, Exit, Fiber, FiberId, Layer, Stream } from "effect"
+import { Chunk, DateTime, Deferred, Effect, Either, Exit, Fiber, FiberId, HashMap, Layer, Logger, LogLevel, Stream } from "effect"
 
 const ann = "usr_ann"
 const orgId = "org_acme"
@@ -227,5 +227,157 @@ describe("the intent pipeline", () => {
       const [intent] = yield* (yield* IntentRepository).listForUser(ann, { limit: 10 })
       expect(intent).toMatchObject({ status: "failed", error: { error: "CANCELLED" }, credits_charged: charged })
     }).pipe(Effect.provide(completedWrites(Effect.zipRight(Deferred.succeed(writing, undefined), Effect.never))))
+  })
+})
+
+/** What was logged: its level, its message, its annotations. */
+interface Logged {
+  readonly level: LogLevel.LogLevel
+  readonly message: string
+  readonly annotations: Record<string, unknown>
+}
+
+/** A logger that keeps what it is given, added to (not in place of) the others. */
+const capturing = (into: Array<Logged>) =>
+  Logger.add(Logger.make(({ annotations, logLevel, message }) => {
+    into.push({
+      level: logLevel,
+      message: Array.isArray(message) ? message.map(String).join(" ") : String(message),
+      annotations: Object.fromEntries(HashMap.toEntries(annotations))
+    })
+  }))
+
+const chargeWarning = "an answer's intent records a charge the ledger did not take"
+const chargeWarnings = (logs: ReadonlyArray<Logged>) => logs.filter((log) => log.message.includes(chargeWarning))
+
+/**
+ * The domain over an intent store where, as the completed intent is written, a sweep of expired
+ * reservations runs first and reclaims the turn's (a request that looked dead to the sweep).
+ */
+const sweptWhileRecorded = (released: Array<number>) =>
+  Layer.fresh(Pipeline.layer).pipe(
+    Layer.provide(Layer.effect(
+      IntentRepository,
+      Effect.gen(function*() {
+        const intents = yield* IntentRepository
+        const store = yield* CreditStore
+        return IntentRepository.of({
+          ...intents,
+          update: (intent, reviewedBy, answer) =>
+            intent.status === "completed"
+              ? Effect.flatMap(DateTime.now, (now) =>
+                store.releaseExpired(DateTime.add(now, { seconds: 1 })).pipe(
+                  Effect.tap((count) => Effect.sync(() => released.push(count))),
+                  Effect.zipRight(intents.update(intent, reviewedBy, answer))
+                ))
+              : intents.update(intent, reviewedBy, answer)
+        })
+      })
+    )),
+    Layer.provideMerge(domain)
+  )
+
+describe("the intent pipeline: a charge the ledger did not take", () => {
+  it.effect("warns, naming the intent, what it records and what was charged, when the reservation was swept before it was settled", () => {
+    const logs: Array<Logged> = []
+    const released: Array<number> = []
+    return Effect.gen(function*() {
+      const scope = yield* setup
+      const usage = { input_tokens: 60, output_tokens: 2 }
+      yield* (yield* ScriptedModels).queue(models.standard.id, answer(["Hel", "lo"], usage))
+
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* IntentPipeline).submit({ scope, sessionId: null, input: "Say hello" })))
+
+      // The sweep reclaimed the turn's reservation while its intent was written.
+      expect(released).toEqual([1])
+      const done = events.at(-1)!
+      assert(done._tag === "Done")
+      const charged = costOf(models.standard, usage)
+      // The intent says it was charged; the ledger took nothing (the sweep gave everything back).
+      expect(done.outcome.intent).toMatchObject({ status: "completed", credits_charged: charged })
+      expect(yield* balance).toBe(1000)
+      expect(yield* held).toBe(0)
+      // What an operator is told.
+      const warnings = chargeWarnings(logs)
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]!.level).toEqual(LogLevel.Warning)
+      expect(warnings[0]!.annotations).toEqual({ intent: done.outcome.intent.id, recorded: charged, charged: 0 })
+    }).pipe(Effect.provide(sweptWhileRecorded(released)), Effect.provide(capturing(logs)))
+  })
+
+  it.effect("warns for a council's answer whose calls' reservations were swept before they were settled", () => {
+    const logs: Array<Logged> = []
+    const released: Array<number> = []
+    return Effect.gen(function*() {
+      const scope = yield* setup
+      yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
+      const script = yield* ScriptedModels
+      for (const [i, model] of [models.economy, models.economyDear].entries()) {
+        yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
+      }
+
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* IntentPipeline).submit({
+        scope,
+        sessionId: null,
+        input: "Which database should a small team start with?",
+        request: new Preferences({ mode: "multi", model_tier: "economy" })
+      })))
+
+      expect(released).toHaveLength(1)
+      expect(released[0]).toBeGreaterThan(0)
+      const done = events.at(-1)!
+      assert(done._tag === "Done")
+      const recorded = done.outcome.intent.credits_charged
+      expect(done.outcome.intent).toMatchObject({ status: "completed", mode: "multi" })
+      expect(recorded).toBeGreaterThan(0)
+      expect(yield* balance).toBe(10_000)
+      expect(yield* held).toBe(0)
+      const warnings = chargeWarnings(logs)
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]!.annotations).toEqual({ intent: done.outcome.intent.id, recorded, charged: 0 })
+    }).pipe(Effect.provide(sweptWhileRecorded(released)), Effect.provide(capturing(logs)))
+  })
+
+  it.effect("does not warn when the ledger took what a single answer's intent records", () => {
+    const logs: Array<Logged> = []
+    return Effect.gen(function*() {
+      const scope = yield* setup
+      const usage = { input_tokens: 60, output_tokens: 2 }
+      yield* (yield* ScriptedModels).queue(models.standard.id, answer(["Hel", "lo"], usage))
+
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* IntentPipeline).submit({ scope, sessionId: null, input: "Say hello" })))
+
+      const done = events.at(-1)!
+      assert(done._tag === "Done")
+      expect(done.outcome.intent.credits_charged).toBe(costOf(models.standard, usage))
+      expect(1000 - (yield* balance)).toBe(done.outcome.intent.credits_charged)
+      expect(chargeWarnings(logs)).toEqual([])
+    }).pipe(Effect.provide(domain), Effect.provide(capturing(logs)))
+  })
+
+  it.effect("does not warn when the ledger took what a council's intent records", () => {
+    const logs: Array<Logged> = []
+    return Effect.gen(function*() {
+      const scope = yield* setup
+      yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
+      const script = yield* ScriptedModels
+      for (const [i, model] of [models.economy, models.economyDear].entries()) {
+        yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
+      }
+
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* IntentPipeline).submit({
+        scope,
+        sessionId: null,
+        input: "Which database should a small team start with?",
+        request: new Preferences({ mode: "multi", model_tier: "economy" })
+      })))
+
+      const done = events.at(-1)!
+      assert(done._tag === "Done")
+      expect(done.outcome.intent).toMatchObject({ status: "completed", mode: "multi" })
+      expect(done.outcome.intent.credits_charged).toBeGreaterThan(0)
+      expect(10_000 - (yield* balance)).toBe(done.outcome.intent.credits_charged)
+      expect(chargeWarnings(logs)).toEqual([])
+    }).pipe(Effect.provide(domain), Effect.provide(capturing(logs)))
   })
 })
