@@ -69,7 +69,7 @@ export interface Options {
   readonly reservationExpiry?: Partial<ReservationExpiry.Settings> | undefined
   /** How often instances heartbeat, and when a silent one is taken for lost; default 10 s and 30 s. */
   readonly liveness?: Partial<InstanceLiveness.Settings> | undefined
-  /** Credit leases (decision 0021): on, with a 20 ms tick, by default. */
+  /** Credit leases (decisions 0021, 0028): on, with a 100 ms tick, by default. */
   readonly creditLeases?: Partial<LeasedCreditStore.Settings> | undefined
   /** Council seats and deadline (default 3 seats, 120 s). */
   readonly council?: Partial<Council.Settings> | undefined

@@ -48,7 +48,7 @@ export interface Settings {
   readonly shortWait: Duration.Duration
 }
 
-export const defaults: Settings = { enabled: true, tick: Duration.millis(20), blockFactor: 32, shortWait: Duration.millis(500) }
+export const defaults: Settings = { enabled: true, tick: Duration.millis(100), blockFactor: 32, shortWait: Duration.millis(500) }
 
 export class CreditLeases extends Context.Reference<CreditLeases>()("@huddle/adapters/CreditLeases", {
   defaultValue: () => defaults
