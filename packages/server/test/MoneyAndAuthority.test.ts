@@ -43,6 +43,21 @@ describe("money and authority", () => {
       ])
     })
 
+    it("mints to the user an email names (in any case), not to an account of that email", async () => {
+      const user = await Accounts.signupAndLogin(server)
+      const res = await server.request("POST", "/v1/operator/credits/grants", {
+        token: server.operatorToken!,
+        body: { user_id: user.email.toUpperCase(), amount: 7, reason: "by email" }
+      })
+      expect(res.status).toBe(201)
+      expect(res.body.account).toEqual({ owner_type: "user", owner_id: user.id, pool: "personal" })
+      expect((await server.request("GET", "/v1/me", { token: user.session })).body.credits.balance).toBe(7)
+      // The ledger by email is the user's too.
+      const byEmail = await server.request("GET", `/v1/operator/credits/ledger?user_id=${encodeURIComponent(user.email)}`, { token: server.operatorToken! })
+      expect(byEmail.body.balance).toBe(7)
+      expect(byEmail.body.data.map((row: { delta: number; reason: string }) => [row.delta, row.reason])).toEqual([[7, "by email"]])
+    })
+
     it("refuses users' credentials, wrong tokens and bad grants, and changes nothing", async () => {
       const user = await Accounts.signupAndLogin(server)
       const { key } = await Accounts.createApiKey(server, user)

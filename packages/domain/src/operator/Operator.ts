@@ -84,10 +84,13 @@ export const make = Effect.gen(function*() {
         }))
       )
 
-  /** The account of an existing user or org (an account row itself is created by its first grant). */
+  /**
+   * The account of an existing user or org (an account row itself is created by its first grant).
+   * A user given by email is their account by id: the email only finds them.
+   */
   const accountOf = (target: CreditTarget): Effect.Effect<CreditAccountRef & { readonly orgId: string | null }, NotFound> =>
     "user_id" in target
-      ? Effect.as(findUser(target.user_id), { ownerType: "user", ownerId: target.user_id, pool: "personal", orgId: null } as const)
+      ? Effect.map(findUser(target.user_id), (user) => ({ ownerType: "user", ownerId: user.id, pool: "personal", orgId: null } as const))
       : orgs.findById(target.org_id).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new NotFound({ message: `Organization not found: ${target.org_id}` })),
