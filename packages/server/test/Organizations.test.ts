@@ -280,7 +280,10 @@ describe("organizations over HTTP", () => {
     expect(future.body.data).toEqual([])
     const past = await server.request("GET", `/v1/orgs/${org.id}/admin/audit-log?start_at=2000-01-01T00:00:00Z&limit=1`, { token: org.admin.session })
     expect(past.body.data).toHaveLength(1)
-    for (const query of ["?start_at=yesterday", "?event_type=nope", "?limit=1000"]) {
+    // An offset is honoured: 01:00 at +02:00 is 23:00 the day before, in UTC.
+    const withOffset = await server.request("GET", `/v1/orgs/${org.id}/admin/audit-log?start_at=${encodeURIComponent("2000-01-01T01:00:00+02:00")}&limit=1`, { token: org.admin.session })
+    expect(withOffset.body.data).toHaveLength(1)
+    for (const query of ["?start_at=yesterday", "?start_at=2026-02-30", "?start_at=2026-13-01", "?event_type=nope", "?limit=1000"]) {
       expect((await server.request("GET", `/v1/orgs/${org.id}/admin/audit-log${query}`, { token: org.admin.session })).status, query).toBe(400)
     }
     expect((await server.request("GET", `/v1/orgs/${org.id}/admin/audit-log`, { token: member.session })).status).toBe(403)

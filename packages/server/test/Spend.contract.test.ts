@@ -147,6 +147,11 @@ describe.each(TestDatabase.availableEngines())("spend from the ledger (%s)", (en
     }
     await bad("to=2026-02-01", "from")
     await bad("from=yesterday&to=2026-02-01", "from")
+    // Dates that do not exist are refused, not rolled forward (2026-02-30 is not 2 March).
+    await bad("from=2026-02-30&to=2026-03-05", "from: must be an ISO 8601 date or time")
+    await bad("from=2026-01-01&to=2026-04-31", "to: must be an ISO 8601 date or time")
+    await bad("from=2026-01-01T24:00&to=2026-02-01", "from: must be an ISO 8601 date or time")
+    await bad("from=2026-01-01&to=Feb 1 2026", "to: must be an ISO 8601 date or time")
     await bad("from=2026-02-01&to=2026-02-01", "to: must be after from")
     await bad("from=2025-01-01&to=2026-02-01", "at most 366 days")
     await bad("from=2026-01-01&to=2026-02-01&group_by=colour", "unknown key `colour`")

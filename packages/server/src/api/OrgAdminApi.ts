@@ -17,6 +17,7 @@ import { ListParams, page } from "./Lists.js"
 import { OrgIdPath } from "./OrgsApi.js"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"
+import { Instant } from "./Instant.js"
 import { SpendParams } from "./SpendParams.js"
 import { SpendReport } from "@huddle/domain/spend/SpendQuery"
 
@@ -33,7 +34,7 @@ export const InviteRequest = Schema.Struct({
 
 export const AuditLogParams = Schema.Struct({
   ...ListParams.fields,
-  start_at: Schema.optional(Schema.DateTimeUtc.annotations({ description: "ISO 8601 date or time; only events at or after it" })),
+  start_at: Schema.optional(Instant("ISO 8601 date or time, UTC unless an offset is given; only events at or after it")),
   event_type: Schema.optional(AuditEventType)
 })
 

@@ -1,6 +1,7 @@
 /** The query parameters of the spend endpoints (operator and org admin): range, grouping, page. */
 import { GroupKey, maxRangeDays } from "@huddle/domain/spend/SpendQuery"
 import { Schema } from "effect"
+import { Instant } from "./Instant.js"
 import { ListParams } from "./Lists.js"
 
 const keys = GroupKey.literals.join(", ")
@@ -27,18 +28,14 @@ export const GroupBy = Schema.transform(
   }
 ).annotations({ description: `One or more of ${keys}, comma-separated; rows are ordered by these keys` })
 
-const Instant = (role: string) =>
-  Schema.DateTimeUtc.annotations({
-    description: `ISO 8601 date or time, UTC unless an offset is given: ${role}`,
-    message: () => "must be an ISO 8601 date or time, e.g. 2026-01-01"
-  })
+const At = (role: string) => Instant(`ISO 8601 date or time, UTC unless an offset is given: ${role}`)
 
 const day = 24 * 60 * 60 * 1000
 
 export const SpendParams = Schema.Struct({
   ...ListParams.fields,
-  from: Instant("the start of the range (inclusive)"),
-  to: Instant("the end of the range (exclusive)"),
+  from: At("the start of the range (inclusive)"),
+  to: At("the end of the range (exclusive)"),
   group_by: Schema.optionalWith(GroupBy, { default: () => [] })
 }).pipe(
   Schema.filter((params) => {
