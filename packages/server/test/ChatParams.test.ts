@@ -186,6 +186,8 @@ describe("chat completion parameters, per provider", () => {
       ["metadata", { metadata: { team: "ci" } }],
       ["service_tier", { service_tier: "priority" }],
       ["prediction", { prediction: { type: "content", content: "Green." } }],
+      // Options of a stream, without one.
+      ["stream_options", { stream_options: { include_usage: true } }],
       // Not an OpenAI parameter at all: refused as OpenAI refuses it, not dropped.
       ["top_k", { top_k: 40 } as Partial<Params>]
     ]

@@ -144,7 +144,13 @@ export const ChatCompletionRequest = Schema.Struct({
   top_logprobs: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("`top_logprobs` is not supported: log probabilities are not returned")))),
   functions: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("`functions` is not supported; use `tools`")))),
   function_call: Schema.optional(Schema.Unknown.pipe(Schema.filter(refused("`function_call` is not supported; use `tool_choice`"))))
-}).annotations(strict)
+}).annotations(strict).pipe(
+  // As OpenAI refuses it: options of a stream asked for without one would be silently unused.
+  Schema.filter((request) =>
+    request.stream_options == null || request.stream === true ||
+    { path: ["stream_options"], message: "`stream_options` is only allowed when `stream` is true" }
+  )
+)
 export type ChatCompletionRequest = typeof ChatCompletionRequest.Type
 
 export const FinishReason = Schema.Literal("stop", "length", "tool_calls", "content_filter")
