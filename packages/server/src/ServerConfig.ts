@@ -39,7 +39,7 @@ export interface ServerConfig {
   readonly creditLeases?: Engine.Options["creditLeases"]
   /** Multi mode (`HUDDLE_COUNCIL_PARTICIPANTS`, `HUDDLE_COUNCIL_DEADLINE`). */
   readonly council?: { readonly participants?: number; readonly deadline?: Duration.Duration } | undefined
-  /** Connected repositories (`HUDDLE_REPO_ROOTS`, `HUDDLE_REPO_GIT_SCHEMES`, `HUDDLE_REPO_DIR`, `HUDDLE_REPO_GIT_TIMEOUT`). */
+  /** Connected repositories (`HUDDLE_REPO_ROOTS`, `HUDDLE_REPO_GIT_SCHEMES`, `HUDDLE_REPO_GIT_PRIVATE_HOSTS`, `HUDDLE_REPO_DIR`, `HUDDLE_REPO_GIT_TIMEOUT`). */
   readonly grounding?: Engine.GroundingOptions | undefined
 }
 
@@ -116,6 +116,7 @@ export const repositorySourcesFromEnv = (dataDir: Config.Config<string>): Config
       Config.withDefault("https"),
       Config.map((value) => listOf(value.toLowerCase(), ",").filter(isGitScheme))
     ),
+    privateHosts: Config.boolean("HUDDLE_REPO_GIT_PRIVATE_HOSTS").pipe(Config.withDefault(false)),
     cloneDir: Config.option(Config.string("HUDDLE_REPO_DIR")),
     gitTimeout: Config.duration("HUDDLE_REPO_GIT_TIMEOUT").pipe(
       Config.validate({ message: "must be positive", validation: (d) => Duration.toMillis(d) > 0 }),

@@ -43,18 +43,18 @@ describe("HUDDLE_REPO_*", () => {
 
   it("defaults to no local roots, https clones, and clones under the data directory", () => {
     expect(sources({ HUDDLE_DATA_DIR: "/var/lib/huddle" })).toEqual(
-      Either.right({ roots: [], gitSchemes: ["https"], cloneDir: "/var/lib/huddle/repos", gitTimeout: Duration.minutes(2) })
+      Either.right({ roots: [], gitSchemes: ["https"], privateHosts: false, cloneDir: "/var/lib/huddle/repos", gitTimeout: Duration.minutes(2) })
     )
   })
 
   it("reads roots separated by the path delimiter, schemes in any case, and a clone directory of its own", () => {
-    expect(sources({ HUDDLE_REPO_ROOTS: `/srv/a${delimiter}/srv/b${delimiter}`, HUDDLE_REPO_GIT_SCHEMES: "HTTPS, ssh", HUDDLE_REPO_DIR: "/data/clones" }))
-      .toEqual(Either.right({ roots: ["/srv/a", "/srv/b"], gitSchemes: ["https", "ssh"], cloneDir: "/data/clones", gitTimeout: Duration.minutes(2) }))
+    expect(sources({ HUDDLE_REPO_ROOTS: `/srv/a${delimiter}/srv/b${delimiter}`, HUDDLE_REPO_GIT_SCHEMES: "HTTPS, ssh", HUDDLE_REPO_DIR: "/data/clones", HUDDLE_REPO_GIT_PRIVATE_HOSTS: "on" }))
+      .toEqual(Either.right({ roots: ["/srv/a", "/srv/b"], gitSchemes: ["https", "ssh"], privateHosts: true, cloneDir: "/data/clones", gitTimeout: Duration.minutes(2) }))
     expect(sources({ HUDDLE_REPO_GIT_SCHEMES: "" }).pipe(Either.map((s) => s?.gitSchemes))).toEqual(Either.right([]))
   })
 
   it("refuses relative roots and schemes git must never use, naming the variable", () => {
-    for (const [name, value] of [["HUDDLE_REPO_ROOTS", "relative/dir"], ["HUDDLE_REPO_GIT_SCHEMES", "https,ext"], ["HUDDLE_REPO_GIT_SCHEMES", "ftp"]] as const) {
+    for (const [name, value] of [["HUDDLE_REPO_ROOTS", "relative/dir"], ["HUDDLE_REPO_GIT_SCHEMES", "https,ext"], ["HUDDLE_REPO_GIT_SCHEMES", "ftp"], ["HUDDLE_REPO_GIT_PRIVATE_HOSTS", "maybe"]] as const) {
       const config = read({ [name]: value })
       expect(Either.isLeft(config), value).toBe(true)
       if (Either.isLeft(config)) expect(String(config.left), value).toContain(name)

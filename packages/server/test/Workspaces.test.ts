@@ -223,6 +223,12 @@ describe("workspaces and repositories over HTTP", () => {
     await refused({ git_url: "-uhttps://example.com/x.git" }, 400, "git_url")
     await refused({ git_url: "https://-oProxyCommand=x/y.git" }, 400, "git_url")
     await refused({ git_url: "/srv/repo.git" }, 400, "git_url")
+    // Nothing on the server's own network: loopback, private and link-local hosts, by address or by name.
+    for (const url of ["https://127.0.0.1:1/x.git", "https://[::1]/x.git", "https://169.254.169.254/latest/meta-data", "https://10.1.2.3/x.git",
+      "https://0x7f000001/x.git", "https://[::ffff:192.168.0.1]/x.git", "https://localhost/x.git", "HTTPS://127.0.0.1/x.git"]) {
+      const body = await refused({ git_url: url }, 403, "HUDDLE_REPO_GIT_PRIVATE_HOSTS")
+      expect(body.message, url).toContain("must name a public host")
+    }
     expect((await repository(user.session, workspace)).status).toBe(404)
   })
 
@@ -335,18 +341,6 @@ describe("workspaces and repositories over HTTP", () => {
     expect(reconnected.body).toMatchObject({ index_version: 0, files: null })
   })
 
-  it("fails cleanly when a git URL cannot be cloned", async () => {
-    const user = await Accounts.signupAndLogin(server)
-    const workspace = await personal(user)
-    const url = `https://user:s3cret@127.0.0.1:${await closedPort()}/team/repo.git`
-    const res = await connect(user.session, workspace, { git_url: url })
-    expect(res.status).toBe(202)
-    expect(res.body).toMatchObject({ source: "git", path: null, git_url: url.replace("s3cret", "***"), status: "pending" })
-    const { last } = await until(user.session, workspace, (body) => body.status === "failed")
-    expect(last.error).toMatch(/^Cloning failed: /)
-    expect(last.error).not.toContain("s3cret")
-    expect(last).toMatchObject({ index_version: 0, files: null })
-  })
 })
 
 describe("repositories on a server with no roots and file: URLs allowed", () => {
@@ -363,7 +357,8 @@ describe("repositories on a server with no roots and file: URLs allowed", () => 
     git("add", ".")
     git("commit", "-q", "-m", "first")
     server = await TestServer.start({
-      grounding: { roots: [], gitSchemes: ["https", "file"], indexer: DirectoryIndexer.layer(), jobs: { pollEvery: Duration.millis(200) } }
+      // Private hosts allowed: a clone that fails, from a closed port on this machine.
+      grounding: { roots: [], gitSchemes: ["https", "file"], privateHosts: true, indexer: DirectoryIndexer.layer(), jobs: { pollEvery: Duration.millis(200) } }
     })
   })
   afterAll(async () => {
@@ -405,5 +400,27 @@ describe("repositories on a server with no roots and file: URLs allowed", () => 
     git("commit", "-q", "-m", "second")
     await server.request("POST", `/v1/workspaces/${workspace}/repository/reindex`, { token: user.session })
     expect(await waitFor(2)).toMatchObject({ changes: { added: 1, changed: 0, removed: 0 }, files: { total: 3 } })
+  })
+
+  it("fails cleanly when a git URL cannot be cloned", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const workspace = (await server.request("GET", "/v1/workspaces", { token: user.session })).body.data[0].id
+    // A scheme in capitals is git's lower-case one.
+    const url = `HTTPS://user:s3cret@127.0.0.1:${await closedPort()}/team/repo.git`
+    const res = await server.request("PUT", `/v1/workspaces/${workspace}/repository`, { token: user.session, body: { git_url: url } })
+    expect(res.status).toBe(202)
+    expect(res.body).toMatchObject({ source: "git", path: null, git_url: url.replace("s3cret", "***").replace("HTTPS", "https"), status: "pending" })
+    let last = (await server.request("GET", `/v1/workspaces/${workspace}/repository`, { token: user.session })).body
+    for (let i = 0; i < 400 && last.status !== "failed"; i++) {
+      await sleep(25)
+      last = (await server.request("GET", `/v1/workspaces/${workspace}/repository`, { token: user.session })).body
+    }
+    expect(last.error).toMatch(/^Cloning failed: /)
+    expect(last.error).not.toContain("s3cret")
+    expect(last.error).not.toContain("transport")
+    // Nothing of the server's own directories.
+    expect(last.error).not.toContain("Cloning into")
+    expect(last.error).not.toContain(tmpdir())
+    expect(last).toMatchObject({ index_version: 0, files: null })
   })
 })

@@ -63,6 +63,8 @@ export interface GroundingOptions {
   readonly roots?: ReadonlyArray<string>
   /** `HUDDLE_REPO_GIT_SCHEMES` (default: `https`). */
   readonly gitSchemes?: ReadonlyArray<NodeRepositorySources.GitScheme>
+  /** `HUDDLE_REPO_GIT_PRIVATE_HOSTS` (default: off). */
+  readonly privateHosts?: boolean
   /** Where clones go (default: a directory of the server's own, removed by `stop`). */
   readonly cloneDir?: string
   readonly gitTimeout?: Duration.DurationInput
@@ -181,7 +183,8 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
       roots: options.grounding?.roots ?? [],
       gitSchemes: options.grounding?.gitSchemes ?? ["https"],
       cloneDir: options.grounding?.cloneDir ?? join(tmpdir(), "huddle-test-repos"),
-      gitTimeout: Duration.decode(options.grounding?.gitTimeout ?? "2 minutes")
+      gitTimeout: Duration.decode(options.grounding?.gitTimeout ?? "2 minutes"),
+      privateHosts: options.grounding?.privateHosts ?? false
     },
     indexer: options.grounding?.indexer,
     jobs: options.grounding?.jobs

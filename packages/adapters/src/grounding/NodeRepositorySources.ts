@@ -11,10 +11,17 @@
  *   shell), no terminal prompts, a timeout, only the allowed protocols (submodules and
  *   redirects included), and symlinks checked out as plain files, so nothing in a clone points
  *   outside it. Every index run fetches it anew.
+ * - a git URL's host must be public: a name or address that is (or resolves to) loopback,
+ *   private, link-local or otherwise not on the internet is refused, unless the operator allows
+ *   them (`HUDDLE_REPO_GIT_PRIVATE_HOSTS=on`), so that connecting a repository cannot reach the
+ *   server's own network. Checked on connect and before every clone or fetch; over HTTP(S) git is
+ *   pinned to the addresses checked, so a name cannot resolve elsewhere in between.
  */
 import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { promises as dns } from "node:dns"
 import { promises as fs } from "node:fs"
+import { BlockList, isIP } from "node:net"
 import * as path from "node:path"
 import { maskUrl, type RepositoryConnection } from "@huddle/domain/grounding/RepositoryConnection"
 import { IndexFailed } from "@huddle/domain/grounding/RepositoryIndexer"
@@ -35,12 +42,53 @@ export interface Options {
   readonly cloneDir: string
   /** The longest a clone or fetch may take (`HUDDLE_REPO_GIT_TIMEOUT`, default 2 minutes). */
   readonly gitTimeout?: Duration.Duration | undefined
+  /** Whether git URLs may name hosts that are not public (`HUDDLE_REPO_GIT_PRIVATE_HOSTS=on`); default: they are refused. */
+  readonly privateHosts?: boolean | undefined
 }
 
 export const defaultGitTimeout = Duration.minutes(2)
 
 const rootsVariable = "HUDDLE_REPO_ROOTS"
 const schemesVariable = "HUDDLE_REPO_GIT_SCHEMES"
+const privateVariable = "HUDDLE_REPO_GIT_PRIVATE_HOSTS"
+
+/**
+ * Addresses of the server's own networks (IANA's special-purpose registries: this host, loopback,
+ * private, shared, link-local, multicast, reserved). The documentation ranges are not among them:
+ * they reach nothing of the server's, and a proxy may answer from one.
+ */
+const notPublic = new BlockList()
+for (const [address, prefix] of [
+  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
+  ["192.0.0.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4], ["240.0.0.0", 4]
+] as const) notPublic.addSubnet(address, prefix, "ipv4")
+for (const [address, prefix] of [
+  ["::", 128], ["::1", 128], ["64:ff9b:1::", 48], ["100::", 64], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8]
+] as const) notPublic.addSubnet(address, prefix, "ipv6")
+
+/** Whether `address` (an IP address) is public; an IPv4 address written as IPv6 is judged as IPv4. */
+export const isPublicAddress = (address: string): boolean => {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped !== null) return isPublicAddress(mapped[1]!)
+  const family = isIP(address)
+  if (family === 0) return false
+  return !notPublic.check(address, family === 4 ? "ipv4" : "ipv6")
+}
+
+/** The host (without brackets) and port git would connect to for `url`; none for `file:`. */
+const endpointOf = (url: string, scheme: string): { readonly host: string; readonly port: number } | undefined => {
+  if (scheme === "file") return undefined
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(url)) {
+    const parsed = new URL(url)
+    const port = parsed.port === "" ? ({ https: 443, http: 80, ssh: 22, git: 9418 } as Record<string, number>)[scheme] ?? 0 : Number(parsed.port)
+    return { host: parsed.hostname.replace(/^\[|\]$/g, ""), port }
+  }
+  const scp = /^([^/:]+):/.exec(url)
+  return scp === null ? undefined : { host: scp[1]!.slice(scp[1]!.lastIndexOf("@") + 1).replace(/^\[|\]$/g, ""), port: 22 }
+}
+
+/** The URL with its scheme in lower case, as git expects it (`HTTPS://` is not a transport git knows). */
+const withLowerScheme = (url: string) => url.replace(/^([A-Za-z][A-Za-z0-9+.-]*):\/\//, (scheme) => scheme.toLowerCase())
 
 const invalid = (message: string, field: "path" | "git_url") => new InvalidRequest({ message, field })
 
@@ -136,7 +184,30 @@ export const make = (options: Options) =>
         return real
       })
 
-    const checkGitUrl = (url: string): Effect.Effect<string, InvalidRequest | Forbidden> => {
+    /**
+     * The addresses `url`'s host resolves to, all public (none to check for `file:` or an IP
+     * address); a host that does not resolve is left to git, which fails on it.
+     */
+    const publicHost = (url: string, scheme: string): Effect.Effect<{ readonly pin: ReadonlyArray<string> }, Forbidden> =>
+      Effect.gen(function*() {
+        const endpoint = endpointOf(url, scheme)
+        if (endpoint === undefined || options.privateHosts === true) return { pin: [] }
+        const addresses = isIP(endpoint.host) !== 0
+          ? [endpoint.host]
+          : yield* Effect.promise(() => dns.lookup(endpoint.host, { all: true, verbatim: true }).then((all) => all.map((a) => a.address), () => []))
+        if (addresses.some((address) => !isPublicAddress(address))) {
+          return yield* new Forbidden({
+            message: `git_url must name a public host: ${endpoint.host} is, or resolves to, a loopback, private or link-local address (the operator can allow them: ${privateVariable})`
+          })
+        }
+        // Over HTTP(S), git connects to these addresses and no others (libcurl's resolve list).
+        const pinned = isIP(endpoint.host) === 0 && (scheme === "https" || scheme === "http") && addresses.length > 0
+        return { pin: pinned ? ["-c", `http.curloptResolve=${endpoint.host}:${endpoint.port}:${addresses.map((a) => isIP(a) === 6 ? `[${a}]` : a).join(",")}`] : [] }
+      })
+
+    /** The URL as git is given it, and the settings that pin its host, when it may be cloned. */
+    const allowedGitUrl = (given: string): Effect.Effect<{ readonly url: string; readonly pin: ReadonlyArray<string> }, InvalidRequest | Forbidden> => {
+      const url = withLowerScheme(given)
       const scheme = gitUrlScheme(url)
       if ("refused" in scheme) return Effect.fail(invalid(scheme.refused, "git_url"))
       if (!allowed.has(scheme.scheme)) {
@@ -148,8 +219,10 @@ export const make = (options: Options) =>
           })
         )
       }
-      return Effect.succeed(url)
+      return Effect.map(publicHost(url, scheme.scheme), ({ pin }) => ({ url, pin }))
     }
+
+    const checkGitUrl = (url: string): Effect.Effect<string, InvalidRequest | Forbidden> => Effect.map(allowedGitUrl(url), (allowed) => allowed.url)
 
     /** Only the allowed protocols, for every step git takes (redirects and submodules too). */
     const gitConfig = [
@@ -161,11 +234,16 @@ export const make = (options: Options) =>
       "core.symlinks=false"
     ]
 
-    const git = (args: ReadonlyArray<string>, url: string): Effect.Effect<GitRun, GitFailed> =>
+    /** What git said, without the server's own paths (`Cloning into '<dir>'…`). */
+    const told = (stderr: string) =>
+      stderr.split("\n").filter((line) => line.trim() !== "" && !line.startsWith("Cloning into")).slice(-3).join(" ")
+        .split(cloneDir).join("<clone>")
+
+    const git = (args: ReadonlyArray<string>, url: string, pin: ReadonlyArray<string> = []): Effect.Effect<GitRun, GitFailed> =>
       Effect.async<GitRun, GitFailed>((resume, signal) => {
         execFile(
           "git",
-          [...gitConfig, ...args],
+          [...gitConfig, ...pin, ...args],
           {
             signal,
             timeout: Duration.toMillis(timeout),
@@ -185,7 +263,7 @@ export const make = (options: Options) =>
               ? "git is not installed on the server"
               : (error as { killed?: boolean }).killed
               ? `git ${args[0]} did not finish within ${Duration.format(timeout)}`
-              : stderr.trim().split("\n").filter((line) => line.trim() !== "").slice(-3).join(" ") || error.message
+              : told(stderr) || error.message.split(cloneDir).join("<clone>")
             resume(Effect.fail(new GitFailed(maskUrl(message, url).slice(0, 500))))
           }
         )
@@ -196,12 +274,12 @@ export const make = (options: Options) =>
 
     const clone = (connection: RepositoryConnection): Effect.Effect<string, IndexFailed> =>
       Effect.gen(function*() {
-        const url = connection.location
-        // Refused URLs were refused on connect; an operator may have narrowed the schemes since.
-        yield* checkGitUrl(url).pipe(Effect.mapError((error) => new IndexFailed({ message: error.message })))
+        // Refused URLs were refused on connect; an operator may have narrowed the schemes since,
+        // and a name may resolve elsewhere now.
+        const { pin, url } = yield* allowedGitUrl(connection.location).pipe(Effect.mapError((error) => new IndexFailed({ message: error.message })))
         const dir = path.join(cloneDir, connection.workspace_id, connection.id)
         if (yield* exists(path.join(dir, ".git"))) {
-          const fetched = yield* git(["-C", dir, "fetch", "--depth", "1", "--no-tags", "origin"], url).pipe(
+          const fetched = yield* git(["-C", dir, "fetch", "--depth", "1", "--no-tags", "origin"], url, pin).pipe(
             Effect.zipRight(git(["-C", dir, "reset", "--hard", "--quiet", "FETCH_HEAD"], url)),
             Effect.zipRight(git(["-C", dir, "clean", "-ffdxq"], url)),
             Effect.as(true),
@@ -212,7 +290,7 @@ export const make = (options: Options) =>
         }
         const fresh = `${dir}.tmp-${randomBytes(4).toString("hex")}`
         yield* Effect.promise(() => fs.mkdir(path.dirname(dir), { recursive: true }))
-        yield* git(["clone", "--depth", "1", "--no-tags", "--single-branch", "--", url, fresh], url).pipe(
+        yield* git(["clone", "--depth", "1", "--no-tags", "--single-branch", "--", url, fresh], url, pin).pipe(
           Effect.tapError(() => remove(fresh)),
           Effect.mapError((error) => new IndexFailed({ message: `Cloning failed: ${error.message}` })),
           Effect.onInterrupt(() => remove(fresh))
