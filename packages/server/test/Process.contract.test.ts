@@ -169,6 +169,30 @@ describe.each(TestDatabase.availableEngines())("the server process on %s", (engi
     expect(await second.stop(), second.output()).toEqual({ code: 0, signal: null })
   }, 60_000)
 
+  // Two processes on one embedded data directory would overwrite each other's writes.
+  if (engine === "pglite") it("refuses a second process on its data directory, and takes over one a killed process left", async () => {
+    const storage = await freshStorage(engine)
+    const first = await startServer(storage.env, { cwd: storage.cwd })
+    const email = Accounts.uniqueEmail("lock")
+    expect((await signup(first.url, email, "a password that waits")).status).toBe(201)
+
+    const second = await spawnServer(storage.env, { cwd: storage.cwd })
+    expect(await withTimeout(second.exited, 30_000, "exit"), second.output()).toEqual({ code: 1, signal: null })
+    expect(second.output()).toContain(`is in use by process ${first.child.pid}`)
+    // The first is untouched: it still answers, with what it wrote.
+    expect((await login(first.url, email, "a password that waits")).status).toBe(200)
+
+    // Killed, it leaves its lock behind; the next process takes it over at once, with the data.
+    first.child.kill("SIGKILL")
+    await withTimeout(first.exited, 10_000, "exit after SIGKILL")
+    expect(existsSync(join(storage.cwd, "data", "huddle.pid"))).toBe(true)
+    const third = await startServer(storage.env, { cwd: storage.cwd })
+    expect((await login(third.url, email, "a password that waits")).status).toBe(200)
+    expect(await third.stop(), third.output()).toEqual({ code: 0, signal: null })
+    // A clean stop leaves no lock.
+    expect(existsSync(join(storage.cwd, "data", "huddle.pid"))).toBe(false)
+  }, 90_000)
+
   // Start-up time is a promise of the embedded default; PostgreSQL's own start is not ours.
   if (engine === "pglite") it("starts, on new storage and again, and reports how long it took", async () => {
     const storage = await freshStorage(engine)

@@ -11,6 +11,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { makeCompiler } from "@effect/sql-pg/PgClient"
 import { Context, Effect, Layer, Stream } from "effect"
+import * as DataDirLock from "./DataDirLock.js"
 
 export interface Options {
   /** A directory to persist into; in memory when absent. */
@@ -29,6 +30,8 @@ const failure = (cause: unknown) => new SqlError({ cause, message: "Failed to ex
 
 export const make = (options: Options) =>
   Effect.gen(function*() {
+    // Before it opens, so that no second process ever writes to it; released after it closes.
+    if (options.dataDir) yield* DataDirLock.hold(options.dataDir)
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>

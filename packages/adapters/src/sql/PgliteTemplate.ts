@@ -29,7 +29,8 @@ export const build = (path: string = defaultPath) =>
     return bytes.length
   }))
 
-const isEmptyDir = (dir: string) => !existsSync(dir) || readdirSync(dir).length === 0
+/** Empty but for the lock file of the process about to open it (`DataDirLock`). */
+const isEmptyDir = (dir: string) => !existsSync(dir) || readdirSync(dir).every((name) => name === "huddle.pid")
 
 /** The template to start a new data directory from, when there is one and the directory is new. */
 export const forNewDataDir = (dataDir: string, path: string = defaultPath): Blob | undefined =>
