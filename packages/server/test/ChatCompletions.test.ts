@@ -382,6 +382,25 @@ describe("chat completions through the openai SDK", () => {
         body: { model: "economy", messages: [{ role: "user", content: "x" }] }
       })
       expect(asked.status).toBe(404)
+      // `personal`, as the responses name that context, asks for it: a member runs outside the org.
+      fake.enqueue({ answer: "mine", usage: { prompt_tokens: 5, completion_tokens: 1 } })
+      const memberKey = (await Accounts.createApiKey(server, member)).key
+      const personal = await server.request("POST", "/v1/chat/completions", {
+        token: memberKey,
+        headers: { "huddle-organization": "personal" },
+        body: { model: "economy", messages: [{ role: "user", content: "x" }] }
+      })
+      expect(personal.status, personal.text).toBe(200)
+      expect(personal.headers.get("huddle-organization")).toBe("personal")
+      // A key bound to the org has no personal context.
+      const bound = (await server.request("POST", "/v1/api-keys", { token: member.session, body: { name: "bound", org_id: org.id } })).body.key
+      const refused = await server.request("POST", "/v1/chat/completions", {
+        token: bound,
+        headers: { "huddle-organization": "personal" },
+        body: { model: "economy", messages: [{ role: "user", content: "x" }] }
+      })
+      expect(refused.status).toBe(404)
+      expect(refused.text).toContain("no personal context")
     })
 
     it("answers an org the caller does not belong to with NotFoundError", async () => {

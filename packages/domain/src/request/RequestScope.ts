@@ -11,7 +11,7 @@
  * workspace does not by itself choose the org the request runs in.
  */
 import { Context, Effect, Layer } from "effect"
-import type { NotFound } from "../shared/Errors.js"
+import { NotFound } from "../shared/Errors.js"
 import type { Role } from "../orgs/Membership.js"
 import type { EffectiveSettings } from "../orgs/Policy.js"
 import type { Preferences } from "../accounts/Preferences.js"
@@ -33,6 +33,11 @@ export interface RequestScope {
   /** What the request's settings are decided by. */
   readonly rules: Rules
 }
+
+/** The name of the context of no organization, in headers both ways (`Huddle-Organization`). */
+export const personalContext = "personal"
+
+const noPersonalContext = new NotFound({ message: "This key is bound to an organization: it has no personal context" })
 
 export interface Requested {
   readonly orgId?: string | null | undefined
@@ -57,6 +62,10 @@ export const make = Effect.gen(function*() {
   const workspaces = yield* WorkspaceAccess.make
 
   const resolveOrg = (principal: Principal, requested: Requested) => {
+    // `personal`, as responses name that context, asks for it: a key bound to an org has none.
+    if (requested.orgId == null && requested.headerOrgId === personalContext) {
+      return reaches(principal, null) ? Effect.succeed({ orgId: null, role: null }) : Effect.fail(noPersonalContext)
+    }
     const asked = requested.orgId ?? requested.headerOrgId ?? null
     if (asked === null && principal.bound_org_id === null) return Effect.succeed({ orgId: null, role: null })
     if (asked !== null && !reaches(principal, asked)) return Effect.fail(orgNotFound)

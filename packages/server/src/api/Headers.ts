@@ -2,6 +2,7 @@
  * Request headers shared by endpoint groups: the organization a call acts in, by the OpenAI
  * name or Huddle's own. Kept apart from any one group so that groups do not import each other.
  */
+import { personalContext } from "@huddle/domain/request/RequestScope"
 import { Id } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 
@@ -15,7 +16,7 @@ const isHuddleOrgId = (value: string) => value.startsWith("org_")
 
 /**
  * The org a request's headers ask for. `Huddle-Organization` always asks (a non-member gets
- * 404). `OpenAI-Organization` asks only when it holds a Huddle org id: the OpenAI SDKs send
+ * 404); `personal` asks for the context of no organization, as responses name it. `OpenAI-Organization` asks only when it holds a Huddle org id: the OpenAI SDKs send
  * `OPENAI_ORG_ID` there by default, an OpenAI org that means nothing here, so such a value is
  * not ours to read and the request runs in its own context (a bound key's org, else personal).
  * Responses say which context ran in `Huddle-Organization` (see `contextHeader`), so that no one
@@ -29,7 +30,7 @@ export const orgAsked = (headers: typeof OrgHeaders.Type): string | undefined =>
 /** The response header naming the context a request ran in: an org id, or `personal`. */
 export const contextHeader = "huddle-organization"
 
-export const contextOf = (orgId: string | null): string => orgId ?? "personal"
+export const contextOf = (orgId: string | null): string => orgId ?? personalContext
 
 /**
  * The response header of an answer whose output cap was lowered to what the payer's credits
