@@ -89,6 +89,19 @@ describe("the Responses API through the openai SDK", () => {
     const response = await client.responses.create({ model: "fake-economy", input: "Tell me everything", max_output_tokens: 2 })
     expect(response).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, max_output_tokens: 2 })
     expect(response.output_text).toBe("Cut short")
+    expect(response.output.map((item) => (item as { status?: string }).status)).toEqual(["incomplete"])
+
+    // Streamed, as OpenAI streams it: the item done as incomplete, and `response.incomplete` last.
+    fake.enqueue({ answer: "Cut short", usage: { prompt_tokens: 8, completion_tokens: 2 }, finishReason: "length" })
+    const stream = client.responses.stream({ model: "fake-economy", input: "Tell me everything", max_output_tokens: 2 })
+    const events: Array<{ type: string; item?: { status?: string } }> = []
+    for await (const event of stream) events.push(event as { type: string; item?: { status?: string } })
+    expect(events.at(-1)!.type).toBe("response.incomplete")
+    expect(events.filter((event) => event.type === "response.completed")).toEqual([])
+    expect(events.find((event) => event.type === "response.output_item.done")!.item!.status).toBe("incomplete")
+    const final = await stream.finalResponse()
+    expect(final).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } })
+    expect(final.output_text).toBe("Cut short")
   })
 
   it("ends a stream that fails after output with an error event the SDK raises, and charges only what was produced", async () => {

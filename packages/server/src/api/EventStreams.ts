@@ -69,6 +69,8 @@ export const ResponseStreamEvent = Schema.Union(
   responseEvent("response.function_call_arguments.done", { ...ItemRef, arguments: Schema.String }),
   responseEvent("response.output_item.done", { output_index: Schema.Int, item: OutputItem }),
   responseEvent("response.completed", { response: ResponseObject }),
+  // The last event of an answer cut off at its output cap (its response's status is `incomplete`).
+  responseEvent("response.incomplete", { response: ResponseObject }),
   responseEvent("error", {
     code: Schema.String,
     message: Schema.String,
@@ -79,7 +81,7 @@ export const ResponseStreamEvent = Schema.Union(
 ).annotations({
   identifier: "ResponseStreamEvent",
   description:
-    "With `stream: true`: the Responses API's semantic events, each named by its `type` and numbered by `sequence_number`, from `response.created` to `response.completed` (or `error`, after which the stream ends)."
+    "With `stream: true`: the Responses API's semantic events, each named by its `type` and numbered by `sequence_number`, from `response.created` to `response.completed` (`response.incomplete` for an answer cut off at its output cap; or `error`, after which the stream ends)."
 })
 
 export const HuddleStreamEvent = Schema.Union(

@@ -20,7 +20,7 @@ import type { Lowered } from "@huddle/domain/models/MeteredCall"
 import { forEachChunk } from "@huddle/domain/shared/Streams"
 
 type Item = ResponseObject["output"][number]
-type Status = "in_progress" | "completed"
+type Status = "in_progress" | "completed" | "incomplete"
 
 const hex = () => randomUUID().replace(/-/g, "")
 
@@ -78,7 +78,7 @@ class Builder {
       created_at: this.meta.createdAt,
       status,
       model: this.model,
-      output: this.entries.map((entry) => itemOf(entry, status === "in_progress" ? "in_progress" : "completed")),
+      output: this.entries.map((entry) => itemOf(entry, status)),
       usage: this.settled === undefined ? null : usageOf(this.settled, this.lowered),
       error: null,
       incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null,
@@ -169,8 +169,12 @@ class Builder {
     }
   }
 
-  /** Every item done, then `response.completed`: the answer is settled. */
+  /**
+   * Every item done, then `response.completed`: the answer is settled. A cut-off answer's items
+   * are incomplete, and so is its last event (`response.incomplete`), as OpenAI sends them.
+   */
   completed(): Array<Record<string, unknown>> {
+    const status = this.status()
     const out: Array<Record<string, unknown>> = []
     this.entries.forEach((entry, output_index) => {
       if (entry.kind === "message") {
@@ -181,9 +185,9 @@ class Builder {
       } else {
         out.push({ type: "response.function_call_arguments.done", item_id: entry.id, output_index, arguments: entry.arguments })
       }
-      out.push({ type: "response.output_item.done", output_index, item: itemOf(entry, "completed") })
+      out.push({ type: "response.output_item.done", output_index, item: itemOf(entry, status) })
     })
-    out.push({ type: "response.completed", response: this.snapshot(this.status()) })
+    out.push({ type: status === "incomplete" ? "response.incomplete" : "response.completed", response: this.snapshot(status) })
     return out
   }
 }
