@@ -207,8 +207,14 @@ describe("huddle on the offline provider", () => {
       body: { content: "Still here?" }
     })
     expect(outside.status, outside.text).toBe(404)
+    // Nor read, rename, list or delete what they said in it: it is the org's context.
+    const sessionPath = `/v1/huddle/sessions/${first.body.session_id}`
+    expect((await server.request("GET", sessionPath, { token: member.session })).status).toBe(404)
+    expect((await server.request("PATCH", sessionPath, { token: member.session, body: { title: "mine" } })).status).toBe(404)
+    expect((await server.request("DELETE", sessionPath, { token: member.session })).status).toBe(404)
+    const listed = await server.request("GET", "/v1/huddle/sessions", { token: member.session })
+    expect(listed.body.data.map((session: { id: string }) => session.id)).not.toContain(first.body.session_id)
 
-    expect(await messagesOf()).toEqual(before)
     // The org's intents, as its admins see them (the member, gone, no longer lists them).
     const orgIntents = await server.request("POST", "/v1/rpc", {
       token: org.admin.session,
@@ -216,6 +222,18 @@ describe("huddle on the offline provider", () => {
     })
     expect(orgIntents.body.result.data.map((intent: { id: string }) => intent.id)).toEqual([first.body.intent_id])
     expect(await intents(member.session)).toEqual([])
+
+    // Invited back, they see it again, as it was: the refused message added nothing.
+    const invite = await server.request("POST", `/v1/orgs/${org.id}/admin/members/invite`, { token: org.admin.session, body: { email: member.email, role: "member" } })
+    expect(invite.status, invite.text).toBe(201)
+    expect((await server.request("POST", "/v1/auth/login", { body: { email: member.email, password: member.password } })).status).toBe(200)
+    expect(await messagesOf()).toEqual(before)
+    // A key of the member's bound to another org does not reach it.
+    const other = await Orgs.createOrg(server, member, "Elsewhere")
+    const bound = (await server.request("POST", "/v1/api-keys", { token: member.session, body: { name: "elsewhere", org_id: other.id } })).body.key
+    expect((await server.request("GET", sessionPath, { token: bound })).status).toBe(404)
+    const boundList = await server.request("GET", "/v1/huddle/sessions", { token: bound })
+    expect(boundList.body.data.map((session: { id: string }) => session.id)).not.toContain(first.body.session_id)
   })
 
   it("cannot escape an org's enforced economy tier by any request parameter", async () => {

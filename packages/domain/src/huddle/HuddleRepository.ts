@@ -10,7 +10,8 @@ export interface Service {
     id: string,
     limit: number
   ) => Effect.Effect<Option.Option<{ readonly session: HuddleSession; readonly messages: ReadonlyArray<HuddleMessage> }>>
-  readonly listSessions: (userId: string, page: PageRequest) => Effect.Effect<ReadonlyArray<HuddleSession>>
+  /** This user's sessions of their personal context and of `orgIds` (the orgs the caller may still see), newest first. */
+  readonly listSessions: (userId: string, orgIds: ReadonlyArray<string>, page: PageRequest) => Effect.Effect<ReadonlyArray<HuddleSession>>
   readonly renameSession: (userId: string, id: string, title: string) => Effect.Effect<Option.Option<HuddleSession>>
   readonly deleteSession: (userId: string, id: string) => Effect.Effect<boolean>
 }

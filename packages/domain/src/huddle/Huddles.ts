@@ -16,6 +16,8 @@ import { lastOf } from "../shared/Streams.js"
 import { type Answer, IntentPipeline, type Outcome, type PipelineError, type PipelineEvent } from "./IntentPipeline.js"
 import { type RequestScope, RequestScopes } from "../request/RequestScope.js"
 import { traced } from "../observability/Traced.js"
+import { MembershipRepository } from "../orgs/MembershipRepository.js"
+import { OrgAccess, reaches } from "../orgs/OrgAccess.js"
 
 export interface Ask {
   readonly input: string
@@ -62,11 +64,22 @@ export const make = Effect.gen(function*() {
   const repo = yield* HuddleRepository
   const pipeline = yield* IntentPipeline
   const scopes = yield* RequestScopes
+  const access = yield* OrgAccess
+  const memberships = yield* MembershipRepository
 
-  /** The caller's session with its last `limit` messages. */
+  /**
+   * Whether the caller may see a session of theirs: one of an org only while they are its member,
+   * through a credential that reaches it (a key bound to another org does not), as for the org's
+   * memories; the personal ones always.
+   */
+  const visible = (principal: Principal, session: HuddleSession): Effect.Effect<void, NotFound> =>
+    session.org_id === null ? Effect.void : access.member(principal, session.org_id).pipe(Effect.asVoid, Effect.mapError(() => sessionNotFound))
+
+  /** The caller's session with its last `limit` messages, when they may still see it. */
   const owned = (principal: Principal, sessionId: string, limit: number) =>
     repo.findSession(principal.user.id, sessionId, limit).pipe(
-      Effect.flatMap(Option.match({ onNone: () => Effect.fail(sessionNotFound), onSome: Effect.succeed }))
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(sessionNotFound), onSome: Effect.succeed })),
+      Effect.tap(({ session }) => visible(principal, session))
     )
 
   const assistantMessage = (intent: Intent) =>
@@ -173,7 +186,11 @@ export const make = Effect.gen(function*() {
     }))
 
   const list: Service["list"] = (principal, page) =>
-    repo.listSessions(principal.user.id, page).pipe(Effect.map((rows) => fromRows(rows, page.limit)))
+    memberships.listForUser(principal.user.id).pipe(
+      Effect.map((orgs) => orgs.filter((org) => reaches(principal, org.id)).map((org) => org.id)),
+      Effect.flatMap((orgIds) => repo.listSessions(principal.user.id, orgIds, page)),
+      Effect.map((rows) => fromRows(rows, page.limit))
+    )
 
   const get: Service["get"] = (principal, sessionId) =>
     Effect.gen(function*() {
@@ -182,12 +199,14 @@ export const make = Effect.gen(function*() {
     })
 
   const rename: Service["rename"] = (principal, sessionId, title) =>
-    repo.renameSession(principal.user.id, sessionId, title).pipe(
+    owned(principal, sessionId, 0).pipe(
+      Effect.zipRight(repo.renameSession(principal.user.id, sessionId, title)),
       Effect.flatMap(Option.match({ onNone: () => Effect.fail(sessionNotFound), onSome: Effect.succeed }))
     )
 
   const remove: Service["remove"] = (principal, sessionId) =>
-    repo.deleteSession(principal.user.id, sessionId).pipe(
+    owned(principal, sessionId, 0).pipe(
+      Effect.zipRight(repo.deleteSession(principal.user.id, sessionId)),
       Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(sessionNotFound))
     )
 
