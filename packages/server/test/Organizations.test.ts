@@ -146,6 +146,32 @@ describe("organizations over HTTP", () => {
     expect((await server.request("POST", `/v1/orgs/${org.id}/leave`, { token: member.session })).status).toBe(404)
   })
 
+  it("revokes a member's keys bound to the org when they are removed or leave, and only those; invited back, the old key stays dead", async () => {
+    const org = await Orgs.createOrg(server)
+    const keyOf = async (member: Accounts.TestUser, orgId?: string) =>
+      (await server.request("POST", "/v1/api-keys", { token: member.session, body: { name: "k", ...(orgId ? { org_id: orgId } : {}) } })).body.key as string
+    const me = (key: string) => server.request("GET", "/v1/me", { token: key })
+
+    const removed = await Orgs.addMember(server, org)
+    const [bound, own] = [await keyOf(removed, org.id), await keyOf(removed)]
+    expect((await me(bound)).status).toBe(200)
+    expect((await server.request("DELETE", `/v1/orgs/${org.id}/admin/members/${removed.id}`, { token: org.admin.session })).status).toBe(204)
+    expect((await me(bound)).status).toBe(401)
+    expect((await me(own)).status).toBe(200)
+    await server.request("POST", `/v1/orgs/${org.id}/admin/members/invite`, { token: org.admin.session, body: { email: removed.email, role: "member" } })
+    expect((await server.request("POST", "/v1/auth/login", { body: { email: removed.email, password: removed.password } })).status).toBe(200)
+    expect((await me(bound)).status).toBe(401)
+
+    const leaving = await Orgs.addMember(server, org)
+    const leavingKey = await keyOf(leaving, org.id)
+    expect((await server.request("POST", `/v1/orgs/${org.id}/leave`, { token: leaving.session })).status).toBe(204)
+    expect((await me(leavingKey)).status).toBe(401)
+
+    const audit = await server.request("GET", `/v1/orgs/${org.id}/admin/audit-log?event_type=api_key.revoked`, { token: org.admin.session })
+    expect(audit.body.data.map((event: { actor_id: string; details: { by: string; user_id: string } }) => [event.actor_id, event.details.by, event.details.user_id]))
+      .toEqual([[leaving.id, "member.left", leaving.id], [org.admin.id, "member.removed", removed.id]])
+  })
+
   it("sets enforced policies and defaults; members read policies but cannot set them", async () => {
     const org = await Orgs.createOrg(server)
     const member = await Orgs.addMember(server, org)

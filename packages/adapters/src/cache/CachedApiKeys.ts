@@ -30,6 +30,7 @@ export const layer = Layer.effect(
       create: (key) => Effect.ensuring(inner.create(key), Effect.sync(() => feed.wrote("api_keys"))),
       revoke: (userId, id, at) => Effect.ensuring(inner.revoke(userId, id, at), Effect.sync(() => feed.wrote("api_keys"))),
       revokeAll: (userId, at) => Effect.ensuring(inner.revokeAll(userId, at), Effect.sync(() => feed.wrote("api_keys"))),
+      revokeBoundTo: (userId, orgId, at) => Effect.ensuring(inner.revokeBoundTo(userId, orgId, at), Effect.sync(() => feed.wrote("api_keys"))),
       findActive: (prefix) => active.get(prefix, inner.findActive(prefix)),
       touch: (id, at) => {
         const now = DateTime.toEpochMillis(at)

@@ -73,6 +73,13 @@ export const make = Effect.gen(function*() {
         Effect.map((rows) => rows.map(keyFromRow)),
         Effect.orDie
       ),
+    revokeBoundTo: (userId, orgId, at) =>
+      sql<KeyRow>`UPDATE api_keys SET revoked_at = ${toDate(at)}
+          WHERE user_id = ${userId} AND org_id = ${orgId} AND revoked_at IS NULL
+          RETURNING id, name, prefix, last_four, org_id, created_at, last_used_at`.pipe(
+        Effect.map((rows) => rows.map(keyFromRow)),
+        Effect.orDie
+      ),
     touch: (id, at) =>
       sql`UPDATE api_keys SET last_used_at = ${toDate(at)}
           WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${

@@ -25,6 +25,8 @@ export interface Service {
   readonly revoke: (userId: string, id: string, at: DateTime.Utc) => Effect.Effect<Option.Option<ApiKey>>
   /** Revokes every unrevoked key of the user; returns the keys revoked. */
   readonly revokeAll: (userId: string, at: DateTime.Utc) => Effect.Effect<ReadonlyArray<ApiKey>>
+  /** Revokes the user's unrevoked keys bound to the org; returns the keys revoked. */
+  readonly revokeBoundTo: (userId: string, orgId: string, at: DateTime.Utc) => Effect.Effect<ReadonlyArray<ApiKey>>
   /** Records use; implementations may coarsen it to spare writes on the hot path. */
   readonly touch: (id: string, at: DateTime.Utc) => Effect.Effect<void>
 }

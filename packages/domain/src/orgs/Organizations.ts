@@ -17,6 +17,7 @@ import { CreditStore } from "../credits/CreditStore.js"
 import { MembershipRepository } from "./MembershipRepository.js"
 import { OrganizationRepository, type Service as OrganizationRepositoryService } from "./OrganizationRepository.js"
 import { OrgSettingsRepository } from "./OrgSettingsRepository.js"
+import { ApiKeyRepository } from "../accounts/ApiKeyRepository.js"
 import { Transactor } from "../shared/Transactor.js"
 import { OrgAccess, orgNotFound, reaches } from "./OrgAccess.js"
 import { traced } from "../observability/Traced.js"
@@ -83,8 +84,26 @@ export const make = Effect.gen(function*() {
   const audit = yield* AuditLog
   const access = yield* OrgAccess
   const tx = yield* Transactor
+  const keys = yield* ApiKeyRepository
 
   const findMember = memberOf(orgs)
+
+  /**
+   * A member leaving (removed, or by their own choice) takes their keys bound to the org with
+   * them: invited back, they make new ones, rather than an old key coming back to life.
+   */
+  const revokeBoundKeys = (orgId: string, userId: string | null, actorId: string, cause: "member.removed" | "member.left") =>
+    userId === null ? Effect.void : Effect.gen(function*() {
+      const revoked = yield* keys.revokeBoundTo(userId, orgId, yield* DateTime.now)
+      yield* Effect.forEach(revoked, (key) =>
+        audit.record({
+          orgId,
+          eventType: "api_key.revoked",
+          actorId,
+          target: key.id,
+          details: { by: cause, user_id: userId, name: key.name, prefix: key.prefix }
+        }), { discard: true })
+    })
 
   /** Fails when the change would leave the org without an active admin. */
   const keepAnAdmin = (orgId: string, member: Member, nextRole: Role | null) =>
@@ -201,6 +220,7 @@ export const make = Effect.gen(function*() {
         const member = yield* findMember(orgId, memberRef)
         yield* keepAnAdmin(orgId, member, null)
         yield* orgs.removeMember(orgId, member.email)
+        yield* revokeBoundKeys(orgId, member.user_id, principal.user.id, "member.removed")
         yield* audit.record({
           orgId,
           eventType: "member.removed",
@@ -218,6 +238,7 @@ export const make = Effect.gen(function*() {
         const member = yield* findMember(orgId, principal.user.id)
         yield* keepAnAdmin(orgId, member, null)
         yield* orgs.removeMember(orgId, member.email)
+        yield* revokeBoundKeys(orgId, principal.user.id, principal.user.id, "member.left")
         yield* audit.record({
           orgId,
           eventType: "member.left",
