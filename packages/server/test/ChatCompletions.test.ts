@@ -361,9 +361,15 @@ describe("chat completions through the openai SDK", () => {
         .withResponse()
       expect(data.choices[0]!.message.content).toBe("hi")
       expect(response.headers.get("huddle-organization")).toBe("personal")
+      // Whatever its length: it is not read.
+      fake.enqueue({ answer: "hi", usage: { prompt_tokens: 5, completion_tokens: 1 } })
+      const long = await clientFor(apiKey, { organization: `org-${"x".repeat(100)}` })
+        .chat.completions.create({ model: "economy", messages: [{ role: "user", content: "x" }] })
+        .withResponse()
+      expect(long.response.headers.get("huddle-organization")).toBe("personal")
       const charged = Number(response.headers.get("huddle-credits-charged"))
       expect(charged).toBeGreaterThan(0)
-      expect(await balanceOf(user)).toBe(before - charged)
+      expect(await balanceOf(user)).toBe(before - charged - Number(long.response.headers.get("huddle-credits-charged")))
 
       // A Huddle org id in the same header selects the org, and the answer names it.
       const org = await Orgs.createOrg(server)

@@ -3,11 +3,12 @@
  * name or Huddle's own. Kept apart from any one group so that groups do not import each other.
  */
 import { personalContext } from "@huddle/domain/request/RequestScope"
-import { Id } from "@huddle/domain/shared/WireString"
+import { Id, Line } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 
 export const OrgHeaders = Schema.Struct({
-  "openai-organization": Schema.optional(Id),
+  // An OpenAI org id or anything else an SDK sends is left unread (below), whatever its length.
+  "openai-organization": Schema.optional(Line.pipe(Schema.maxLength(1024))),
   "huddle-organization": Schema.optional(Id)
 })
 
