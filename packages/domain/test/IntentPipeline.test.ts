@@ -8,7 +8,7 @@ import { MemoryRepository } from "@huddle/domain/memories/MemoryRepository"
 import { costOf } from "@huddle/domain/models/Model"
 import { OrgSettingsRepository } from "@huddle/domain/orgs/OrgSettingsRepository"
 import { OrgPolicies } from "@huddle/domain/orgs/Policy"
-import { RequestScopes } from "@huddle/domain/request/RequestScope"
+import { type RequestScope, RequestScopes } from "@huddle/domain/request/RequestScope"
 import { CreditStoreState } from "@huddle/testkit/ports/InMemoryCreditStore"
 import * as InMemoryDomain from "@huddle/testkit/ports/InMemoryDomain"
 import { answer, failAfter, models, ScriptedModels } from "@huddle/testkit/ports/ScriptedModels"
@@ -277,6 +277,22 @@ const sweptWhileRecorded = (released: Array<number>) =>
     Layer.provideMerge(domain)
   )
 
+/** A council's turn on the economy tier, its seats scripted to agree, paid from 10 000 credits. */
+const councilTurn = (scope: RequestScope) =>
+  Effect.gen(function*() {
+    yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
+    const script = yield* ScriptedModels
+    for (const [i, model] of [models.economy, models.economyDear].entries()) {
+      yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
+    }
+    return Chunk.toReadonlyArray(yield* Stream.runCollect((yield* IntentPipeline).submit({
+      scope,
+      sessionId: null,
+      input: "Which database should a small team start with?",
+      request: new Preferences({ mode: "multi", model_tier: "economy" })
+    })))
+  })
+
 describe("the intent pipeline: a charge the ledger did not take", () => {
   it.effect("warns, naming the intent, what it records and what was charged, when the reservation was swept before it was settled", () => {
     const logs: Array<Logged> = []
@@ -310,18 +326,7 @@ describe("the intent pipeline: a charge the ledger did not take", () => {
     const released: Array<number> = []
     return Effect.gen(function*() {
       const scope = yield* setup
-      yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
-      const script = yield* ScriptedModels
-      for (const [i, model] of [models.economy, models.economyDear].entries()) {
-        yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
-      }
-
-      const events = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* IntentPipeline).submit({
-        scope,
-        sessionId: null,
-        input: "Which database should a small team start with?",
-        request: new Preferences({ mode: "multi", model_tier: "economy" })
-      })))
+      const events = yield* councilTurn(scope)
 
       expect(released).toHaveLength(1)
       expect(released[0]).toBeGreaterThan(0)
@@ -359,18 +364,7 @@ describe("the intent pipeline: a charge the ledger did not take", () => {
     const logs: Array<Logged> = []
     return Effect.gen(function*() {
       const scope = yield* setup
-      yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
-      const script = yield* ScriptedModels
-      for (const [i, model] of [models.economy, models.economyDear].entries()) {
-        yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
-      }
-
-      const events = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* IntentPipeline).submit({
-        scope,
-        sessionId: null,
-        input: "Which database should a small team start with?",
-        request: new Preferences({ mode: "multi", model_tier: "economy" })
-      })))
+      const events = yield* councilTurn(scope)
 
       const done = events.at(-1)!
       assert(done._tag === "Done")
