@@ -17,6 +17,9 @@ import { Effect } from "effect"
 
 export const fileName = "huddle.pid"
 
+/** A refusal of ours: its message says it all (no cause to chain after it). */
+class Refused extends Error {}
+
 /** The directories this process holds (a second open within the process is refused too). */
 const held = new Set<string>()
 
@@ -39,7 +42,7 @@ export const hold = (dataDir: string) => {
   return Effect.acquireRelease(
     Effect.try({
       try: () => {
-        if (held.has(key)) throw new Error(`The data directory ${dataDir} is already open in this process: one database at a time may open it`)
+        if (held.has(key)) throw new Refused(`The data directory ${dataDir} is already open in this process: one database at a time may open it`)
         mkdirSync(dataDir, { recursive: true })
         for (let attempt = 0; attempt < 3; attempt++) {
           try {
@@ -51,16 +54,19 @@ export const hold = (dataDir: string) => {
           }
           const owner = Number(readFileSync(file, "utf8").trim())
           if (Number.isSafeInteger(owner) && owner > 0 && running(owner)) {
-            throw new Error(
+            throw new Refused(
               `The data directory ${dataDir} is in use by process ${owner}: one process at a time may open it (stop that process first; if it is not Huddle, remove ${file})`
             )
           }
           // Left by a process that is gone: taken over (exclusively again, in case another is doing the same).
           rmSync(file, { force: true })
         }
-        throw new Error(`The data directory ${dataDir} could not be locked (${file} keeps coming back)`)
+        throw new Refused(`The data directory ${dataDir} could not be locked (${file} keeps coming back)`)
       },
-      catch: (cause) => new SqlError({ cause, message: cause instanceof Error ? cause.message : "Failed to lock the data directory" })
+      catch: (cause) =>
+        cause instanceof Refused
+          ? new SqlError({ cause: undefined, message: cause.message })
+          : new SqlError({ cause, message: `Failed to lock the data directory ${dataDir}` })
     }),
     () =>
       Effect.sync(() => {
