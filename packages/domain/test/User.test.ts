@@ -76,4 +76,12 @@ describe("Password", () => {
     expect(Either.isRight(decodePassword("x".repeat(256)))).toBe(true)
     expect(Either.isLeft(decodePassword("x".repeat(257)))).toBe(true)
   })
+
+  it("counts characters as code points: an emoji is one, not two UTF-16 units", () => {
+    expect(Either.isLeft(decodePassword("🔑🔑🔑🔑"))).toBe(true)
+    expect(Either.isLeft(decodePassword("🔑".repeat(7)))).toBe(true)
+    expect(Either.isRight(decodePassword("🔑".repeat(8)))).toBe(true)
+    expect(Either.isRight(decodePassword("🔑".repeat(256)))).toBe(true)
+    expect(Either.isLeft(decodePassword("🔑".repeat(257)))).toBe(true)
+  })
 })

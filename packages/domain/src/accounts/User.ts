@@ -20,15 +20,27 @@ export const EmailInput = Schema.transform(
 
 export const maxPasswordLength = 256
 
+/**
+ * Characters as a person counts them: Unicode code points (NIST SP 800-63B counts a password's
+ * length so), not the UTF-16 units of `length`, in which one emoji is two.
+ */
+const codePoints = (text: string) => {
+  let n = 0
+  for (const _ of text) n++
+  return n
+}
+
 /** A new password: 8 to 256 characters. A failure never quotes it. */
 export const Password = Secret(
-  Line.pipe(Schema.minLength(8), Schema.maxLength(maxPasswordLength)),
+  Line.pipe(Schema.filter((text) => codePoints(text) >= 8 && codePoints(text) <= maxPasswordLength, {
+    jsonSchema: { minLength: 8, maxLength: maxPasswordLength }
+  })),
   `password must be 8 to ${maxPasswordLength} characters, without control characters`
 )
 
 /** A password as given to log in: any length up to the longest a password can be, never quoted back. */
 export const LoginPassword = Secret(
-  Line.pipe(Schema.maxLength(maxPasswordLength)),
+  Line.pipe(Schema.filter((text) => codePoints(text) <= maxPasswordLength, { jsonSchema: { maxLength: maxPasswordLength } })),
   `password must be at most ${maxPasswordLength} characters, without control characters`
 )
 
