@@ -16,13 +16,16 @@ const model = new CatalogModel({
   max_output_tokens: 100
 })
 
-/** The router over one provider that answers every call with `stream`, under a limit of 5 s. */
-const withProvider = (stream: (request: ModelRequest) => Stream.Stream<ModelChunk, ProviderFailure>) =>
+/** The router over one provider that answers every call with `stream`, under a limit of 5 s; its metrics into `recorded`. */
+const withProvider = (stream: (request: ModelRequest) => Stream.Stream<ModelChunk, ProviderFailure>, recorded: Array<Recorded> = []) =>
   <A, E>(effect: Effect.Effect<A, E, Router.Router>) =>
     effect.pipe(
-      Effect.provide(Router.layer.pipe(Layer.provide(Layer.succeed(ModelProviders, {
-        get: () => Option.some({ name: "endless", kind: "openai-compatible", stream })
-      })))),
+      Effect.provide(Router.layer.pipe(
+        Layer.provide(Layer.succeed(ModelProviders, {
+          get: () => Option.some({ name: "endless", kind: "openai-compatible", stream })
+        })),
+        Layer.provide(Layer.succeed(Metrics.Metrics, recordingMetrics(recorded)))
+      )),
       Effect.provide(Layer.succeed(Router.RouterPolicy, { ...Router.defaultPolicy, maxDuration: Duration.seconds(5) }))
     )
 
@@ -38,11 +41,14 @@ const failsAtLimit = (after: Duration.DurationInput) =>
   })
 
 describe("router", () => {
-  it.effect("ends a call that runs past its limit with a failure, after what it produced", () =>
+  it.effect("ends a call that runs past its limit with a failure, after what it produced, counted as timed out", () => {
+    const recorded: Array<Recorded> = []
     // One token a second, for ever.
-    failsAtLimit("60 seconds").pipe(
-      withProvider(() => Stream.repeat(Stream.make<[ModelChunk]>({ _tag: "Delta", text: "x" }), Schedule.spaced("1 second")))
-    ))
+    return failsAtLimit("60 seconds").pipe(
+      Effect.tap(() => expect(outcomesOf(recorded)).toEqual(["timed_out"])),
+      withProvider(() => Stream.repeat(Stream.make<[ModelChunk]>({ _tag: "Delta", text: "x" }), Schedule.spaced("1 second")), recorded)
+    )
+  })
 
   it.effect("hands on what arrived past the limit (it was produced, and is paid for), then fails at the limit", () => {
     const seen: Array<string> = []
@@ -90,8 +96,13 @@ describe("router", () => {
       )
     ))
 
-  it.effect("a provider that is only a stream and goes silent is given up on at the limit", () =>
-    failsAtLimit("5 seconds").pipe(withProvider(() => Stream.never)))
+  it.effect("a provider that is only a stream and goes silent is given up on at the limit, counted as timed out", () => {
+    const recorded: Array<Recorded> = []
+    return failsAtLimit("5 seconds").pipe(
+      Effect.tap(() => expect(outcomesOf(recorded)).toEqual(["timed_out"])),
+      withProvider(() => Stream.never, recorded)
+    )
+  })
 
   it.effect("tells the provider its deadline by the wall clock, whatever clock the router runs on", () => {
     const asked: Array<number | undefined> = []
@@ -116,6 +127,10 @@ interface Recorded {
 }
 
 /** The metrics port, recording into `into` (what an exporter would be handed). */
+/** The outcomes counted for upstream attempts, in order. */
+const outcomesOf = (recorded: ReadonlyArray<Recorded>) =>
+  recorded.filter((r) => r.name === Instruments.upstreamCalls.name).map((r) => r.labels.outcome)
+
 const recordingMetrics = (into: Array<Recorded>): Metrics.Service => ({
   enabled: true,
   add: (instrument, labels, value = 1) => void into.push({ name: instrument.name, labels: { ...labels }, value }),
@@ -255,8 +270,8 @@ const spanEnded = (left: LeftBehind, endedAs: (exit: Exit.Exit<unknown, unknown>
   expect(endedAs(attempts[0]!.ends[0]!)).toBe(true)
 }
 
-/** What the attempt leaves in the request's upstream clock and the metrics, however it ended. */
-const bookkept = (left: LeftBehind) => {
+/** What the attempt leaves in the request's upstream clock and the metrics, however it ended; `outcome` counted once. */
+const bookkept = (left: LeftBehind, outcome: "cancelled" | "error") => {
   // The upstream clock no longer counts the attempt: time that passes now is Huddle's own.
   expect(left.clock.inFlight).toBe(0)
   const now = performance.now()
@@ -265,15 +280,15 @@ const bookkept = (left: LeftBehind) => {
   const durations = left.recorded.filter((r) => r.name === Instruments.upstreamDuration.name)
   expect(durations.map((r) => r.labels)).toEqual([{ provider: "endless", model: "endless" }])
   expect(durations[0]!.value).toBeGreaterThanOrEqual(0)
-  // No outcome of the catalogue (ok, retried, fallback, exhausted, failed_mid_answer) is one
-  // of these: nothing is counted, and above all not an `ok`.
-  expect(left.recorded.filter((r) => r.name === Instruments.upstreamCalls.name)).toEqual([])
+  // Counted once, as what it was (above all not an `ok`).
+  expect(left.recorded.filter((r) => r.name === Instruments.upstreamCalls.name).map((r) => r.labels))
+    .toEqual([{ provider: "endless", model: "endless", outcome }])
 }
 
 /** All of it, and the upstream request closed. */
-const leftBehind = (left: LeftBehind, endedAs: (exit: Exit.Exit<unknown, unknown>) => boolean) => {
+const leftBehind = (left: LeftBehind, endedAs: (exit: Exit.Exit<unknown, unknown>) => boolean, outcome: "cancelled" | "error") => {
   spanEnded(left, endedAs)
-  bookkept(left)
+  bookkept(left, outcome)
   expect(left.closed).toEqual(["upstream"])
 }
 
@@ -290,13 +305,13 @@ describe("router: an attempt that does not end by itself", () => {
     it.effect(`a client that leaves mid-answer (${kind} provider): the span ends as interrupted, the clock stops, one duration`, () =>
       abnormalEnd(kind, "hang", (left) => {
         expect(interrupted(left.exit)).toBe(true)
-        leftBehind(left, interrupted)
+        leftBehind(left, interrupted, "cancelled")
       }))
 
     it.effect(`a provider that dies mid-answer (${kind} provider): the call dies, the span ends with the defect, the clock stops, one duration`, () =>
       abnormalEnd(kind, "die", (left) => {
         expect(died(left.exit)).toBe(true)
-        leftBehind(left, died)
+        leftBehind(left, died, "error")
       }))
   }
 })
@@ -333,10 +348,10 @@ const diesOpening = (check: (left: LeftBehind) => void) => {
 }
 
 describe("router: an attempt whose provider dies as it opens the call", () => {
-  it.effect("the call dies; the clock stops and one duration is recorded", () =>
+  it.effect("the call dies; the clock stops, one duration is recorded and one error counted", () =>
     diesOpening((left) => {
       expect(died(left.exit)).toBe(true)
-      bookkept(left)
+      bookkept(left, "error")
     }))
 
   // The attempt's scope closes with the call's exit, so its span ends with the defect, though

@@ -201,6 +201,11 @@ export const make = Effect.gen(function*() {
               const ended = performance.now()
               UpstreamClock.leave(clock, ended)
               metrics.observe(Instruments.upstreamDuration, { provider: model.provider, model: model.id }, (ended - started) / 1000)
+              // The ends no pull decided: the caller gone (cancelled), a defect (error).
+              if (Exit.isFailure(exit)) {
+                if (Cause.isInterruptedOnly(exit.cause)) counted(model, "cancelled")
+                else if (Cause.isDie(exit.cause)) counted(model, "error")
+              }
               return span === undefined ? Effect.void : Effect.map(Clock.currentTimeNanos, (now) => span.end(now, exit))
             }))
           const pull = yield* Scope.extend(openOf(provider, model, span, deadline)(request), child)
@@ -220,6 +225,7 @@ export const make = Effect.gen(function*() {
           }
           if (now < deadline) return Effect.succeed(chunks)
           // Past the limit: what arrived was produced (and is paid for); the call ends after it.
+          counted(a.model, "timed_out")
           late = true
           return Effect.as(end(a, Exit.fail(overrun())), chunks)
         })
@@ -230,7 +236,10 @@ export const make = Effect.gen(function*() {
           Effect.flatMap(Clock.currentTimeMillis, (now): Pull<RouterChunk, UpstreamUnavailable> => {
             const { model } = a
             // The provider gave up at the deadline it was told: that is the limit, not its failure.
-            if (now >= deadline) return fail(overrun())
+            if (now >= deadline) {
+              counted(model, "timed_out")
+              return fail(overrun())
+            }
             if (a.produced) {
               counted(model, "failed_mid_answer")
               return fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))

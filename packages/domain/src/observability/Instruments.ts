@@ -39,7 +39,7 @@ export const httpAdded = histogram(
 // Model calls, recorded by the router (one per attempt) and the metered call (what was paid).
 export const upstreamCalls = counter(
   "huddle_upstream_calls_total",
-  "Upstream model call attempts by outcome: ok, retried (the same model tried again), fallback (the next model tried), exhausted (no model left), failed_mid_answer.",
+  "Upstream model call attempts by outcome: ok, retried (the same model tried again), fallback (the next model tried), exhausted (no model left), failed_mid_answer, timed_out (the call's time limit), cancelled (the caller left), error (a defect).",
   ["provider", "model", "outcome"]
 )
 export const upstreamDuration = histogram(
