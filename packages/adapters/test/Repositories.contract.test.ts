@@ -377,6 +377,16 @@ describe("the git URLs a server clones", () => {
     }
   })
 
+  test("refuses a host it cannot check or that is this machine, in every form git reads, ssh's bracketed ones too", async () => {
+    const sources = await Effect.runPromise(NodeRepositorySources.make({ roots: [], gitSchemes: ["https", "ssh"], cloneDir: tmpdir() }))
+    const verdict = (url: string) =>
+      Effect.runPromise(sources.checkGitUrl(url).pipe(Effect.match({ onFailure: (error) => error._tag, onSuccess: () => "accepted" })))
+    for (
+      const url of ["https://evil.localhost/x.git", "https://LOCALHOST./x.git", "https://no-such-host.invalid/x.git", "[::1]:repo", "[git@::1]:repo",
+        "git@[::1]:repo", "git@127.0.0.1:repo", "ssh://git@[::1]/repo", "git@localhost:repo"]
+    ) expect(await verdict(url), url).toBe("Forbidden")
+  })
+
   test("takes only public addresses for a host, an IPv4 address written as IPv6 judged as IPv4", () => {
     const { isPublicAddress } = NodeRepositorySources
     for (const address of ["140.82.121.4", "8.8.8.8", "2606:4700::6810:84e5", "::ffff:140.82.121.4"]) expect(isPublicAddress(address), address).toBe(true)

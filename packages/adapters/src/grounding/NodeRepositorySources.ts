@@ -15,7 +15,8 @@
  *   private, link-local or otherwise not on the internet is refused, unless the operator allows
  *   them (`HUDDLE_REPO_GIT_PRIVATE_HOSTS=on`), so that connecting a repository cannot reach the
  *   server's own network. Checked on connect and before every clone or fetch; over HTTP(S) git is
- *   pinned to the addresses checked, so a name cannot resolve elsewhere in between.
+ *   pinned to the addresses checked, so a name cannot resolve elsewhere in between, and follows
+ *   no redirect. A name that does not resolve here, or a `localhost` one, is refused too.
  */
 import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -83,9 +84,15 @@ const endpointOf = (url: string, scheme: string): { readonly host: string; reado
     const port = parsed.port === "" ? ({ https: 443, http: 80, ssh: 22, git: 9418 } as Record<string, number>)[scheme] ?? 0 : Number(parsed.port)
     return { host: parsed.hostname.replace(/^\[|\]$/g, ""), port }
   }
+  // scp-like: `[user@]host:path`, or with the host in brackets, `[user@]\[host\]:path` and `\[user@host\]:path`.
+  const bracketed = /^(?:[^@/[]*@)?\[([^\]]*)\]:/.exec(url)
+  if (bracketed !== null) return { host: bracketed[1]!.slice(bracketed[1]!.lastIndexOf("@") + 1), port: 22 }
   const scp = /^([^/:]+):/.exec(url)
-  return scp === null ? undefined : { host: scp[1]!.slice(scp[1]!.lastIndexOf("@") + 1).replace(/^\[|\]$/g, ""), port: 22 }
+  return scp === null ? undefined : { host: scp[1]!.slice(scp[1]!.lastIndexOf("@") + 1), port: 22 }
 }
+
+/** Names that resolve to this machine wherever they are looked up (curl answers `*.localhost` itself). */
+const isLocalName = (host: string) => /(^|\.)localhost$/i.test(host.replace(/\.$/, ""))
 
 /** The URL with its scheme in lower case, as git expects it (`HTTPS://` is not a transport git knows). */
 const withLowerScheme = (url: string) => url.replace(/^([A-Za-z][A-Za-z0-9+.-]*):\/\//, (scheme) => scheme.toLowerCase())
@@ -192,13 +199,20 @@ export const make = (options: Options) =>
       Effect.gen(function*() {
         const endpoint = endpointOf(url, scheme)
         if (endpoint === undefined || options.privateHosts === true) return { pin: [] }
+        const refused = new Forbidden({
+          message: `git_url must name a public host: ${endpoint.host} is, or resolves to, a loopback, private or link-local address (the operator can allow them: ${privateVariable})`
+        })
+        if (endpoint.host === "" || isLocalName(endpoint.host)) return yield* refused
         const addresses = isIP(endpoint.host) !== 0
           ? [endpoint.host]
           : yield* Effect.promise(() => dns.lookup(endpoint.host, { all: true, verbatim: true }).then((all) => all.map((a) => a.address), () => []))
+        // A name this process cannot resolve might still resolve for git (another resolver, or
+        // curl's own rules): nothing checked, nothing connected to.
+        if (addresses.length === 0) {
+          return yield* new Forbidden({ message: `git_url's host ${endpoint.host} does not resolve here, so it cannot be checked to be public` })
+        }
         if (addresses.some((address) => !isPublicAddress(address))) {
-          return yield* new Forbidden({
-            message: `git_url must name a public host: ${endpoint.host} is, or resolves to, a loopback, private or link-local address (the operator can allow them: ${privateVariable})`
-          })
+          return yield* refused
         }
         // Over HTTP(S), git connects to these addresses and no others (libcurl's resolve list).
         const pinned = isIP(endpoint.host) === 0 && (scheme === "https" || scheme === "http") && addresses.length > 0
@@ -231,7 +245,9 @@ export const make = (options: Options) =>
       ...[...allowed].flatMap((scheme) => ["-c", `protocol.${scheme}.allow=always`]),
       ...(allowed.has("file") ? [] : ["-c", "protocol.file.allow=never"]),
       "-c",
-      "core.symlinks=false"
+      "core.symlinks=false",
+      // A redirect would lead to a host nobody checked (a public server bouncing git inwards).
+      ...(options.privateHosts === true ? [] : ["-c", "http.followRedirects=false"])
     ]
 
     /** What git said, without the server's own paths (`Cloning into '<dir>'…`). */
