@@ -185,12 +185,12 @@ describe.each(TestDatabase.availableEngines())("the server process on %s", (engi
     // Killed, it leaves its lock behind; the next process takes it over at once, with the data.
     first.child.kill("SIGKILL")
     await withTimeout(first.exited, 10_000, "exit after SIGKILL")
-    expect(existsSync(join(storage.cwd, "data", "huddle.pid"))).toBe(true)
+    expect(existsSync(join(storage.cwd, "data", "huddle.lock"))).toBe(true)
     const third = await startServer(storage.env, { cwd: storage.cwd })
     expect((await login(third.url, email, "a password that waits")).status).toBe(200)
     expect(await third.stop(), third.output()).toEqual({ code: 0, signal: null })
     // A clean stop leaves no lock.
-    expect(existsSync(join(storage.cwd, "data", "huddle.pid"))).toBe(false)
+    expect(existsSync(join(storage.cwd, "data", "huddle.lock"))).toBe(false)
   }, 90_000)
 
   // Start-up time is a promise of the embedded default; PostgreSQL's own start is not ours.

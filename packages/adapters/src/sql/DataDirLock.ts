@@ -1,21 +1,32 @@
 /**
  * One process at a time on an embedded data directory. PGlite is a whole PostgreSQL inside the
  * process, and two of them on one directory overwrite each other's writes: a charge lost from the
- * ledger, a directory that no longer opens. Before the database opens, a file holding the
- * owner's pid is made exclusively (`wx`); it is removed when the database closes.
+ * ledger, a directory that no longer opens. Before the database opens, the process takes
+ * `huddle.lock` in the directory (made exclusively, holding its pid and a token of its own) and
+ * keeps its time fresh while it lives; the file goes when the database has closed.
  *
- * A file left by a process that is gone (killed, crashed) is taken over at once: its pid is not
- * running, or it is this process's own (a container restarted with the same pid). A lock that
- * must expire to be taken over (a library's timed lock file) would make every restart after a
- * crash wait for it. A pid that now belongs to an unrelated process keeps the directory locked
- * until the operator removes the file, which the refusal names.
+ * A lock is its holder's while its time is fresh, whatever pids say: pids do not tell a dead
+ * process from a live one in another container on the same volume. A killed process's lock goes
+ * stale `staleMs` after its last refresh, and the next start waits for that rather than refusing.
+ * A stale lock is replaced only if it is still the one read, and whoever replaced it checks a
+ * moment later that it is still theirs, so that processes taking it over together do not both
+ * hold it. (`proper-lockfile` does the same with a directory, but loads `signal-exit`, whose
+ * SIGTERM handler kills the process once the runtime's own handler has run: a clean stop became
+ * a kill.)
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { randomBytes } from "node:crypto"
+import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 
-export const fileName = "huddle.pid"
+export const lockName = "huddle.lock"
+
+/** A lock not refreshed for this long is a dead process's; it is refreshed four times as often. */
+const staleMs = 10_000
+const refreshMs = 2_500
+/** How long a process that took or replaced the lock waits before it checks the lock is still its own. */
+const settleMs = 50
 
 /** A refusal of ours: its message says it all (no cause to chain after it). */
 class Refused extends Error {}
@@ -23,59 +34,100 @@ class Refused extends Error {}
 /** The directories this process holds (a second open within the process is refused too). */
 const held = new Set<string>()
 
-const running = (pid: number) => {
-  if (pid === process.pid) return false
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
+
+const read = (file: string) => {
   try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === "EPERM"
+    return readFileSync(file, "utf8")
+  } catch {
+    return undefined
   }
 }
 
+/** One try: taken (to be checked), or held by someone whose lock is fresh (its content). */
+const tryTake = (file: string, mine: string): { readonly taken: true } | { readonly taken: false; readonly owner: string } => {
+  try {
+    writeFileSync(file, mine, { flag: "wx" })
+    return { taken: true }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+  }
+  const owner = read(file) ?? ""
+  let age: number
+  try {
+    age = Date.now() - statSync(file).mtimeMs
+  } catch {
+    return { taken: false, owner } // gone meanwhile: the next try creates it
+  }
+  if (age < staleMs) return { taken: false, owner }
+  // Stale: replaced, unless it changed since it was read (someone else replaced it first).
+  const next = `${file}.${randomBytes(6).toString("hex")}`
+  writeFileSync(next, mine)
+  if (read(file) !== owner) {
+    rmSync(next, { force: true })
+    return { taken: false, owner: read(file) ?? "" }
+  }
+  renameSync(next, file)
+  return { taken: true }
+}
+
+const pidOf = (owner: string) => /^(\d+) /.exec(owner)?.[1]
+
+/**
+ * The lock could not be kept (removed, or taken as stale while this process was stalled): the
+ * database must not be written to any more, so the process stops.
+ */
+const lost = (dataDir: string) => {
+  process.stderr.write(`${JSON.stringify({ message: "the data directory's lock was lost; stopping", logLevel: "FATAL", annotations: { data_dir: dataDir } })}\n`)
+  process.exit(1)
+}
+
 /** Takes the directory for this process, for as long as the scope is open. */
-export const hold = (dataDir: string) => {
-  const file = join(dataDir, fileName)
-  const key = resolve(dataDir)
-  const mine = String(process.pid)
-  return Effect.acquireRelease(
-    Effect.try({
-      try: () => {
-        if (held.has(key)) throw new Refused(`The data directory ${dataDir} is already open in this process: one database at a time may open it`)
+export const hold = (dataDir: string) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
         mkdirSync(dataDir, { recursive: true })
-        for (let attempt = 0; attempt < 3; attempt++) {
-          try {
-            writeFileSync(file, mine, { flag: "wx" })
-            held.add(key)
-            return
-          } catch (error) {
-            if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+        const key = realpathSync(dataDir)
+        if (held.has(key)) throw new Refused(`The data directory ${dataDir} is already open in this process: one database at a time may open it`)
+        const file = join(dataDir, lockName)
+        const mine = `${process.pid} ${randomBytes(12).toString("hex")}`
+        let owner = ""
+        // Long enough for a killed process's lock to go stale.
+        for (const deadline = Date.now() + staleMs + refreshMs; Date.now() < deadline;) {
+          const attempt = tryTake(file, mine)
+          if (attempt.taken) {
+            await sleep(settleMs)
+            if (read(file) === mine) {
+              held.add(key)
+              const refresh = setInterval(() => {
+                if (read(file) !== mine) return lost(dataDir)
+                const now = new Date()
+                utimesSync(file, now, now)
+              }, refreshMs)
+              refresh.unref()
+              return { key, file, mine, refresh }
+            }
+            owner = read(file) ?? ""
+          } else {
+            owner = attempt.owner
           }
-          const owner = Number(readFileSync(file, "utf8").trim())
-          if (Number.isSafeInteger(owner) && owner > 0 && running(owner)) {
-            throw new Refused(
-              `The data directory ${dataDir} is in use by process ${owner}: one process at a time may open it (stop that process first; if it is not Huddle, remove ${file})`
-            )
-          }
-          // Left by a process that is gone: taken over (exclusively again, in case another is doing the same).
-          rmSync(file, { force: true })
+          await sleep(500)
         }
-        throw new Refused(`The data directory ${dataDir} could not be locked (${file} keeps coming back)`)
+        const pid = pidOf(owner)
+        throw new Refused(
+          `The data directory ${dataDir} is in use by ${pid === undefined ? "another process" : `process ${pid}`}: one process at a time may open it (stop that process first)`
+        )
       },
       catch: (cause) =>
         cause instanceof Refused
           ? new SqlError({ cause: undefined, message: cause.message })
           : new SqlError({ cause, message: `Failed to lock the data directory ${dataDir}` })
     }),
-    () =>
+    ({ file, key, mine, refresh }) =>
       Effect.sync(() => {
+        clearInterval(refresh)
+        if (read(file) === mine) rmSync(file, { force: true })
         held.delete(key)
-        try {
-          if (readFileSync(file, "utf8").trim() === mine) rmSync(file, { force: true })
-        } catch {
-          // Already gone.
-        }
       })
   )
-}

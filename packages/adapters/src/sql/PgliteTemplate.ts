@@ -29,8 +29,8 @@ export const build = (path: string = defaultPath) =>
     return bytes.length
   }))
 
-/** Empty but for the lock file of the process about to open it (`DataDirLock`). */
-const isEmptyDir = (dir: string) => !existsSync(dir) || readdirSync(dir).every((name) => name === "huddle.pid")
+/** Empty but for the lock of the process about to open it (`DataDirLock`). */
+const isEmptyDir = (dir: string) => !existsSync(dir) || readdirSync(dir).every((name) => name.startsWith("huddle.lock"))
 
 /** The template to start a new data directory from, when there is one and the directory is new. */
 export const forNewDataDir = (dataDir: string, path: string = defaultPath): Blob | undefined =>
