@@ -234,6 +234,17 @@ describe("huddle on the offline provider", () => {
     expect((await server.request("GET", sessionPath, { token: bound })).status).toBe(404)
     const boundList = await server.request("GET", "/v1/huddle/sessions", { token: bound })
     expect(boundList.body.data.map((session: { id: string }) => session.id)).not.toContain(first.body.session_id)
+    // Nor the member's personal sessions: a key bound to an org has no personal context (it
+    // would have gone on in that org, under its policies and on its pool).
+    const mine = await server.request("POST", "/v1/huddle", { token: member.session, body: { input: "Just for me" } })
+    expect(mine.status, mine.text).toBe(200)
+    const minePath = `/v1/huddle/sessions/${mine.body.session_id}`
+    expect((await server.request("GET", minePath, { token: bound })).status).toBe(404)
+    const goOn = await server.request("POST", `${minePath}/messages`, { token: bound, body: { content: "And more" } })
+    expect(goOn.status, goOn.text).toBe(404)
+    const boundAgain = await server.request("GET", "/v1/huddle/sessions", { token: bound })
+    expect(boundAgain.body.data.map((session: { id: string }) => session.id)).not.toContain(mine.body.session_id)
+    expect((await server.request("GET", minePath, { token: member.session })).body.messages).toHaveLength(2)
   })
 
   it("cannot escape an org's enforced economy tier by any request parameter", async () => {

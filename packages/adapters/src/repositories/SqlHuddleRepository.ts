@@ -81,9 +81,9 @@ export const make = Effect.gen(function*() {
         }),
         Effect.orDie
       ),
-    listSessions: (userId, orgIds, { cursor, limit }) =>
+    listSessions: (userId, { orgIds, personal }, { cursor, limit }) =>
       sql<SessionRow>`SELECT ${sessionColumns} FROM huddle_sessions WHERE user_id = ${userId}
-                      AND (org_id IS NULL${orgIds.length === 0 ? sql`` : sql` OR org_id IN ${sql.in(orgIds)}`})
+                      AND (${personal ? sql`org_id IS NULL` : sql`false`}${orgIds.length === 0 ? sql`` : sql` OR org_id IN ${sql.in(orgIds)}`})
                       ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
                       ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
         Effect.map((rows) => rows.map(sessionFromRow)),

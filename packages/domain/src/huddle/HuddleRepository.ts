@@ -10,8 +10,12 @@ export interface Service {
     id: string,
     limit: number
   ) => Effect.Effect<Option.Option<{ readonly session: HuddleSession; readonly messages: ReadonlyArray<HuddleMessage> }>>
-  /** This user's sessions of their personal context and of `orgIds` (the orgs the caller may still see), newest first. */
-  readonly listSessions: (userId: string, orgIds: ReadonlyArray<string>, page: PageRequest) => Effect.Effect<ReadonlyArray<HuddleSession>>
+  /** This user's sessions of the contexts the caller may see (personal ones, those of `orgIds`), newest first. */
+  readonly listSessions: (
+    userId: string,
+    contexts: { readonly personal: boolean; readonly orgIds: ReadonlyArray<string> },
+    page: PageRequest
+  ) => Effect.Effect<ReadonlyArray<HuddleSession>>
   readonly renameSession: (userId: string, id: string, title: string) => Effect.Effect<Option.Option<HuddleSession>>
   readonly deleteSession: (userId: string, id: string) => Effect.Effect<boolean>
 }

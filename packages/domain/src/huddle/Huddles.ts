@@ -14,7 +14,7 @@ import type { Principal } from "../accounts/Principal.js"
 import { HuddleRepository } from "./HuddleRepository.js"
 import { lastOf } from "../shared/Streams.js"
 import { type Answer, IntentPipeline, type Outcome, type PipelineError, type PipelineEvent } from "./IntentPipeline.js"
-import { type RequestScope, RequestScopes } from "../request/RequestScope.js"
+import { personalContext, type RequestScope, RequestScopes } from "../request/RequestScope.js"
 import { traced } from "../observability/Traced.js"
 import { MembershipRepository } from "../orgs/MembershipRepository.js"
 import { OrgAccess, reaches } from "../orgs/OrgAccess.js"
@@ -69,11 +69,14 @@ export const make = Effect.gen(function*() {
 
   /**
    * Whether the caller may see a session of theirs: one of an org only while they are its member,
-   * through a credential that reaches it (a key bound to another org does not), as for the org's
-   * memories; the personal ones always.
+   * through a credential that reaches it (a key bound to another org does not); a personal one
+   * through a credential that reaches the personal context (a key bound to an org does not), as
+   * for intents.
    */
   const visible = (principal: Principal, session: HuddleSession): Effect.Effect<void, NotFound> =>
-    session.org_id === null ? Effect.void : access.member(principal, session.org_id).pipe(Effect.asVoid, Effect.mapError(() => sessionNotFound))
+    session.org_id === null
+      ? reaches(principal, null) ? Effect.void : Effect.fail(sessionNotFound)
+      : access.member(principal, session.org_id).pipe(Effect.asVoid, Effect.mapError(() => sessionNotFound))
 
   /** The caller's session with its last `limit` messages, when they may still see it. */
   const owned = (principal: Principal, sessionId: string, limit: number) =>
@@ -181,14 +184,18 @@ export const make = Effect.gen(function*() {
   const reply: Service["reply"] = (principal, sessionId, input) =>
     Stream.unwrap(Effect.gen(function*() {
       const { messages: earlier, session } = yield* owned(principal, sessionId, 40)
-      const scope = yield* scopes.resolve(principal, { orgId: session.org_id, workspaceId: session.workspace_id })
+      // A personal session goes on in the personal context, never in the org a key is bound to.
+      const scope = yield* scopes.resolve(principal, {
+        ...(session.org_id === null ? { headerOrgId: personalContext } : { orgId: session.org_id }),
+        workspaceId: session.workspace_id
+      })
       return ask(scope, session, earlier, input, false)
     }))
 
   const list: Service["list"] = (principal, page) =>
     memberships.listForUser(principal.user.id).pipe(
       Effect.map((orgs) => orgs.filter((org) => reaches(principal, org.id)).map((org) => org.id)),
-      Effect.flatMap((orgIds) => repo.listSessions(principal.user.id, orgIds, page)),
+      Effect.flatMap((orgIds) => repo.listSessions(principal.user.id, { personal: reaches(principal, null), orgIds }, page)),
       Effect.map((rows) => fromRows(rows, page.limit))
     )
 
