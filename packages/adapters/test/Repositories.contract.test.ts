@@ -389,10 +389,13 @@ describe("the git URLs a server clones", () => {
 
   test("takes only public addresses for a host, an IPv4 address written as IPv6 judged as IPv4", () => {
     const { isPublicAddress } = NodeRepositorySources
-    for (const address of ["140.82.121.4", "8.8.8.8", "2606:4700::6810:84e5", "::ffff:140.82.121.4"]) expect(isPublicAddress(address), address).toBe(true)
+    for (const address of ["140.82.121.4", "8.8.8.8", "2606:4700::6810:84e5", "::ffff:140.82.121.4", "64:ff9b::8c52:7904", "64:ff9b::140.82.121.4", "2002:8c52:7904::1"]) {
+      expect(isPublicAddress(address), address).toBe(true)
+    }
     for (
       const address of ["127.0.0.1", "127.8.9.10", "10.0.0.1", "172.16.5.4", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
-        "224.0.0.1", "::1", "::", "fe80::1", "fd12:3456::1", "::ffff:10.0.0.1", "::FFFF:127.0.0.1", "not an address"]
+        "224.0.0.1", "::1", "::", "fe80::1", "fd12:3456::1", "::ffff:10.0.0.1", "::FFFF:127.0.0.1", "::ffff:7f00:1", "64:ff9b::a00:1",
+        "64:ff9b::169.254.169.254", "64:FF9B:0:0:0:0:7f00:1", "2002:a00:1::", "2002:c0a8:101::5", "not an address"]
     ) expect(isPublicAddress(address), address).toBe(false)
   })
 })

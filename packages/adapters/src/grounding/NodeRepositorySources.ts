@@ -67,12 +67,38 @@ for (const [address, prefix] of [
   ["::", 128], ["::1", 128], ["64:ff9b:1::", 48], ["100::", 64], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8]
 ] as const) notPublic.addSubnet(address, prefix, "ipv6")
 
-/** Whether `address` (an IP address) is public; an IPv4 address written as IPv6 is judged as IPv4. */
+/** An IPv6 address's eight groups, as numbers (the URL parser writes every form the same way first). */
+const groupsOf = (address: string): Array<number> => {
+  const canonical = new URL(`http://[${address}]`).hostname.slice(1, -1)
+  const [head, tail] = canonical.includes("::") ? canonical.split("::") as [string, string] : [canonical, undefined]
+  const left = head === "" ? [] : head.split(":")
+  const right = tail === undefined || tail === "" ? [] : tail.split(":")
+  return [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right].map((group) => Number.parseInt(group, 16))
+}
+
+const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`
+
+/**
+ * The IPv4 address an IPv6 one stands for, when it embeds one: IPv4-mapped (`::ffff:a.b.c.d`),
+ * NAT64's well-known prefix (`64:ff9b::/96`, what DNS64 answers for an IPv4-only host) and 6to4
+ * (`2002::/16`).
+ */
+const embeddedIPv4 = (address: string): string | undefined => {
+  const g = groupsOf(address)
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return ipv4Of(g[6]!, g[7]!)
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return ipv4Of(g[6]!, g[7]!)
+  if (g[0] === 0x2002) return ipv4Of(g[1]!, g[2]!)
+  return undefined
+}
+
+/** Whether `address` (an IP address) is public; an IPv6 address embedding an IPv4 one is judged by it. */
 export const isPublicAddress = (address: string): boolean => {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped !== null) return isPublicAddress(mapped[1]!)
   const family = isIP(address)
   if (family === 0) return false
+  if (family === 6) {
+    const ipv4 = embeddedIPv4(address)
+    if (ipv4 !== undefined) return isPublicAddress(ipv4)
+  }
   return !notPublic.check(address, family === 4 ? "ipv4" : "ipv6")
 }
 
