@@ -569,7 +569,8 @@ export const make = Effect.gen(function*() {
    * while its tick's batch is written) would leave its reservations out of every later batch.
    */
   const flush: Effect.Effect<void> = gate.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
-    if (pots.size === 0 && dirty.size === 0) return Effect.void
+    // Nothing to write or close (the leases of a failed batch count: they are closed by the next).
+    if (!pending()) return Effect.void
     // Swap in fresh state: reservations from here on take new leases (after this batch).
     const leaseIds = [...carried, ...[...pots.values()].flatMap((pot) => pot.leases)]
     pots = new Map()
