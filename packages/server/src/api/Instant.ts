@@ -8,7 +8,8 @@ import { DateTime, Option, ParseResult, Schema } from "effect"
 
 const shape = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/
 
-const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate()
+const isLeap = (year: number) => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+const daysIn = (year: number, month: number) => month === 2 ? (isLeap(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
 
 /** The instant `text` names, if it is one (every field within its range). */
 export const parse = (text: string): DateTime.Utc | undefined => {
@@ -24,7 +25,7 @@ export const parse = (text: string): DateTime.Utc | undefined => {
   }
   // A date alone, or a time without an offset: UTC.
   const iso = m[4] === undefined ? `${text}T00:00:00Z` : offset === undefined ? `${text}Z` : text
-  return Option.getOrUndefined(DateTime.make(iso.replace(" ", "T")))
+  return Option.getOrUndefined(DateTime.make(iso.replace(/[ t]/, "T").replace(/z$/, "Z")))
 }
 
 export const Instant = (description: string) =>
