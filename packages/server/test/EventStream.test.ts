@@ -27,7 +27,7 @@ describe("EventStream", () => {
         Stream.fromIterable(opening),
         Stream.fromEffect(Effect.as(Effect.sleep("300 millis"), last))
       )
-      const response = yield* EventStream.respond(events, dialect)
+      const response = yield* EventStream.respond(Stream.toPull(events), dialect)
       const body = response.body
       if (body._tag !== "Stream") throw new Error("expected a streamed body")
       const text = decoder.decode(Chunk.toReadonlyArray(yield* Stream.runCollect(body.stream)).reduce((all, part) => {

@@ -22,6 +22,7 @@
  * usage, credits and report.
  */
 import { Chunk, Context, Effect, Layer, Stream } from "effect"
+import type { Opened } from "../shared/Streams.js"
 import { type InsufficientCredits, InvalidRequest, type NotFound, type PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
 import type { CallOptions, CatalogModel, ChatMessage, Usage } from "./Model.js"
 import type { ModelTier } from "../accounts/Preferences.js"
@@ -108,6 +109,12 @@ export interface Service {
    * is interrupted.
    */
   readonly stream: (request: Request) => Stream.Stream<Event, CompletionError>
+  /**
+   * `stream` as the effect that opens its pull, in the caller's scope (which the call's credits
+   * are settled with, at the latest): what the server's dialects run, a pull at a time, without
+   * a stream's channels in between (`forEachPull`).
+   */
+  readonly open: (request: Request) => Opened<Event, CompletionError>
   /** What the caller may name in this scope: the tier aliases, the councils, then the catalog's models. */
   readonly list: (scope: RequestScope) => ReadonlyArray<Listed>
   /** One of `list`; anything else is not found. */
@@ -168,16 +175,17 @@ export const make = Effect.gen(function*() {
       return { messages, payer, temperature, purpose: `chat completion (${request.model})` }
     })
 
+  /** One model call (tier or model), reserved and under way. */
   const single = (request: Request) =>
-    Stream.unwrapScoped(Effect.gen(function*() {
+    Effect.gen(function*() {
       const candidates = yield* metered.candidates(targetOf(request.model), request.scope.rules.policies?.model_tier).pipe(
         Effect.flatMap((models) => metered.fitting(models, request.options))
       )
       const { messages, payer, purpose, temperature } = yield* prepare(request, candidates)
       const quote = yield* metered.quote(candidates, messages, { maxOutputTokens: request.maxOutputTokens, options: request.options })
       const call = yield* metered.run({ payer, purpose, candidates, quote, messages, temperature, options: request.options })
-      return call.events
-    }))
+      return yield* call.open
+    })
 
   /** Its answer: the consensus, then `Concluded` (a multi-mode run always concludes with a report). */
   const conclusion = (result: CouncilResult): Effect.Effect<ReadonlyArray<Event>> =>
@@ -206,10 +214,12 @@ export const make = Effect.gen(function*() {
       )
     }))
 
-  const stream: Service["stream"] = (request) => {
+  const open: Service["open"] = (request) => {
     const asked = councilTierOf(request.model)
-    return asked === undefined ? single(request) : convene(request, asked)
+    return asked === undefined ? single(request) : Stream.toPull(convene(request, asked))
   }
+
+  const stream: Service["stream"] = (request) => Stream.unwrapScoped(Effect.map(open(request), Stream.repeatEffectChunkOption))
 
   const list: Service["list"] = (scope) => {
     const { policies } = scope.rules
@@ -233,7 +243,8 @@ export const make = Effect.gen(function*() {
     return found === undefined ? Effect.fail(modelNotFound(id)) : Effect.succeed(found)
   }
 
-  return Completions.of(traced("Completions", { stream, list, find }))
+  // `open` is no span of its own: it would end as the call starts; the call's is `MeteredCall.run`.
+  return Completions.of({ ...traced("Completions", { stream, list, find }), open })
 })
 
 export const layer = Layer.effect(Completions, make)

@@ -39,7 +39,7 @@ import { chargeOf, Credits, type Reservation } from "../credits/Credits.js"
 import { ModelProviders } from "./ModelProviders.js"
 import { refusalOf } from "./ProviderSupport.js"
 import { Router, type RouterChunk } from "./Router.js"
-import type { Pull } from "../shared/Streams.js"
+import type { Opened, Pull } from "../shared/Streams.js"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
 import { traced } from "../observability/Traced.js"
@@ -162,6 +162,8 @@ export interface Metered {
   /** The quote the call runs under: the one given, or that one lowered (`loweredFrom` set). */
   readonly quote: Quote
   readonly events: Stream.Stream<CallEvent, UpstreamUnavailable>
+  /** The same events as a pull, opened in the caller's scope: for a consumer that runs it itself (`forEachPull`). */
+  readonly open: Opened<CallEvent, UpstreamUnavailable>
   /**
    * Settles now for what was consumed, if that has not happened yet (the stream's end does it on
    * success, unless `settleAfter`; closing the scope on failure or interruption); the same
@@ -517,7 +519,7 @@ export const make = Effect.gen(function*() {
       }
 
       // One pull over the router's: `Lowered` first when it happened, the answer, then `Settled`.
-      const events: Stream.Stream<CallEvent, UpstreamUnavailable> = Stream.fromPull(Effect.map(
+      const open = Effect.map(
         router.open(call.candidates, {
           messages: call.messages,
           temperature: call.temperature,
@@ -544,8 +546,8 @@ export const make = Effect.gen(function*() {
             })
           })
         }
-      ))
-      return { model: primary, quote, events, settle, release: closeWith(reservation, false), price } satisfies Metered
+      )
+      return { model: primary, quote, events: Stream.fromPull(open), open, settle, release: closeWith(reservation, false), price } satisfies Metered
     })
 
   // The computations (candidates, fitting, quote) are not worth a span each; the calls are.

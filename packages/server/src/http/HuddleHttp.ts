@@ -6,7 +6,7 @@ import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Preferences } from "@huddle/domain/accounts/Preferences"
 import { type HuddleEvent, Huddles, replyOf } from "@huddle/domain/huddle/Huddles"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
-import { Effect, type Scope, type Stream, Struct } from "effect"
+import { Effect, type Scope, Stream, Struct } from "effect"
 import { Api } from "../Api.js"
 import { maxTokensHeader, maxTokensValue, orgAsked } from "../api/Headers.js"
 import * as EventStream from "./streaming/EventStream.js"
@@ -27,7 +27,7 @@ export const HuddleHttp = HttpApiBuilder.group(Api, "huddle", (handlers) =>
       stream: boolean,
       events: Stream.Stream<HuddleEvent, E>
     ): Effect.Effect<HuddleReply | HttpServerResponse.HttpServerResponse, E, Scope.Scope> =>
-      stream ? EventStream.respond(events, dialect) : Effect.tap(replyOf(events), loweredHeader)
+      stream ? EventStream.respond(Stream.toPull(events), dialect) : Effect.tap(replyOf(events), loweredHeader)
 
     /** `Huddle-Max-Tokens` on a reply whose output cap the member's credits lowered. */
     const loweredHeader = (reply: HuddleReply) =>

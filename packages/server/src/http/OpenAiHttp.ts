@@ -84,7 +84,7 @@ export const OpenAiHttp = HttpApiBuilder.group(Api, "openai", (handlers) =>
     return handlers
       .handle("createChatCompletion", ({ headers, payload }) =>
         Effect.gen(function*() {
-          const events = completions.stream(toRequest(yield* scopeOf(headers), payload))
+          const events = completions.open(toRequest(yield* scopeOf(headers), payload))
           const id = newId()
           const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
           return payload.stream === true

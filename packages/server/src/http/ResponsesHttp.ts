@@ -10,7 +10,8 @@ import type { CallOptions, ChatMessage, ResponseFormat } from "@huddle/domain/mo
 import type { RequestScope } from "@huddle/domain/request/RequestScope"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { InvalidRequest } from "@huddle/domain/shared/Errors"
-import { Clock, Effect, Stream } from "effect"
+import { Clock, Effect } from "effect"
+import { mapOpenedError } from "@huddle/domain/shared/Streams"
 import { Api } from "../Api.js"
 import { orgAsked } from "../api/Headers.js"
 import type { CreateResponse, InputItem, TextFormat } from "../api/ResponsesApi.js"
@@ -113,7 +114,7 @@ export const ResponsesHttp = HttpApiBuilder.group(Api, "responses", (handlers) =
       Effect.gen(function*() {
         const scope = yield* scopes.resolve(yield* CurrentPrincipal, { headerOrgId: orgAsked(headers) })
         yield* reportContext(scope)
-        const events = completions.stream(toRequest(scope, payload)).pipe(Stream.mapError(inResponsesTerms))
+        const events = mapOpenedError(completions.open(toRequest(scope, payload)), inResponsesTerms)
         const meta: ResponsesDialect.Meta = {
           id: ResponsesDialect.newId(),
           createdAt: Math.floor((yield* Clock.currentTimeMillis) / 1000),

@@ -17,7 +17,7 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Cause, Chunk, Deferred, Effect, Either, ExecutionStrategy, Exit, Mailbox, Schedule, Scope, Stream } from "effect"
 import * as Retention from "../Retention.js"
-import { forEachChunk } from "@huddle/domain/shared/Streams"
+import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
 import { SseSettings } from "./SseSettings.js"
 
 /** How one wire dialect writes a run's events. */
@@ -49,7 +49,7 @@ const bufferedFrames = 64
  * before any output.
  */
 export const respond = <A, E>(
-  events: Stream.Stream<A, E>,
+  events: Opened<A, E>,
   dialect: Dialect<A>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, Scope.Scope> =>
   Effect.gen(function*() {
@@ -74,7 +74,7 @@ export const respond = <A, E>(
       )
     }
 
-    const run = forEachChunk(events, (chunk): Effect.Effect<unknown> => {
+    const run = forEachPull(events, (chunk): Effect.Effect<unknown> => {
       if (head === undefined) return frames.offerAll(dialect.frames(chunk))
       for (const event of chunk) head.push(event)
       return Chunk.some(chunk, dialect.isOutput) ? begin() : Effect.void

@@ -10,12 +10,12 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
-import { Chunk, Effect, Schema, Stream } from "effect"
+import { Chunk, Effect, Schema } from "effect"
 import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import { loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
 import type { Dialect } from "./EventStream.js"
-import { forEachChunk } from "@huddle/domain/shared/Streams"
+import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
 
 type Completion = typeof ChatCompletion.Encoded
 type Finish = typeof FinishReason.Type
@@ -62,7 +62,7 @@ interface Call {
 }
 
 /** The whole answer, as `chat.completion`. */
-export const completion = <E>(events: Stream.Stream<Event, E>, id: string, created: number, first: string) => {
+export const completion = <E>(events: Opened<Event, E>, id: string, created: number, first: string) => {
   const acc = {
     model: first,
     text: "",
@@ -72,7 +72,7 @@ export const completion = <E>(events: Stream.Stream<Event, E>, id: string, creat
     report: undefined as ConsensusReport | undefined
   }
   return Effect.map(
-    forEachChunk(events, (chunk) => {
+    forEachPull(events, (chunk) => {
       for (const event of chunk) {
         switch (event._tag) {
           case "Answering":

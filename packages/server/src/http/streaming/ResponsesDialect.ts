@@ -10,14 +10,14 @@ import { randomUUID } from "node:crypto"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
-import { Chunk, Effect, Stream } from "effect"
+import { Chunk, Effect } from "effect"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import type { CreateResponse, ResponseObject } from "../../api/ResponsesApi.js"
 import type { Dialect } from "./EventStream.js"
 import { consensusOf, loweredHeaders } from "./OpenAiDialect.js"
 import { loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
 import type { Lowered } from "@huddle/domain/models/MeteredCall"
-import { forEachChunk } from "@huddle/domain/shared/Streams"
+import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
 
 type Item = ResponseObject["output"][number]
 type Status = "in_progress" | "completed" | "incomplete"
@@ -193,10 +193,10 @@ class Builder {
 }
 
 /** The whole answer, as a `response` object. */
-export const response = <E>(events: Stream.Stream<Event, E>, meta: Meta) =>
+export const response = <E>(events: Opened<Event, E>, meta: Meta) =>
   Effect.suspend(() => {
     const builder = new Builder(meta)
-    return forEachChunk(events, (chunk) => {
+    return forEachPull(events, (chunk) => {
       for (const event of chunk) builder.apply(event)
     }).pipe(
       Effect.map(() =>
