@@ -2,7 +2,9 @@
  * The one stream framer: once a stream has begun, SSE comment heartbeats go out while the run says
  * nothing (a council deliberating), in every dialect; none before it begins, none after it ends.
  */
+import { Readable } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as EventStream from "@huddle/server/http/streaming/EventStream"
 import { SseSettings } from "@huddle/server/http/streaming/SseSettings"
 import { Chunk, Duration, Effect, Stream } from "effect"
@@ -18,6 +20,19 @@ const dialect: EventStream.Dialect<Event> = {
   failure: () => encoder.encode("event: error\n\n")
 }
 
+/** The body Node writes from. */
+const bodyOf = (response: HttpServerResponse.HttpServerResponse): Readable => {
+  const body = response.body
+  if (body._tag !== "Raw" || !(body.body instanceof Readable)) throw new Error("expected a readable body")
+  return body.body
+}
+
+const textOf = async (readable: Readable) => {
+  let all = ""
+  for await (const part of readable) all += decoder.decode(part, { stream: true })
+  return all
+}
+
 describe("EventStream", () => {
   it.live("sends comment heartbeats while a begun stream is quiet, and only then", () =>
     Effect.gen(function*() {
@@ -28,17 +43,35 @@ describe("EventStream", () => {
         Stream.fromEffect(Effect.as(Effect.sleep("300 millis"), last))
       )
       const response = yield* EventStream.respond(Stream.toPull(events), dialect)
-      const body = response.body
-      if (body._tag !== "Stream") throw new Error("expected a streamed body")
-      const text = decoder.decode(Chunk.toReadonlyArray(yield* Stream.runCollect(body.stream)).reduce((all, part) => {
-        const joined = new Uint8Array(all.length + part.length)
-        joined.set(all)
-        joined.set(part, all.length)
-        return joined
-      }, new Uint8Array()))
+      const text = yield* Effect.promise(() => textOf(bodyOf(response)))
       const beats = text.split(": keepalive\n\n").length - 1
       expect(beats).toBeGreaterThanOrEqual(2)
       expect(text.startsWith("data: held\n\ndata: begun\n\n")).toBe(true)
       expect(text.endsWith("data: end\n\n")).toBe(true)
     }).pipe(Effect.scoped, Effect.provideService(SseSettings, { heartbeat: Duration.millis(50) })))
+
+  it.live("waits for a client that reads slower than the answer comes, and then sends all of it in order", () =>
+    Effect.gen(function*() {
+      // 2,000 events of 1 KB each, one chunk at a time: 2 MB if nothing held the run back.
+      const padding = "x".repeat(1024)
+      let pulled = 0
+      const events: Stream.Stream<Event> = Stream.range(1, 2000).pipe(
+        Stream.rechunk(1),
+        Stream.map((i): Event => {
+          pulled = i
+          return { output: true, text: `${i} ${padding}` }
+        })
+      )
+      const readable = bodyOf(yield* EventStream.respond(Stream.toPull(events), dialect))
+
+      // Nobody reads for a while: the run stops once Node's buffer is full.
+      yield* Effect.sleep("200 millis")
+      expect(pulled).toBeGreaterThan(0)
+      expect(pulled).toBeLessThan(100)
+      expect(readable.readableLength).toBeLessThan(100 * 1024)
+
+      const text = yield* Effect.promise(() => textOf(readable))
+      const numbers = text.split("\n\n").filter((frame) => frame.length > 0).map((frame) => Number(frame.slice("data: ".length).split(" ")[0]))
+      expect(numbers).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1))
+    }).pipe(Effect.scoped, Effect.provideService(SseSettings, { heartbeat: Duration.seconds(30) })))
 })

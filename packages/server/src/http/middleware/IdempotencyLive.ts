@@ -12,6 +12,8 @@
  * answers nor API keys shown once.
  */
 import { createHash } from "node:crypto"
+import { Readable } from "node:stream"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpBody from "@effect/platform/HttpBody"
@@ -209,6 +211,37 @@ export const IdempotentLive = (options: Options = defaults) =>
             Effect.repeat({ while: (held) => held && !settled }),
             Effect.forkScoped
           )
+          /**
+           * The body as it is sent, kept once it has ended; one that fails or is cut off is
+           * released by the finalizer. Past `maxRecordedBytes` it is not kept (its key is released
+           * at the end), so that a long stream cannot hold unbounded memory or rows.
+           */
+          const recording = (
+            response: HttpServerResponse.HttpServerResponse,
+            headers: Record<string, string>,
+            stream: Stream.Stream<Uint8Array, unknown>,
+            contentType: string | undefined,
+            contentLength: number | undefined
+          ) => {
+            const chunks: Array<Uint8Array> = []
+            let size = 0
+            const recorded = Stream.concat(
+              Stream.mapChunks(stream, (chunk) => {
+                for (const part of chunk) {
+                  size += part.length
+                  if (size <= maxRecordedBytes) chunks.push(part)
+                }
+                return chunk
+              }),
+              // A stream that ended by reporting a failure is, like a 5xx, not kept.
+              Stream.execute(Effect.suspend(() =>
+                size <= maxRecordedBytes && isKeptStatus(Retention.statusOf(response))
+                  ? complete({ status: response.status, headers, body: Buffer.concat(chunks) })
+                  : release
+              ))
+            )
+            return HttpServerResponse.setBody(response, HttpBody.stream(recorded, contentType, contentLength))
+          }
           yield* HttpApp.appendPreResponseHandler((_request, response) => {
             if (!isKeptStatus(Retention.statusOf(response))) return Effect.as(release, response)
             const headers = keptHeaders(response)
@@ -218,29 +251,14 @@ export const IdempotentLive = (options: Options = defaults) =>
                 return Effect.as(complete({ status: response.status, headers, body: body.body }), response)
               case "Empty":
                 return Effect.as(complete({ status: response.status, headers, body: new Uint8Array(0) }), response)
-              case "Stream": {
-                // Kept once the stream has ended; one that fails or is cut off is released by the finalizer.
-                // Past `maxRecordedBytes` the stream is not kept (its key is released at the end),
-                // so that a long stream cannot hold unbounded memory or rows.
-                const chunks: Array<Uint8Array> = []
-                let size = 0
-                const recorded = Stream.concat(
-                  Stream.mapChunks(body.stream, (chunk) => {
-                    for (const part of chunk) {
-                      size += part.length
-                      if (size <= maxRecordedBytes) chunks.push(part)
-                    }
-                    return chunk
-                  }),
-                  // A stream that ended by reporting a failure is, like a 5xx, not kept.
-                  Stream.execute(Effect.suspend(() =>
-                    size <= maxRecordedBytes && isKeptStatus(Retention.statusOf(response))
-                      ? complete({ status: response.status, headers, body: Buffer.concat(chunks) })
-                      : release
-                  ))
-                )
-                return Effect.succeed(HttpServerResponse.setBody(response, HttpBody.stream(recorded, body.contentType, body.contentLength)))
-              }
+              case "Stream":
+                return Effect.succeed(recording(response, headers, body.stream, body.contentType, body.contentLength))
+              case "Raw":
+                // A streamed answer's body (`EventStream`) is Node's readable: read as a stream here,
+                // only when a key asks for it to be kept.
+                return body.body instanceof Readable
+                  ? Effect.succeed(recording(response, headers, NodeStream.fromReadable(() => body.body as Readable, (error) => error), body.contentType, body.contentLength))
+                  : Effect.as(release, response)
               default:
                 return Effect.as(release, response)
             }

@@ -6,16 +6,19 @@
  * framed as the dialect's error, and the response stands for a failure (`Retention`), known from
  * the events rather than from the bytes, so that it is not kept for replay.
  *
- * The run lives in a scope of its own that closes when the body ends, or with the request's
- * scope at the latest: a client that goes away interrupts it, and the run settles its credits.
+ * The run lives in a scope of its own, forked from the request's, which the platform closes once
+ * the body is written or the client is gone: a client that goes away interrupts the run, and the
+ * run settles its credits.
  *
- * One fiber runs the events and frames them into a mailbox that the body reads: the events are
- * framed in plain code as they arrive, and the heartbeats go into the same mailbox. (Merging a
- * tick stream into the body forked a dozen fibers per response and sent every frame through a
- * queue of its own.)
+ * One fiber runs the events, frames them in plain code as they arrive and pushes the frames into
+ * the body, a Node `Readable` that Node writes from; the heartbeats are pushed into it too. When
+ * the client reads slower than the answer comes, the run waits until Node reads again. (Merging a
+ * tick stream into the body forked a dozen fibers per response; a mailbox read as an Effect stream
+ * cost a channel or three per response: decision 0029.)
  */
+import { Readable } from "node:stream"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Cause, Chunk, Deferred, Effect, Either, ExecutionStrategy, Exit, Mailbox, Schedule, Scope, Stream } from "effect"
+import { Cause, Chunk, Deferred, Effect, Either, ExecutionStrategy, Exit, Schedule, Scope } from "effect"
 import * as Retention from "../Retention.js"
 import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
 import { SseSettings } from "./SseSettings.js"
@@ -41,9 +44,6 @@ const headers = { "cache-control": "no-cache", "x-accel-buffering": "no" }
  */
 const heartbeat = new TextEncoder().encode(": keepalive\n\n")
 
-/** How many frames may wait for a slow client before the run waits too. */
-const bufferedFrames = 64
-
 /**
  * Answers with `events` as `text/event-stream` in `dialect`; fails as they do when they fail
  * before any output.
@@ -55,7 +55,34 @@ export const respond = <A, E>(
   Effect.gen(function*() {
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const { heartbeat: every } = yield* SseSettings
-    const frames = yield* Mailbox.make<Uint8Array, E>(bufferedFrames)
+    // The body Node writes from: frames are pushed as they are made, and the run waits while the
+    // client is slower than the answer (`push` false) until Node reads again.
+    const readable = yield* Effect.makeLatch(true)
+    let ended = false
+    const body = new Readable({
+      read: () => readable.unsafeOpen(),
+      destroy: (error, done) => {
+        ended = true
+        readable.unsafeOpen()
+        done(error)
+      }
+    })
+    const push = (frames: Chunk.Chunk<Uint8Array>): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (ended) return Effect.void
+        let more = true
+        for (const frame of frames) more = body.push(frame)
+        if (more) return Effect.void
+        readable.unsafeClose()
+        return readable.await
+      })
+    const end = (last?: Uint8Array) =>
+      Effect.sync(() => {
+        if (ended) return
+        if (last !== undefined) body.push(last)
+        ended = true
+        body.push(null)
+      })
     // Completed once the first output came or the run ended; failed when the run failed before.
     const begun = yield* Deferred.make<void, E>()
     const outcome = { failed: false }
@@ -63,40 +90,40 @@ export const respond = <A, E>(
     // The events held back before the body began: what `dialect.headers` reads.
     let held: ReadonlyArray<A> = []
 
-    const beat = Effect.repeat(frames.offer(heartbeat), Schedule.spaced(every)).pipe(Effect.delay(every), Effect.forkIn(scope))
+    const beat = Effect.repeat(push(Chunk.of(heartbeat)), Schedule.spaced(every)).pipe(Effect.delay(every), Effect.forkIn(scope))
     /** The held events' frames, then the heartbeats; the handler answers 200 from here. */
     const begin = (): Effect.Effect<void> => {
       held = head!
       head = undefined
-      return frames.offerAll(dialect.frames(Chunk.unsafeFromArray(held))).pipe(
+      return push(dialect.frames(Chunk.unsafeFromArray(held))).pipe(
         Effect.zipRight(beat),
         Effect.zipRight(Deferred.succeed(begun, undefined))
       )
     }
 
     const run = forEachPull(events, (chunk): Effect.Effect<unknown> => {
-      if (head === undefined) return frames.offerAll(dialect.frames(chunk))
+      if (head === undefined) return push(dialect.frames(chunk))
       for (const event of chunk) head.push(event)
       return Chunk.some(chunk, dialect.isOutput) ? begin() : Effect.void
     }).pipe(
       Effect.matchCauseEffect({
-        onSuccess: () => (head === undefined ? frames.end : Effect.zipRight(begin(), frames.end)),
+        onSuccess: () => (head === undefined ? end() : Effect.zipRight(begin(), end())),
         onFailure: (cause) => {
           if (head !== undefined) return Deferred.failCause(begun, cause)
           outcome.failed = true
           return Either.match(Cause.failureOrCause(cause), {
-            onLeft: (error) => Effect.zipRight(frames.offer(dialect.failure(error)), frames.end),
-            onRight: (defect) => frames.failCause(defect)
+            onLeft: (error) => end(dialect.failure(error)),
+            // A defect once the body began: the response is cut, as the platform cuts a failed body.
+            onRight: (defect) => Effect.sync(() => body.destroy(new Error(Cause.pretty(defect))))
           })
         }
       })
     )
     yield* Effect.forkIn(run, scope)
     yield* Deferred.await(begun).pipe(Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit))))
-    const body = Stream.ensuring(Mailbox.toStream(frames), Scope.close(scope, Exit.void))
     // Sent 200 before it can fail; one that ended by framing a failure stands for a 5xx.
     return Retention.keepAs(
-      HttpServerResponse.stream(body, {
+      HttpServerResponse.raw(body, {
         contentType: "text/event-stream",
         headers: dialect.headers === undefined ? headers : { ...headers, ...dialect.headers(held) }
       }),
