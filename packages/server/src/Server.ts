@@ -9,13 +9,14 @@ import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 // and `@huddle/adapters`' the embedded engine, which a server on PostgreSQL never runs.
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Engine from "@huddle/adapters/Engine"
-import { Duration, Effect, Layer, Logger } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { Api } from "./Api.js"
 import * as ErrorTable from "./api/ErrorTable.js"
 import * as ApiReference from "./edge/ApiReference.js"
 import * as Console from "./edge/Console.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
 import * as InFlight from "./edge/InFlight.js"
+import * as JsonLogger from "./edge/JsonLogger.js"
 import * as MetricsEndpoint from "./edge/MetricsEndpoint.js"
 import * as ServerSpan from "./edge/ServerSpan.js"
 import * as Tracing from "./edge/Tracing.js"
@@ -158,4 +159,4 @@ export const layer = (config: ServerConfig) => {
   return Layer.provide(server, config.tracing === undefined ? Layer.setTracerEnabled(false) : Tracing.layer(config.tracing))
 }
 
-export const loggerLayer = Logger.json
+export const loggerLayer = JsonLogger.layer

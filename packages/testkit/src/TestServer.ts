@@ -20,6 +20,7 @@ import type { RepositoryIndexer } from "@huddle/domain/grounding/RepositoryIndex
 import type * as Providers from "@huddle/adapters/models/Providers"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import * as RateLimiting from "@huddle/server/http/RateLimiting"
+import * as JsonLogger from "@huddle/server/edge/JsonLogger"
 import * as Server from "@huddle/server/Server"
 import type { ServerConfig } from "@huddle/server/ServerConfig"
 import { Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
@@ -201,7 +202,7 @@ export const start = async (options: Options = {}): Promise<TestServer> => {
   const logs: Array<string> = []
   const logger = Logger.replace(
     Logger.defaultLogger,
-    Logger.map(Logger.jsonLogger, (line) => {
+    Logger.map(JsonLogger.lines, (line) => {
       logs.push(line)
     })
   )
