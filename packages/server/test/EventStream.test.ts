@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as EventStream from "@huddle/server/http/streaming/EventStream"
 import { SseSettings } from "@huddle/server/http/streaming/SseSettings"
-import { Chunk, Duration, Effect, Stream } from "effect"
+import { Chunk, Duration, Effect, Logger, Stream } from "effect"
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -49,6 +49,23 @@ describe("EventStream", () => {
       expect(text.startsWith("data: held\n\ndata: begun\n\n")).toBe(true)
       expect(text.endsWith("data: end\n\n")).toBe(true)
     }).pipe(Effect.scoped, Effect.provideService(SseSettings, { heartbeat: Duration.millis(50) })))
+
+  it.live("cuts the body of an answer that dies after it began, and logs the defect without a stack", () =>
+    Effect.gen(function*() {
+      const logged: Array<string> = []
+      const events: Stream.Stream<Event> = Stream.concat(
+        Stream.succeed<Event>({ output: true, text: "begun" }),
+        Stream.die(new TypeError("broken frame"))
+      )
+      const readable = bodyOf(yield* EventStream.respond(Stream.toPull(events), dialect).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.map(Logger.jsonLogger, (line) => void logged.push(line))))
+      ))
+      const outcome = yield* Effect.promise(() => textOf(readable).then((text) => ({ text }), (error: unknown) => ({ error })))
+      expect(outcome).toHaveProperty("error")
+      const line = JSON.parse(logged.find((entry) => entry.includes("unexpected failure"))!)
+      expect(line).toMatchObject({ logLevel: "ERROR", annotations: { defect: "TypeError: broken frame", streamed: true } })
+      expect(JSON.stringify(line)).not.toMatch(/\n\s+at /)
+    }).pipe(Effect.scoped, Effect.provideService(SseSettings, { heartbeat: Duration.seconds(30) })))
 
   it.live("waits for a client that reads slower than the answer comes, and then sends all of it in order", () =>
     Effect.gen(function*() {

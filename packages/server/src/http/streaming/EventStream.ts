@@ -19,6 +19,7 @@
 import { Readable } from "node:stream"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Cause, Chunk, Deferred, Effect, Either, ExecutionStrategy, Exit, Schedule, Scope } from "effect"
+import { describeDefect } from "../../edge/ErrorTranslation.js"
 import * as Retention from "../Retention.js"
 import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
 import { SseSettings } from "./SseSettings.js"
@@ -113,8 +114,13 @@ export const respond = <A, E>(
           outcome.failed = true
           return Either.match(Cause.failureOrCause(cause), {
             onLeft: (error) => end(dialect.failure(error)),
-            // A defect once the body began: the response is cut, as the platform cuts a failed body.
-            onRight: (defect) => Effect.sync(() => body.destroy(new Error(Cause.pretty(defect))))
+            // A defect once the body began: logged as the edge logs one (no stack), and the
+            // response cut, so that the client cannot take what it got for a whole answer.
+            onRight: (defect) =>
+              Effect.logError("unexpected failure").pipe(
+                Effect.annotateLogs({ defect: describeDefect(Cause.squash(defect)), streamed: true }),
+                Effect.zipRight(Effect.sync(() => body.destroy(new Error("the answer failed after it began"))))
+              )
           })
         }
       })
