@@ -216,13 +216,9 @@ export const IdempotentLive = (options: Options = defaults) =>
            * released by the finalizer. Past `maxRecordedBytes` it is not kept (its key is released
            * at the end), so that a long stream cannot hold unbounded memory or rows.
            */
-          const recording = (
-            response: HttpServerResponse.HttpServerResponse,
-            headers: Record<string, string>,
-            stream: Stream.Stream<Uint8Array, unknown>,
-            contentType: string | undefined,
-            contentLength: number | undefined
-          ) => {
+          const recording = (response: HttpServerResponse.HttpServerResponse, stream: Stream.Stream<Uint8Array, unknown>) => {
+            const { contentLength, contentType } = response.body as HttpBody.Stream | HttpBody.Raw
+            const headers = keptHeaders(response)
             const chunks: Array<Uint8Array> = []
             let size = 0
             const recorded = Stream.concat(
@@ -252,12 +248,12 @@ export const IdempotentLive = (options: Options = defaults) =>
               case "Empty":
                 return Effect.as(complete({ status: response.status, headers, body: new Uint8Array(0) }), response)
               case "Stream":
-                return Effect.succeed(recording(response, headers, body.stream, body.contentType, body.contentLength))
+                return Effect.succeed(recording(response, body.stream))
               case "Raw":
                 // A streamed answer's body (`EventStream`) is Node's readable: read as a stream here,
                 // only when a key asks for it to be kept.
                 return body.body instanceof Readable
-                  ? Effect.succeed(recording(response, headers, NodeStream.fromReadable(() => body.body as Readable, (error) => error), body.contentType, body.contentLength))
+                  ? Effect.succeed(recording(response, NodeStream.fromReadable(() => body.body as Readable, (error) => error)))
                   : Effect.as(release, response)
               default:
                 return Effect.as(release, response)
