@@ -218,8 +218,8 @@ export const make = (options: Options) =>
       })
 
     /**
-     * The addresses `url`'s host resolves to, all public (none to check for `file:` or an IP
-     * address); a host that does not resolve is left to git, which fails on it.
+     * The addresses `url`'s host resolves to, all public (none to check for `file:`); a host that
+     * does not resolve here is refused, since nothing could be checked.
      */
     const publicHost = (url: string, scheme: string): Effect.Effect<{ readonly pin: ReadonlyArray<string> }, Forbidden> =>
       Effect.gen(function*() {
@@ -241,7 +241,7 @@ export const make = (options: Options) =>
           return yield* refused
         }
         // Over HTTP(S), git connects to these addresses and no others (libcurl's resolve list).
-        const pinned = isIP(endpoint.host) === 0 && (scheme === "https" || scheme === "http") && addresses.length > 0
+        const pinned = isIP(endpoint.host) === 0 && (scheme === "https" || scheme === "http")
         return { pin: pinned ? ["-c", `http.curloptResolve=${endpoint.host}:${endpoint.port}:${addresses.map((a) => isIP(a) === 6 ? `[${a}]` : a).join(",")}`] : [] }
       })
 

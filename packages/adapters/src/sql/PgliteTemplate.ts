@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url"
 import type { MigrationError } from "@effect/sql/Migrator"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { lockName } from "./DataDirLock.js"
 import * as Migrations from "./Migrations.js"
 import * as PgliteClient from "./PgliteClient.js"
 
@@ -30,7 +31,7 @@ export const build = (path: string = defaultPath) =>
   }))
 
 /** Empty but for the lock of the process about to open it (`DataDirLock`). */
-const isEmptyDir = (dir: string) => !existsSync(dir) || readdirSync(dir).every((name) => name.startsWith("huddle.lock"))
+const isEmptyDir = (dir: string) => !existsSync(dir) || readdirSync(dir).every((name) => name.startsWith(lockName))
 
 /** The template to start a new data directory from, when there is one and the directory is new. */
 export const forNewDataDir = (dataDir: string, path: string = defaultPath): Blob | undefined =>
