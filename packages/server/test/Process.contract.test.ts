@@ -12,6 +12,7 @@ import * as net from "node:net"
 import { join } from "node:path"
 import { Accounts, FakeOpenAi, Operator, TestDatabase, TestServer } from "@huddle/testkit"
 import { Redacted } from "effect"
+import { Pool } from "undici"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { freePort, getStatus, killAll, mainJs, onCleanup, scratchDir, sleep, spawnServer, startServer, withTimeout } from "./serverProcesses.js"
 
@@ -167,6 +168,44 @@ describe.each(TestDatabase.availableEngines())("the server process on %s", (engi
     expect(intents.body.result.data.map((intent: { status: string; error: { error: string } | null }) => [intent.status, intent.error?.error]))
       .toEqual(Array.from({ length: 4 }, () => ["failed", "CANCELLED"]))
     expect(await second.stop(), second.output()).toEqual({ code: 0, signal: null })
+  }, 60_000)
+
+  it("leaves nothing running for clients that hung up as their answers were written: SIGTERM exits at once", async () => {
+    const storage = await freshStorage(engine)
+    const fake = await FakeOpenAi.start({ apiKey: "sk-hung-up-test", recordRequests: false })
+    onCleanup(() => fake.stop())
+    const env = { ...storage.env, OPENAI_API_KEY: "sk-hung-up-test", OPENAI_BASE_URL: fake.baseUrl, HUDDLE_STARTER_CREDITS: "1000000", HUDDLE_SHUTDOWN_GRACE: "30 seconds", HUDDLE_RATE_CHAT: "1000000" }
+    const server = await startServer(env, { cwd: storage.cwd })
+    const user = await Accounts.signupAndLogin(server.api)
+    const { key } = await Accounts.createApiKey(server.api, user)
+    // Bursts of whole (non-streamed) answers on 50 connections, every connection cut at once
+    // mid-burst, as a load balancer or a load generator stopping does: some answers are being
+    // written as their connection goes.
+    let answered = 0
+    for (let burst = 0; burst < 4; burst++) {
+      const pool = new Pool(server.url, { connections: 50 })
+      const ask = async (): Promise<void> => {
+        const res = await pool.request({
+          method: "POST",
+          path: "/v1/chat/completions",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "standard", messages: [{ role: "user", content: "hi" }] })
+        })
+        await res.body.text()
+        answered++
+        return ask()
+      }
+      const asking = Array.from({ length: 50 }, () => ask().catch(() => undefined))
+      await sleep(700)
+      await pool.destroy()
+      await Promise.all(asking)
+    }
+    expect(answered).toBeGreaterThan(0)
+    await sleep(300)
+    // Before, a request whose connection closed as its answer was written waited forever for the
+    // write to finish: shutdown waited out the whole grace (and, before that was bounded, forever).
+    expect(await server.stop(10_000), server.output()).toEqual({ code: 0, signal: null })
+    expect(server.output()).not.toContain("requests still running at shutdown")
   }, 60_000)
 
   // Two processes on one embedded data directory would overwrite each other's writes.

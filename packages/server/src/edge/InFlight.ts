@@ -34,6 +34,8 @@ export const make = (): InFlight => {
           return Option.isSome(scope) ? Effect.zipRight(Scope.addFinalizer(scope.value, done), app) : Effect.ensuring(app, done)
         })),
     count: () => running,
-    drained: (within) => Effect.timeoutTo(idle.await, { duration: within, onSuccess: () => true, onTimeout: () => false })
+    // Interruptible even where it is called from (a finalizer, which is not): otherwise the
+    // timeout would wait for the latch it is meant to give up on.
+    drained: (within) => Effect.timeoutTo(Effect.interruptible(idle.await), { duration: within, onSuccess: () => true, onTimeout: () => false })
   }
 }

@@ -1,0 +1,28 @@
+/**
+ * Node's response, with one difference: `end(…, callback)` answers its callback even when the
+ * connection has already closed. Node calls it only once the answer is flushed, which never
+ * happens on a closed connection; the platform writes every whole answer with that callback and
+ * waits for it, uninterruptibly. So each client that hung up before its answer left its request
+ * waiting forever: its fiber and request scope held, its scope's finalizers never run, and
+ * shutdown waiting on it.
+ */
+import { ServerResponse } from "node:http"
+
+export class NodeResponse extends ServerResponse {
+  override end(...args: Array<any>): this {
+    const callback: unknown = args.at(-1)
+    if (typeof callback !== "function") return super.end(...args)
+    let answered = false
+    const answer = () => {
+      if (answered) return
+      answered = true
+      this.off("close", answer)
+      callback()
+    }
+    args[args.length - 1] = answer
+    // 'close' has been emitted already when the connection closed before this answer.
+    if (this.destroyed) process.nextTick(answer)
+    else this.once("close", answer)
+    return super.end(...args)
+  }
+}
