@@ -5,7 +5,7 @@
  * process.
  */
 import * as Traced from "@huddle/domain/observability/Traced"
-import { randomBytes } from "node:crypto"
+import { randomFillSync } from "node:crypto"
 import { Duration, Effect, Layer, Option, Tracer } from "effect"
 
 /**
@@ -43,6 +43,24 @@ export const samplerOf = (name: SamplerName, arg: number | undefined): Sampler =
 
 const ignore = () => {}
 
+/**
+ * Random ids as hex, cut from a pool filled 4 KiB at a time: one call into the system's source
+ * per 256 trace ids. A call per id cost more than the rest of an unrecorded trace together.
+ */
+const randomHex = (() => {
+  const pool = Buffer.alloc(4096)
+  let at = pool.length
+  return (bytes: number): string => {
+    if (at + bytes > pool.length) {
+      randomFillSync(pool)
+      at = 0
+    }
+    const hex = pool.toString("hex", at, at + bytes)
+    at += bytes
+    return hex
+  }
+})()
+
 /** The fields of a span that records nothing, whatever is done with it. */
 interface Inert {
   readonly spanId: string
@@ -67,9 +85,9 @@ const inert = (name: string, ids: Inert, context: Tracer.Span["context"], links:
 })
 
 /** A span that is not recorded: it carries the ids (for `traceparent`, with the sampled flag off) and nothing else. */
-const unsampled = (parent: Option.Option<Tracer.AnySpan>): Inert => ({
-  spanId: randomBytes(8).toString("hex"),
-  traceId: Option.isSome(parent) ? parent.value.traceId : randomBytes(16).toString("hex"),
+const unsampled = (parent: Option.Option<Tracer.AnySpan>, traceId: string): Inert => ({
+  spanId: randomHex(8),
+  traceId,
   parent,
   sampled: false
 })
@@ -94,10 +112,17 @@ const withinRatio = (traceId: string, ratio: number) => ratio >= 1 || (ratio > 0
 export const sampling = (inner: Tracer.Tracer, sampler: Sampler): Tracer.Tracer =>
   Tracer.make({
     span: (name, parent, context, links, startTime, kind, options) => {
-      const keep = sampler.parentBased && Option.isSome(parent)
-        ? parent.value.sampled
-        : sampler.ratio >= 1 || withinRatio(Option.isSome(parent) ? parent.value.traceId : randomBytes(16).toString("hex"), sampler.ratio)
-      return keep ? inner.span(name, parent, context, links, startTime, kind, options) : inert(name, unsampled(parent), context, links, startTime, kind)
+      if (sampler.parentBased && Option.isSome(parent)) {
+        return parent.value.sampled
+          ? inner.span(name, parent, context, links, startTime, kind, options)
+          : inert(name, unsampled(parent, parent.value.traceId), context, links, startTime, kind)
+      }
+      if (sampler.ratio >= 1) return inner.span(name, parent, context, links, startTime, kind, options)
+      // Decided on the trace id it would have: a caller's, or a new one, which an unrecorded span keeps.
+      const traceId = Option.isSome(parent) ? parent.value.traceId : randomHex(16)
+      return withinRatio(traceId, sampler.ratio)
+        ? inner.span(name, parent, context, links, startTime, kind, options)
+        : inert(name, unsampled(parent, traceId), context, links, startTime, kind)
     },
     // The inner tracer's own: the fiber runtime calls it around every step it runs.
     context: inner.context
