@@ -96,6 +96,32 @@ describe("/metrics", () => {
     }
   })
 
+  it("times a stream's first byte at its status line, long before its last byte", async () => {
+    const user = await Accounts.signupAndLogin(server, "first-byte")
+    const { key } = await Accounts.createApiKey(server, user)
+    const client = new OpenAI({ apiKey: key, baseURL: `${server.url}/v1`, maxRetries: 0 })
+    fake.reset()
+    // The first piece at once, then 4 more 150 ms apart: the whole answer takes 600 ms or more.
+    fake.enqueue({ answer: "one two three four five", chunks: 5, chunkDelayMs: 150, usage: { prompt_tokens: 5, completion_tokens: 5 } })
+    const before = await scrape()
+    const stream = await client.chat.completions.create({ model: "fake-standard", messages: [{ role: "user", content: "Slowly" }], stream: true })
+    for await (const _ of stream) { /* read to the end */ }
+    let after = await scrape()
+    const sum = (families: typeof before.families, name: string) => Scrape.total(families, `${name}_sum`, { route: completions })
+    const observed = () => Scrape.observations(after.families, "huddle_http_request_duration_seconds", { route: completions }) -
+      Scrape.observations(before.families, "huddle_http_request_duration_seconds", { route: completions })
+    for (let i = 0; i < 50 && observed() < 1; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      after = await scrape()
+    }
+    expect(observed()).toBe(1)
+    const whole = sum(after.families, "huddle_http_request_duration_seconds") - sum(before.families, "huddle_http_request_duration_seconds")
+    const firstByte = sum(after.families, "huddle_http_time_to_first_byte_seconds") - sum(before.families, "huddle_http_time_to_first_byte_seconds")
+    expect(whole).toBeGreaterThanOrEqual(0.55)
+    expect(firstByte).toBeGreaterThan(0)
+    expect(firstByte).toBeLessThan(whole - 0.4)
+  })
+
   it("names routes by their pattern, and counts refusals and replays", async () => {
     const user = await Accounts.signupAndLogin(server, "refused")
     const { key } = await Accounts.createApiKey(server, user)

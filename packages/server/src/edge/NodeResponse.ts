@@ -1,14 +1,24 @@
 /**
- * Node's response, with one difference: `end(…, callback)` answers its callback even when the
+ * Node's response, with two differences. It notes when its status line was written (`headAt`),
+ * for the time to first byte: Node has no event for it, and patching each response's `writeHead`
+ * gave every response a shape of its own. And `end(…, callback)` answers its callback even when the
  * connection has already closed. Node calls it only once the answer is flushed, which never
  * happens on a closed connection; the platform writes every whole answer with that callback and
  * waits for it, uninterruptibly. So each client that hung up before its answer left its request
  * waiting forever: its fiber and request scope held, its scope's finalizers never run, and
  * shutdown waiting on it.
  */
-import { ServerResponse } from "node:http"
+import { type IncomingMessage, ServerResponse } from "node:http"
 
-export class NodeResponse extends ServerResponse {
+export class NodeResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+  /** `performance.now()` when the status line was written (by `writeHead`, or by Node's implicit one). */
+  headAt: number | undefined = undefined
+
+  override writeHead(...args: Array<any>): this {
+    this.headAt ??= performance.now()
+    return (super.writeHead as (...args: Array<any>) => this)(...args)
+  }
+
   override end(...args: Array<any>): this {
     const callback: unknown = args.at(-1)
     if (typeof callback !== "function") return super.end(...args)

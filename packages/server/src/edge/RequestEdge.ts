@@ -15,6 +15,7 @@ import * as Metrics from "@huddle/domain/observability/Metrics"
 import * as UpstreamClock from "@huddle/domain/observability/UpstreamClock"
 import { Effect, FiberRef } from "effect"
 import * as Retention from "../http/Retention.js"
+import { NodeResponse } from "./NodeResponse.js"
 import { routeOf } from "./Routes.js"
 
 const requestIdShape = /^[A-Za-z0-9._:@/+=-]{1,128}$/
@@ -42,17 +43,11 @@ const measure = (metrics: Metrics.Service, request: HttpServerRequest.HttpServer
     metrics.observe(Instruments.httpAdded, labels, Math.max(0, end - started - UpstreamClock.elapsed(clock, end)) / 1000)
   }
   const complete = () => {
-    if (answered !== undefined && ended !== undefined) record(String(Retention.statusOf(answered.response)), firstByte ?? ended, ended)
+    if (answered !== undefined && ended !== undefined) record(String(Retention.statusOf(answered.response)), headAt() ?? ended, ended)
   }
   const node = NodeHttpServerRequest.toServerResponse(request)
-  // The first byte is the status line: Node has no event for it, so its one call is observed.
-  let firstByte: number | undefined
-  const writeHead = node.writeHead
-  node.writeHead = function(this: typeof node, ...args: Parameters<typeof writeHead>) {
-    firstByte = performance.now()
-    node.writeHead = writeHead
-    return writeHead.apply(this, args)
-  } as typeof writeHead
+  // The first byte is the status line, which Huddle's responses note (a server of another's: the end).
+  const headAt = () => (node instanceof NodeResponse ? node.headAt : undefined)
   node.once("finish", () => {
     ended = performance.now()
     complete()
@@ -61,7 +56,7 @@ const measure = (metrics: Metrics.Service, request: HttpServerRequest.HttpServer
   node.once("close", () => {
     if (ended !== undefined) return
     const now = performance.now()
-    record("499", firstByte ?? now, now)
+    record("499", headAt() ?? now, now)
   })
   return (response: HttpServerResponse.HttpServerResponse) => {
     answered = { response }
