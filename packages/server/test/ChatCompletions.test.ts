@@ -492,6 +492,38 @@ describe("chat completions through the openai SDK", () => {
       }
     })
 
+    it("answers a whole answer that fails midway with 502 and what its output cost in Huddle-Credits-Charged, as the balance shows", async () => {
+      try {
+        const before = await balanceOf(user)
+        // Every attempt (the retries too) breaks off after three pieces.
+        fake.setDefault({ answer: "one two three four five six", chunks: 6, dropAfterChunks: 3 })
+        const res = await fetch(`${server.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "x" }] })
+        })
+        expect(res.status).toBe(502)
+        expect(await res.json()).toMatchObject({ error: { code: "UPSTREAM_UNAVAILABLE", type: "server_error" } })
+        const charged = before - await balanceOf(user)
+        // What the attempts produced was charged (an estimate: the provider reported no usage).
+        expect(charged).toBeGreaterThan(0)
+        expect(res.headers.get("huddle-credits-charged")).toBe(String(charged))
+
+        // Nothing produced: nothing charged, and the answer says so.
+        fake.setDefault({ answer: "never", chunks: 2, dropAfterChunks: 0 })
+        const none = await fetch(`${server.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "x" }] })
+        })
+        expect(none.status).toBe(502)
+        expect(none.headers.get("huddle-credits-charged")).toBe("0")
+        expect(before - await balanceOf(user)).toBe(charged)
+      } finally {
+        fake.setDefault({})
+      }
+    })
+
     it("surfaces a failure in the middle of a stream as an APIError, and settles what was used", async () => {
       const before = await balanceOf(user)
       fake.enqueue({ answer: "one two three four five six", chunks: 6, malformedAfterChunks: 3 })

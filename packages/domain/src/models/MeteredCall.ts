@@ -29,7 +29,7 @@
  * start with `Lowered` and its `Settled` says so. Below the floor: `InsufficientCredits`, as before.
  */
 import { Chunk, Context, Effect, Layer, Option, Scope, Stream } from "effect"
-import { InsufficientCredits, InvalidRequest, NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
+import { InsufficientCredits, InvalidRequest, NotFound, PolicyViolation, type Unauthorized, UpstreamUnavailable } from "../shared/Errors.js"
 import { type CallOptions, type CatalogModel, type ChatMessage, costOf, estimateTokens, isOutput as isModelOutput, type ToolCallDelta, Usage } from "./Model.js"
 import { tierRank } from "../orgs/Policy.js"
 import { ModelTier } from "../accounts/Preferences.js"
@@ -539,7 +539,14 @@ export const make = Effect.gen(function*() {
             return Effect.matchEffect(answer, {
               onSuccess: (chunks) => Effect.succeed(eventsOf(chunks)),
               onFailure: (failure) => {
-                if (Option.isSome(failure)) return Effect.fail(failure)
+                if (Option.isSome(failure)) {
+                  // Settled as it fails rather than as the scope closes (the same settling, once),
+                  // so that the failure says what the output produced before it cost. A caller
+                  // that settles later (`settleAfter`) decides that itself.
+                  if (call.settleAfter === true) return Effect.fail(failure)
+                  return Effect.flatMap(settle, (settled) =>
+                    Effect.fail(Option.some(new UpstreamUnavailable({ message: failure.value.message, charged: settled.charged }))))
+                }
                 ended = true
                 return Effect.map(end, (settled) => Chunk.of<CallEvent>(settled))
               }

@@ -57,7 +57,12 @@ export const notFound = (what: string) => new NotFound({ message: `${what} not f
 
 /** Every model that could serve the request failed (after retries and fallback). */
 export class UpstreamUnavailable extends Schema.TaggedError<UpstreamUnavailable>()("UpstreamUnavailable", {
-  message: Schema.String
+  message: Schema.String,
+  /**
+   * What the failed call was charged (the output it produced before failing), when it was
+   * settled as it failed: the client is told, as a successful answer tells it.
+   */
+  charged: Schema.optional(Schema.Number)
 }) {}
 
 /** The wire code of a typed error (`InsufficientCredits` → `INSUFFICIENT_CREDITS`). */

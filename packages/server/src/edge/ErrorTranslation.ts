@@ -213,6 +213,17 @@ const retryAfterOnUnavailable = (error: unknown) =>
     )
     : Effect.void
 
+/**
+ * A model call that failed after it produced output was charged for that output: the failure
+ * says how much in `Huddle-Credits-Charged`, as a whole answer does, whichever envelope answers it.
+ */
+const chargedOnUpstreamFailure = (error: unknown) =>
+  Predicate.isTagged(error, "UpstreamUnavailable") && Predicate.hasProperty(error, "charged") && typeof error.charged === "number"
+    ? HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "huddle-credits-charged", String(error.charged)))
+    )
+    : Effect.void
+
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined
 
@@ -274,7 +285,7 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
             if (HttpServerRespondable.isRespondable(defect)) return HttpServerRespondable.toResponse(defect)
             return Effect.flatMap(answerDefect(defect), (error) => Effect.fail(error as never))
           }),
-          Effect.tapError(retryAfterOnUnavailable)
+          Effect.tapError((error) => Effect.zipRight(retryAfterOnUnavailable(error), chargedOnUpstreamFailure(error)))
         )
         // The OpenAI-compatible group, and OpenAI's resources that Huddle does not serve, answer every
         // failure in OpenAI's envelope (DESIGN §4), here and nowhere else; the others leave it to
