@@ -358,6 +358,104 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
     expect(JSON.stringify(plan)).toContain("credit_reservations_account_held_idx")
   })
 
+  it("loses and doubles nothing when a batch fails: the next batch writes each reservation once and gives the unused lease back", async () => {
+    const failing = instance("1 hour") // writes only when asked
+    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
+    const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 1000, reason: "test", actorId: null })))
+    const sql = (text: string) => a.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text)).pipe(Effect.orDie))
+    // The database refuses this payer's reservations for a while (its retries too).
+    await sql(`CREATE OR REPLACE FUNCTION huddle_test_refuse() RETURNS trigger AS $$ BEGIN
+                 IF NEW.user_id = '${userId}' THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`)
+    await sql("CREATE TRIGGER huddle_test_refuse BEFORE INSERT OR UPDATE ON credit_reservations FOR EACH ROW EXECUTE FUNCTION huddle_test_refuse()")
+    let refusing = true
+    try {
+      const during = await failing.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const reserve = (amount: number) => credits.reserve({ userId, orgId: null, amount, creditFallback: false, purpose: "failed batch", authority })
+        yield* credits.settle(yield* reserve(30), 10)
+        yield* credits.release(yield* reserve(20))
+        const held = yield* reserve(15)
+        yield* store.flush // fails, after its retries: nothing is written
+        return { held, leased: yield* leasedOn(userId), written: yield* heldOf(userId) }
+      }))
+      // The lease stays taken, and no reservation reached the database.
+      expect(during.leased).toBeGreaterThan(0)
+      expect(during.written).toBe(0)
+
+      await sql("DROP TRIGGER huddle_test_refuse ON credit_reservations")
+      refusing = false
+      const after = await failing.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        yield* store.flush
+        const afterFirst = [yield* store.balance(personal), yield* store.ledgerTotal(personal), yield* leasedOn(userId), yield* heldOf(userId)]
+        yield* credits.settle(during.held, 15)
+        yield* store.flush
+        return { afterFirst, afterAll: [yield* store.balance(personal), yield* store.ledgerTotal(personal), yield* leasedOn(userId), yield* heldOf(userId)] }
+      }))
+      // Charged 10, 15 still held; the lease's rest given back; the ledger agrees with the balance.
+      expect(after.afterFirst).toEqual([1000 - 10 - 15, 1000 - 10 - 15, 0, 15])
+      expect(after.afterAll).toEqual([1000 - 10 - 15, 1000 - 10 - 15, 0, 0])
+      const rows = await a.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ status: string; amount: string; actual: string | null }>`
+          SELECT status, amount, actual FROM credit_reservations WHERE user_id = ${userId} ORDER BY amount`).pipe(Effect.orDie))
+      expect(rows.map((row) => [row.status, Number(row.amount), row.actual === null ? null : Number(row.actual)])).toEqual([
+        ["settled", 15, 15],
+        ["released", 20, 0],
+        ["settled", 30, 10]
+      ])
+    } finally {
+      if (refusing) await sql("DROP TRIGGER IF EXISTS huddle_test_refuse ON credit_reservations")
+      await sql("DROP FUNCTION IF EXISTS huddle_test_refuse()")
+    }
+  }, 60_000)
+
+  it("charges nothing against the lease of a failed batch that another instance reclaimed meanwhile", async () => {
+    const failing = instance("1 hour")
+    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
+    const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
+    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 100, reason: "test", actorId: null })))
+    const sql = (text: string) => a.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text)).pipe(Effect.orDie))
+    await sql(`CREATE OR REPLACE FUNCTION huddle_test_refuse() RETURNS trigger AS $$ BEGIN
+                 IF NEW.user_id = '${userId}' THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`)
+    await sql("CREATE TRIGGER huddle_test_refuse BEFORE INSERT OR UPDATE ON credit_reservations FOR EACH ROW EXECUTE FUNCTION huddle_test_refuse()")
+    let refusing = true
+    try {
+      // It reserves and settles from its lease, its batch fails, and it goes silent.
+      await failing.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        yield* credits.settle(yield* credits.reserve({ userId, orgId: null, amount: 30, creditFallback: false, purpose: "failed batch", authority }), 10)
+        yield* (yield* CreditStore).flush
+        const id = (yield* Instances).id
+        yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql`INSERT INTO instances (id, started_at, heartbeat_at) VALUES (${id}, now() - interval '1 hour', now() - interval '5 minutes')
+              ON CONFLICT (id) DO UPDATE SET heartbeat_at = now() - interval '5 minutes'`)
+      }).pipe(Effect.orDie))
+      await sql("DROP TRIGGER huddle_test_refuse ON credit_reservations")
+      refusing = false
+      // Another instance reclaims its lease: all 100 credits are the account's again.
+      const reclaimed = await a.runPromise(Effect.gen(function*() {
+        const liveness = { every: Duration.seconds(10), staleAfter: Duration.seconds(30) }
+        yield* InstanceLiveness.reclaim.pipe(Effect.provideService(InstanceLiveness.InstanceLiveness, liveness))
+        const store = yield* CreditStore
+        return [yield* store.balance(personal), yield* leasedOn(userId)]
+      }))
+      expect(reclaimed).toEqual([100, 0])
+      // Back, it writes its batch again: the lease it paid from was reclaimed, so nothing is charged.
+      const after = await failing.runPromise(Effect.gen(function*() {
+        const store = yield* CreditStore
+        yield* store.flush
+        return [yield* store.balance(personal), yield* store.ledgerTotal(personal), yield* leasedOn(userId), yield* heldOf(userId)]
+      }))
+      expect(after).toEqual([100, 100, 0, 0])
+    } finally {
+      if (refusing) await sql("DROP TRIGGER IF EXISTS huddle_test_refuse ON credit_reservations")
+      await sql("DROP FUNCTION IF EXISTS huddle_test_refuse()")
+    }
+  }, 60_000)
+
   it("returns, on a clean stop, what its leases did not use, and writes what is still held", async () => {
     const stopping = instance("1 hour")
     const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
