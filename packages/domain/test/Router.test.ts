@@ -185,16 +185,16 @@ const boom = new Error("the provider broke")
 
 /** Providers of one model, as a stream or opened, that answer `answering` and then do what `then` says. */
 const providers = {
-  stream: (then: "hang" | "die", closed: Array<string>) => ({
+  stream: (then: "hang" | "die" | "stop", closed: Array<string>) => ({
     name: "endless",
     kind: "openai-compatible" as const,
     stream: () =>
       Stream.make(answering).pipe(
-        Stream.concat(then === "hang" ? Stream.never : Stream.die(boom)),
+        Stream.concat(then === "die" ? Stream.die(boom) : Stream.never),
         Stream.ensuring(Effect.sync(() => closed.push("upstream")))
       )
   }),
-  opened: (then: "hang" | "die", closed: Array<string>) => ({
+  opened: (then: "hang" | "die" | "stop", closed: Array<string>) => ({
     name: "endless",
     kind: "openai-compatible" as const,
     stream: () => Stream.never,
@@ -207,7 +207,7 @@ const providers = {
             sent = true
             return Effect.succeed(Chunk.of(answering))
           }
-          return then === "hang" ? Effect.never : Effect.die(boom)
+          return then === "die" ? Effect.die(boom) : Effect.never
         })
         return pull
       })
@@ -216,12 +216,13 @@ const providers = {
 
 /**
  * A call to a provider that answers part of an answer and then `then` ("hang": the client leaves,
- * the call is interrupted; "die": the provider dies with a defect), run in a request with an
+ * the call is interrupted; "stop": its consumer stops pulling after that part, and ends well;
+ * "die": the provider dies with a defect), run in a request with an
  * upstream clock, with metrics and traces recorded; `check` is given what the attempt left behind.
  */
 const abnormalEnd = (
   kind: keyof typeof providers,
-  then: "hang" | "die",
+  then: "hang" | "die" | "stop",
   check: (left: {
     readonly exit: Exit.Exit<unknown, unknown>
     readonly spans: ReadonlyArray<RecordedSpan>
@@ -237,7 +238,8 @@ const abnormalEnd = (
   return Effect.gen(function*() {
     const router = yield* Router.Router
     const answered = yield* Deferred.make<void>()
-    const fiber = yield* router.stream([model], { messages: [], maxOutputTokens: 10 }).pipe(
+    const answer = router.stream([model], { messages: [], maxOutputTokens: 10 })
+    const fiber = yield* (then === "stop" ? Stream.takeUntil(answer, (chunk) => chunk._tag === "Delta") : answer).pipe(
       Stream.tap((chunk) => chunk._tag === "Delta" ? Deferred.succeed(answered, undefined) : Effect.void),
       Stream.runDrain,
       Effect.locally(UpstreamClock.current, clock),
@@ -305,6 +307,12 @@ describe("router: an attempt that does not end by itself", () => {
     it.effect(`a client that leaves mid-answer (${kind} provider): the span ends as interrupted, the clock stops, one duration`, () =>
       abnormalEnd(kind, "hang", (left) => {
         expect(interrupted(left.exit)).toBe(true)
+        leftBehind(left, interrupted, "cancelled")
+      }))
+
+    it.effect(`a consumer that stops pulling mid-answer (${kind} provider): counted and ended as cancelled, not as an answer`, () =>
+      abnormalEnd(kind, "stop", (left) => {
+        expect(Exit.isSuccess(left.exit)).toBe(true)
         leftBehind(left, interrupted, "cancelled")
       }))
 

@@ -3,7 +3,7 @@
  * provider's Retry-After within a bound), then falls back to the next model of the list. Once a
  * model has produced output, a failure ends the call: an answer is never stitched from two models.
  */
-import { Cause, Chunk, Clock, Context, Duration, Effect, Either, ExecutionStrategy, Exit, FiberRef, Layer, Option, Scope, Stream, type Tracer } from "effect"
+import { Cause, Chunk, Clock, Context, Duration, Effect, Either, ExecutionStrategy, Exit, FiberId, FiberRef, Layer, Option, Scope, Stream, type Tracer } from "effect"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
 import * as Traced from "../observability/Traced.js"
@@ -196,11 +196,14 @@ export const make = Effect.gen(function*() {
           UpstreamClock.enter(clock, started)
           // Added before the request, so run after it is closed, however the attempt ends: by
           // `end`, with its exit, or with the call's scope (the consumer interrupted or gone).
-          yield* Scope.addFinalizerExit(child, (exit) =>
+          yield* Scope.addFinalizerExit(child, (closed) =>
             Effect.suspend(() => {
               const ended = performance.now()
               UpstreamClock.leave(clock, ended)
               metrics.observe(Instruments.upstreamDuration, { provider: model.provider, model: model.id }, (ended - started) / 1000)
+              // Still the current attempt: no pull ended it, its consumer stopped pulling. However
+              // the consumer ended, the attempt was cut short: cancelled, not answered.
+              const exit = Exit.isSuccess(closed) && current?.scope === child ? Exit.interrupt(FiberId.none) : closed
               // The ends no pull decided: the caller gone (cancelled), a defect (error).
               if (Exit.isFailure(exit)) {
                 if (Cause.isInterruptedOnly(exit.cause)) counted(model, "cancelled")
