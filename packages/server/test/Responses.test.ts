@@ -65,6 +65,21 @@ describe("the Responses API through the openai SDK", () => {
     expect(await balance()).toBe(before - charged)
   })
 
+  it("takes a response's output back as the next turn's input, as Huddle asks (it keeps no responses)", async () => {
+    fake.enqueue({ answer: "Green since noon.", usage: { prompt_tokens: 10, completion_tokens: 4 } })
+    const first = await client.responses.create({ model: "fake-economy", input: "Is the build green?" })
+    // The output items as they came, `annotations` and all: the SDKs' way to carry a conversation.
+    fake.enqueue({ answer: "Yes, still.", usage: { prompt_tokens: 20, completion_tokens: 3 } })
+    const input = [{ role: "user", content: "Is the build green?" }, ...first.output, { role: "user", content: "And now?" }]
+    const second = await client.responses.create({ model: "fake-economy", input: input as never })
+    expect(second.output_text).toBe("Yes, still.")
+    expect(sent(1).messages).toEqual([
+      { role: "user", content: "Is the build green?" },
+      { role: "assistant", content: "Green since noon." },
+      { role: "user", content: "And now?" }
+    ])
+  })
+
   it("streams the semantic events responses.stream() accumulates into the same response", async () => {
     fake.enqueue({ answer: "One two three four five", chunks: 3, usage: { prompt_tokens: 12, completion_tokens: 5 } })
     const stream = client.responses.stream({ model: "fake-economy", input: "Count to five" })

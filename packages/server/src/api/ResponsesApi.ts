@@ -21,8 +21,16 @@ import { Authenticated } from "./Security.js"
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 const Nullable = <A, I>(schema: Schema.Schema<A, I>) => Schema.optional(Schema.NullOr(schema))
 
-/** Text content of a message item; `output_text` is how earlier assistant turns come back. */
-const ContentText = Schema.Struct({ type: Schema.Literal("input_text", "output_text"), text: Text })
+/**
+ * Text content of a message item; `output_text` is how earlier assistant turns come back, with
+ * what Huddle's (and OpenAI's) answers carry beside the text, which is output, not a request.
+ */
+const ContentText = Schema.Struct({
+  type: Schema.Literal("input_text", "output_text"),
+  text: Text,
+  annotations: Schema.optional(Schema.Array(Schema.Unknown)),
+  logprobs: Schema.optional(Schema.Array(Schema.Unknown))
+})
 
 export const MessageItem = Schema.Struct({
   type: Schema.optional(Schema.Literal("message")),
