@@ -22,7 +22,9 @@ export const mapOpenedError = <A, E, E2, R>(opened: Opened<A, E, R>, f: (error: 
 
 /**
  * Runs an opened pull to its end in the calling fiber, handing each chunk to `f`; its resources
- * are released as it ends (a scope of its own).
+ * are released as it ends (a scope of its own). What `Stream.runForEachChunk` does, without the
+ * fiber every `Stream.run*` forks for the channel it runs (and the merge of that fiber's
+ * references into the caller's as it ends); a stream is run so with `Stream.toPull` of it.
  */
 export const forEachPull = <A, E, R, E2 = never, R2 = never>(
   opened: Opened<A, E, R>,
@@ -38,17 +40,6 @@ export const forEachPull = <A, E, R, E2 = never, R2 = never>(
     })
     return loop
   }))
-
-/**
- * Runs `stream` to its end in the calling fiber, handing each chunk to `f`. What
- * `Stream.runForEachChunk` does, without the fiber every `Stream.run*` forks for the channel it
- * runs (and the merge of that fiber's references into the caller's as it ends): on the hot path,
- * one fiber and one context diff fewer per request.
- */
-export const forEachChunk = <A, E, R, E2 = never, R2 = never>(
-  stream: Stream.Stream<A, E, R>,
-  f: (chunk: Chunk.Chunk<A>) => Effect.Effect<unknown, E2, R2> | void
-): Effect.Effect<void, E | E2, R | R2> => forEachPull(Stream.toPull(stream), f)
 
 /**
  * Runs `events` to their end and answers the last one `pick` selects (a run's result event); a

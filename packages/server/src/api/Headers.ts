@@ -34,6 +34,12 @@ export const contextHeader = "huddle-organization"
 export const contextOf = (orgId: string | null): string => orgId ?? personalContext
 
 /**
+ * The response header that says what an answer was charged, in credits: on a whole answer, and
+ * on a 502 for a call that failed after it produced output (`0` when it produced none).
+ */
+export const creditsChargedHeader = "huddle-credits-charged"
+
+/**
  * The response header of an answer whose output cap was lowered to what the payer's credits
  * cover, rather than refused: `Huddle-Max-Tokens: 812; lowered-from=16384`. Absent when nothing
  * was lowered.

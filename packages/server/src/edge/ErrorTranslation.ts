@@ -19,6 +19,7 @@ import { Cause, Context, Effect, FiberRef, Option, Predicate } from "effect"
 import { Api } from "../Api.js"
 import { Internal, PayloadTooLarge, ServiceUnavailable } from "../api/EdgeErrors.js"
 import { Dialect } from "../api/ErrorTable.js"
+import { creditsChargedHeader } from "../api/Headers.js"
 import * as OpenAiErrors from "../api/OpenAiErrors.js"
 import * as RequestEdge from "./RequestEdge.js"
 
@@ -215,12 +216,12 @@ const retryAfterOnUnavailable = (error: unknown) =>
 
 /**
  * A model call that failed after it produced output was charged for that output: the failure
- * says how much in `Huddle-Credits-Charged`, as a whole answer does, whichever envelope answers it.
+ * says how much (`creditsChargedHeader`), as a whole answer does, whichever envelope answers it.
  */
 const chargedOnUpstreamFailure = (error: unknown) =>
   Predicate.isTagged(error, "UpstreamUnavailable") && Predicate.hasProperty(error, "charged") && typeof error.charged === "number"
     ? HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setHeader(response, "huddle-credits-charged", String(error.charged)))
+      Effect.succeed(HttpServerResponse.setHeader(response, creditsChargedHeader, String(error.charged)))
     )
     : Effect.void
 

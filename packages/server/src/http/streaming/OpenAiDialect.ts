@@ -13,7 +13,7 @@ import { type Concluded, type Event, isOutput, type Settled } from "@huddle/doma
 import { Chunk, Effect, Schema } from "effect"
 import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
-import { loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
+import { creditsChargedHeader, loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
 import type { Dialect } from "./EventStream.js"
 import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
 
@@ -131,7 +131,7 @@ export const completion = <E>(events: Opened<Event, E>, id: string, created: num
       const lowered = acc.settled?._tag === "Settled" ? acc.settled.lowered : undefined
       return HttpServerResponse.unsafeJson(body, {
         headers: {
-          "huddle-credits-charged": String(acc.settled?.charged ?? 0),
+          [creditsChargedHeader]: String(acc.settled?.charged ?? 0),
           ...(lowered === undefined ? {} : { [maxTokensHeader]: maxTokensValue(lowered) })
         }
       })

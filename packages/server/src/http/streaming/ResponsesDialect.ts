@@ -15,7 +15,7 @@ import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import type { CreateResponse, ResponseObject } from "../../api/ResponsesApi.js"
 import type { Dialect } from "./EventStream.js"
 import { consensusOf, loweredHeaders } from "./OpenAiDialect.js"
-import { loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
+import { creditsChargedHeader, loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
 import type { Lowered } from "@huddle/domain/models/MeteredCall"
 import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
 
@@ -202,7 +202,7 @@ export const response = <E>(events: Opened<Event, E>, meta: Meta) =>
       Effect.map(() =>
         HttpServerResponse.unsafeJson(builder.snapshot(builder.status()), {
           headers: {
-            "huddle-credits-charged": String(builder.settled?.charged ?? 0),
+            [creditsChargedHeader]: String(builder.settled?.charged ?? 0),
             ...(builder.lowered === undefined ? {} : { [maxTokensHeader]: maxTokensValue(builder.lowered) })
           }
         })
