@@ -57,11 +57,29 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
         SELECT COALESCE(SUM(r.amount), 0)::bigint AS held FROM credit_reservations r JOIN credit_accounts c ON c.id = r.account_id
         WHERE c.owner_id = ${userId} AND r.status = 'held'`.pipe(Effect.map(([row]) => Number(row!.held)), Effect.orDie))
 
-  it("gives back every credit of a lost instance's lease; the instance, back from a pause, charges nothing against it", async () => {
-    const paused = instance("1 hour") // writes nothing until asked
+  /** A new payer with `amount` credits granted to its personal account. */
+  const grantedPayer = async (amount: number) => {
     const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
     const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
-    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 100, reason: "test", actorId: null })))
+    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount, reason: "test", actorId: null })))
+    return { authority, userId, personal }
+  }
+  /**
+   * The database refuses `userId`'s reservations (a trigger), through a batch's retries too,
+   * until `allow`; `remove` (in a `finally`) leaves nothing behind.
+   */
+  const refuseReservationsOf = async (userId: string) => {
+    const sql = (text: string) => a.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text)).pipe(Effect.orDie))
+    await sql(`CREATE OR REPLACE FUNCTION huddle_test_refuse() RETURNS trigger AS $$ BEGIN
+                 IF NEW.user_id = '${userId}' THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`)
+    await sql("CREATE TRIGGER huddle_test_refuse BEFORE INSERT OR UPDATE ON credit_reservations FOR EACH ROW EXECUTE FUNCTION huddle_test_refuse()")
+    const allow = () => sql("DROP TRIGGER IF EXISTS huddle_test_refuse ON credit_reservations")
+    return { allow, remove: () => allow().then(() => sql("DROP FUNCTION IF EXISTS huddle_test_refuse()")) }
+  }
+
+  it("gives back every credit of a lost instance's lease; the instance, back from a pause, charges nothing against it", async () => {
+    const paused = instance("1 hour") // writes nothing until asked
+    const { authority, personal, userId } = await grantedPayer(100)
     const reserve = (amount: number) => (credits: Credits.Service) =>
       credits.reserve({ userId, orgId: null, amount, creditFallback: false, purpose: "lease", authority })
 
@@ -154,9 +172,7 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
 
   it("answers 402 only when the account is short, whichever instance holds the lease", async () => {
     const b = instance("20 millis")
-    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
-    const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
-    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 100, reason: "test", actorId: null })))
+    const { authority, userId } = await grantedPayer(100)
     const reserve = (runtime: Runtime, amount: number) =>
       runtime.runPromise(Effect.flatMap(Credits.Credits, (credits) =>
         Effect.either(credits.reserve({ userId, orgId: null, amount, creditFallback: false, purpose: "short", authority }))))
@@ -360,15 +376,9 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
 
   it("loses and doubles nothing when a batch fails: the next batch writes each reservation once and gives the unused lease back", async () => {
     const failing = instance("1 hour") // writes only when asked
-    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
-    const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
-    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 1000, reason: "test", actorId: null })))
-    const sql = (text: string) => a.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text)).pipe(Effect.orDie))
-    // The database refuses this payer's reservations for a while (its retries too).
-    await sql(`CREATE OR REPLACE FUNCTION huddle_test_refuse() RETURNS trigger AS $$ BEGIN
-                 IF NEW.user_id = '${userId}' THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`)
-    await sql("CREATE TRIGGER huddle_test_refuse BEFORE INSERT OR UPDATE ON credit_reservations FOR EACH ROW EXECUTE FUNCTION huddle_test_refuse()")
-    let refusing = true
+    const { authority, personal, userId } = await grantedPayer(1000)
+    // The database refuses this payer's reservations for a while (a batch's retries too).
+    const refusal = await refuseReservationsOf(userId)
     try {
       const during = await failing.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
@@ -384,8 +394,7 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
       expect(during.leased).toBeGreaterThan(0)
       expect(during.written).toBe(0)
 
-      await sql("DROP TRIGGER huddle_test_refuse ON credit_reservations")
-      refusing = false
+      await refusal.allow()
       const after = await failing.runPromise(Effect.gen(function*() {
         const credits = yield* Credits.Credits
         const store = yield* CreditStore
@@ -407,21 +416,15 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
         ["settled", 30, 10]
       ])
     } finally {
-      if (refusing) await sql("DROP TRIGGER IF EXISTS huddle_test_refuse ON credit_reservations")
-      await sql("DROP FUNCTION IF EXISTS huddle_test_refuse()")
+      await refusal.remove()
     }
   }, 60_000)
 
   it("charges nothing against the lease of a failed batch that another instance reclaimed meanwhile", async () => {
     const failing = instance("1 hour")
-    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
-    const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
-    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 100, reason: "test", actorId: null })))
-    const sql = (text: string) => a.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text)).pipe(Effect.orDie))
-    await sql(`CREATE OR REPLACE FUNCTION huddle_test_refuse() RETURNS trigger AS $$ BEGIN
-                 IF NEW.user_id = '${userId}' THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`)
-    await sql("CREATE TRIGGER huddle_test_refuse BEFORE INSERT OR UPDATE ON credit_reservations FOR EACH ROW EXECUTE FUNCTION huddle_test_refuse()")
-    let refusing = true
+    const { authority, personal, userId } = await grantedPayer(100)
+    // The database refuses this payer's reservations for a while (a batch's retries too).
+    const refusal = await refuseReservationsOf(userId)
     try {
       // It reserves and settles from its lease, its batch fails, and it goes silent.
       await failing.runPromise(Effect.gen(function*() {
@@ -433,8 +436,7 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
           sql`INSERT INTO instances (id, started_at, heartbeat_at) VALUES (${id}, now() - interval '1 hour', now() - interval '5 minutes')
               ON CONFLICT (id) DO UPDATE SET heartbeat_at = now() - interval '5 minutes'`)
       }).pipe(Effect.orDie))
-      await sql("DROP TRIGGER huddle_test_refuse ON credit_reservations")
-      refusing = false
+      await refusal.allow()
       // Another instance reclaims its lease: all 100 credits are the account's again.
       const reclaimed = await a.runPromise(Effect.gen(function*() {
         const liveness = { every: Duration.seconds(10), staleAfter: Duration.seconds(30) }
@@ -451,16 +453,13 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
       }))
       expect(after).toEqual([100, 100, 0, 0])
     } finally {
-      if (refusing) await sql("DROP TRIGGER IF EXISTS huddle_test_refuse ON credit_reservations")
-      await sql("DROP FUNCTION IF EXISTS huddle_test_refuse()")
+      await refusal.remove()
     }
   }, 60_000)
 
   it("returns, on a clean stop, what its leases did not use, and writes what is still held", async () => {
     const stopping = instance("1 hour")
-    const { authority, userId } = await a.runPromise(CreditsHarness.makePayer(null))
-    const personal = { ownerType: "user", ownerId: userId, pool: "personal" } as const
-    await a.runPromise(Effect.flatMap(CreditStore, (store) => store.grant({ account: personal, amount: 1000, reason: "test", actorId: null })))
+    const { authority, personal, userId } = await grantedPayer(1000)
     const leased = await stopping.runPromise(Effect.gen(function*() {
       const credits = yield* Credits.Credits
       const reserve = credits.reserve({ userId, orgId: null, amount: 10, creditFallback: false, purpose: "stop", authority })

@@ -493,15 +493,18 @@ describe("chat completions through the openai SDK", () => {
     })
 
     it("answers a whole answer that fails midway with 502 and what its output cost in Huddle-Credits-Charged, as the balance shows", async () => {
-      try {
-        const before = await balanceOf(user)
-        // Every attempt (the retries too) breaks off after three pieces.
-        fake.setDefault({ answer: "one two three four five six", chunks: 6, dropAfterChunks: 3 })
-        const res = await fetch(`${server.url}/v1/chat/completions`, {
+      // Over plain HTTP, to read the failure's headers.
+      const completeOverHttp = () =>
+        fetch(`${server.url}/v1/chat/completions`, {
           method: "POST",
           headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
           body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "x" }] })
         })
+      try {
+        const before = await balanceOf(user)
+        // Every attempt (the retries too) breaks off after three pieces.
+        fake.setDefault({ answer: "one two three four five six", chunks: 6, dropAfterChunks: 3 })
+        const res = await completeOverHttp()
         expect(res.status).toBe(502)
         expect(await res.json()).toMatchObject({ error: { code: "UPSTREAM_UNAVAILABLE", type: "server_error" } })
         const charged = before - await balanceOf(user)
@@ -511,11 +514,7 @@ describe("chat completions through the openai SDK", () => {
 
         // Nothing produced: nothing charged, and the answer says so.
         fake.setDefault({ answer: "never", chunks: 2, dropAfterChunks: 0 })
-        const none = await fetch(`${server.url}/v1/chat/completions`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-          body: JSON.stringify({ model: "fake-standard", messages: [{ role: "user", content: "x" }] })
-        })
+        const none = await completeOverHttp()
         expect(none.status).toBe(502)
         expect(none.headers.get("huddle-credits-charged")).toBe("0")
         expect(before - await balanceOf(user)).toBe(charged)
