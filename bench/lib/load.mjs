@@ -18,7 +18,8 @@ export const bodies = {
   stream: JSON.stringify({ model: "bench-standard", messages, max_tokens: 64, stream: true, stream_options: { include_usage: true } })
 }
 
-const headersFor = (key) => ({ "content-type": "application/json", authorization: `Bearer ${key}` })
+/** A target may add headers of its own (`target.headers`: a caller's `traceparent`, say). */
+const headersFor = (key, extra) => ({ "content-type": "application/json", authorization: `Bearer ${key}`, ...extra })
 
 /** Percentile of a sorted array (nearest rank). */
 export const percentile = (sorted, p) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))])
@@ -63,13 +64,13 @@ const runOne = (target, mode, { connections, seconds, body, raw }) =>
       {
         url: `${target.url}${path}`,
         method: "POST",
-        headers: headersFor(target.keys[0]),
+        headers: headersFor(target.keys[0], target.headers),
         body: body ?? bodies[mode],
         connections,
         pipelining: 1,
         duration: seconds,
         timeout: 30,
-        setupClient: target.keys.length > 1 ? (client) => client.setHeaders(headersFor(target.keys[next++ % target.keys.length])) : undefined
+        setupClient: target.keys.length > 1 ? (client) => client.setHeaders(headersFor(target.keys[next++ % target.keys.length], target.headers)) : undefined
       },
       (error, result) => {
         if (error) return reject(error)
