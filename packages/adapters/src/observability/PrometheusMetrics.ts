@@ -131,6 +131,8 @@ const distributions = (instrument: Metrics.Histogram<string>, registry: Promethe
   const bounds = instrument.buckets
   const series = new Series<Distribution>(instrument.labels, () => ({ counts: new Array<number>(bounds.length + 1).fill(0), sum: 0, count: 0 }))
   new CellHistogram(instrument, registry, series)
+  // A histogram without labels is listed from the start, at zero, as prom-client lists its own.
+  if (instrument.labels.length === 0) series.cell({})
   return (labels: LabelValues, value: number) => {
     if (!Number.isFinite(value)) return
     const cell = series.cell(labels)
