@@ -197,6 +197,14 @@ describe("the Responses API through the openai SDK", () => {
       expect(error).toBeInstanceOf(OpenAI.BadRequestError)
       expect((error as Error).message).toContain(named)
     }
+    // A part Huddle cannot take is named, not mistaken for another kind of item.
+    const image = await client.responses.create({
+      model: "fake-economy",
+      input: [{ role: "user", content: [{ type: "input_text", text: "What is in this image?" }, { type: "input_image", image_url: "https://example.com/cat.png", detail: "auto" }] }]
+    }).catch((e: unknown) => e)
+    expect(image).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((image as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("input[0].content[1].type")
+    expect((image as Error).message).toMatch(/^400 input\.0\.content\.1\.type: input_image content parts are not supported; only input_text and output_text are/)
     expect(fake.requests).toHaveLength(0)
     expect(await balance()).toBe(before)
   })

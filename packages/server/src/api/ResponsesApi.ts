@@ -32,12 +32,30 @@ const ContentText = Schema.Struct({
   logprobs: Schema.optional(Schema.Array(Schema.Unknown))
 })
 
+const textPartTypes: ReadonlyArray<string> = ContentText.fields.type.literals
+
+/**
+ * A part of another kind (an image, a file): read only to be refused by its name. It never
+ * decodes, so its decoded type is `never`.
+ */
+const OtherPart = (Schema.Struct({ type: Line }).pipe(
+  Schema.filter((part) =>
+    textPartTypes.includes(part.type)
+      // A text part that failed as one: its own failure, deeper, is the one reported.
+      ? "a text part"
+      : { path: ["type"], message: `${part.type} content parts are not supported; only ${textPartTypes.join(" and ")} are` }
+  )
+).annotations({
+  parseOptions: { onExcessProperty: "ignore" },
+  description: "Any other kind of part (images, files) is refused with a 400 naming it."
+})) as unknown as Schema.Schema<never, { readonly type: string }>
+
 export const MessageItem = Schema.Struct({
   type: Schema.optional(Schema.Literal("message")),
   id: Schema.optional(Line),
   status: Schema.optional(Line),
   role: Schema.Literal("user", "assistant", "system", "developer"),
-  content: Schema.Union(Text, Schema.Array(ContentText))
+  content: Schema.Union(Text, Schema.Array(Schema.Union(ContentText, OtherPart)))
 })
 
 export const FunctionCallItem = Schema.Struct({

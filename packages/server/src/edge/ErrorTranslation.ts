@@ -46,8 +46,37 @@ const absentAlternative = /^Expected (null|undefined), actual /
  * union's failure at a path when one of its members failed deeper inside it (the member the
  * value was meant for), and with the expected literals of one path merged.
  */
+/**
+ * A union member's objection that the value has no `type` (the members that require one), when
+ * another member got further into the same value: the value was meant for that one (a message
+ * item, whose `type` may be left out, with a part it cannot take).
+ */
+const anotherMembersType = (issue: Issue, issues: ReadonlyArray<Issue>): boolean => {
+  if (issue.message !== "is missing" || issue.path.at(-1) !== "type") return false
+  const parent = keyOf(issue.path.slice(0, -1))
+  return issues.some((other) =>
+    other.path.length > issue.path.length && (parent === "" || keyOf(other.path).startsWith(`${parent}.`))
+  )
+}
+
+/**
+ * A field's failure beside a refused `type` of the same value: a value of the wrong kind is
+ * refused for its kind, not for the fields another kind would have (an image part's `image_url`
+ * is not unexpected, the image is).
+ */
+const besideRefusedType = (issue: Issue, issues: ReadonlyArray<Issue>): boolean => {
+  if (issue.path.length === 0 || issue.path.at(-1) === "type") return false
+  const parent = keyOf(issue.path.slice(0, -1))
+  return issues.some((other) =>
+    other.path.length === issue.path.length && other.path.at(-1) === "type" && other.message !== "is missing" &&
+    keyOf(other.path.slice(0, -1)) === parent
+  )
+}
+
 const relevant = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> => {
-  const present = issues.filter((issue) => !absentAlternative.test(issue.message))
+  const present = issues.filter((issue) =>
+    !absentAlternative.test(issue.message) && !anotherMembersType(issue, issues) && !besideRefusedType(issue, issues)
+  )
   const kept = present.length > 0 ? present : issues
   const keys = kept.map((issue) => keyOf(issue.path))
   const deepest = kept.filter((_, i) =>
