@@ -47,7 +47,8 @@ const OtherPart = (Schema.Struct({ type: Line }).pipe(
   )
 ).annotations({
   parseOptions: { onExcessProperty: "ignore" },
-  description: "Any other kind of part (images, files) is refused with a 400 naming it."
+  // What the API reference shows for it (the generated schema is its `from`, the bare struct).
+  jsonSchema: { description: "Any other kind of part (images, files) is refused with a 400 naming its type." }
 })) as unknown as Schema.Schema<never, { readonly type: string }>
 
 export const MessageItem = Schema.Struct({
