@@ -144,16 +144,13 @@ const distributions = (instrument: Metrics.Histogram<string>, registry: Promethe
   }
 }
 
-const isInstrument = (value: unknown): value is Metrics.Instrument =>
-  typeof value === "object" && value !== null && "kind" in value && "name" in value
-
 export const make = (): { readonly metrics: Metrics.Service; readonly exporter: Exporter } => {
   const registry = new Prometheus.Registry()
   Prometheus.collectDefaultMetrics({ register: registry })
   const counters = new Map<string, Series<Amount>>()
   const gauges = new Map<string, Series<Amount>>()
   const histograms = new Map<string, (labels: LabelValues, value: number) => void>()
-  for (const instrument of Object.values(Instruments).filter(isInstrument)) {
+  for (const instrument of Object.values(Instruments).filter(Metrics.isInstrument)) {
     if (instrument.kind === "counter") counters.set(instrument.name, amounts(instrument, registry))
     else if (instrument.kind === "gauge") gauges.set(instrument.name, amounts(instrument, registry))
     else histograms.set(instrument.name, distributions(instrument, registry))

@@ -1,13 +1,11 @@
 import * as PrometheusMetrics from "@huddle/adapters/observability/PrometheusMetrics"
 import * as Instruments from "@huddle/domain/observability/Instruments"
-import type * as Metrics from "@huddle/domain/observability/Metrics"
+import * as Metrics from "@huddle/domain/observability/Metrics"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
 import * as Prometheus from "prom-client"
 
-const catalogue = (Object.values(Instruments) as ReadonlyArray<unknown>).filter((value): value is Metrics.Instrument =>
-  typeof value === "object" && value !== null && "kind" in value && "name" in value
-)
+const catalogue = (Object.values(Instruments) as ReadonlyArray<unknown>).filter(Metrics.isInstrument)
 
 interface Recording {
   readonly instrument: Metrics.Instrument

@@ -32,6 +32,10 @@ export interface Histogram<L extends string = never> extends Declared<"histogram
 
 export type Instrument = Counter<string> | Gauge<string> | Histogram<string>
 
+/** Whether a value is an instrument (the catalogue is `Object.values(Instruments)` filtered by it). */
+export const isInstrument = (value: unknown): value is Instrument =>
+  typeof value === "object" && value !== null && "kind" in value && "name" in value
+
 export const counter = <L extends string = never>(name: string, help: string, labels: ReadonlyArray<L> = []): Counter<L> => ({
   kind: "counter",
   name,

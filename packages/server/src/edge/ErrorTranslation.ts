@@ -42,11 +42,6 @@ const keyOf = (path: ReadonlyArray<PropertyKey>) => path.map(String).join(".")
 const absentAlternative = /^Expected (null|undefined), actual /
 
 /**
- * The issues worth reading: without the "or absent" alternatives of optional fields, without a
- * union's failure at a path when one of its members failed deeper inside it (the member the
- * value was meant for), and with the expected literals of one path merged.
- */
-/**
  * A union member's objection that the value has no `type` (the members that require one), when
  * another member got further into the same value: the value was meant for that one (a message
  * item, whose `type` may be left out, with a part it cannot take).
@@ -73,6 +68,12 @@ const besideRefusedType = (issue: Issue, issues: ReadonlyArray<Issue>): boolean 
   )
 }
 
+/**
+ * The issues worth reading: without the "or absent" alternatives of optional fields, without
+ * another member's missing `type` or the fields beside a refused one (above), without a
+ * union's failure at a path when one of its members failed deeper inside it (the member the
+ * value was meant for), and with the expected literals of one path merged.
+ */
 const relevant = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> => {
   const present = issues.filter((issue) =>
     !absentAlternative.test(issue.message) && !anotherMembersType(issue, issues) && !besideRefusedType(issue, issues)
