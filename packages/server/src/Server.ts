@@ -8,10 +8,30 @@ import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 // By module, not the packages' indexes: `@effect/platform-node`'s index loads its cluster modules
 // and `@huddle/adapters`' the embedded engine, which a server on PostgreSQL never runs.
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Engine from "@huddle/adapters/Engine"
+import { Accounts } from "@huddle/domain/accounts/Accounts"
+import { ApiKeys } from "@huddle/domain/accounts/ApiKeys"
+import { Workspaces } from "@huddle/domain/accounts/Workspaces"
+import { OrgCredits } from "@huddle/domain/credits/OrgCredits"
+import { Repositories } from "@huddle/domain/grounding/Repositories"
+import { Huddles } from "@huddle/domain/huddle/Huddles"
+import { Intents } from "@huddle/domain/huddle/Intents"
+import { Memories } from "@huddle/domain/memories/Memories"
+import * as Metrics from "@huddle/domain/observability/Metrics"
+import { Completions } from "@huddle/domain/models/Completions"
+import { Operator } from "@huddle/domain/operator/Operator"
+import { OrgSettings } from "@huddle/domain/orgs/OrgSettings"
+import { Organizations } from "@huddle/domain/orgs/Organizations"
+import { RequestScopes } from "@huddle/domain/request/RequestScope"
+import { Spend } from "@huddle/domain/spend/Spend"
 import { Duration, Effect, Layer } from "effect"
 import { Api } from "./Api.js"
 import * as ErrorTable from "./api/ErrorTable.js"
+import { Idempotent } from "./api/Idempotency.js"
+import { OperatorAuthenticated } from "./api/OperatorApi.js"
+import { RateLimited } from "./api/RateLimit.js"
+import { Authenticated } from "./api/Security.js"
 import * as ApiReference from "./edge/ApiReference.js"
 import * as Console from "./edge/Console.js"
 import * as ErrorTranslation from "./edge/ErrorTranslation.js"
@@ -21,6 +41,7 @@ import * as MetricsEndpoint from "./edge/MetricsEndpoint.js"
 import { NodeResponse } from "./edge/NodeResponse.js"
 import * as ServerSpan from "./edge/ServerSpan.js"
 import * as Tracing from "./edge/Tracing.js"
+import * as RequestContext from "./edge/RequestContext.js"
 import * as RequestEdge from "./edge/RequestEdge.js"
 import { ApiKeysHttp } from "./http/ApiKeysHttp.js"
 import { AuthenticatedLive } from "./http/middleware/AuthenticatedLive.js"
@@ -55,9 +76,28 @@ export const domainLayer = (config: ServerConfig) =>
     grounding: config.grounding
   })
 
+/** The middleware an API group's endpoints may name (their services are read as its layer is built). */
+const edge = [Authenticated, RateLimited, Idempotent] as const
+const { isolated } = RequestContext
+
 const apiLayer = (config: ServerConfig) =>
   HttpApiBuilder.api(Api).pipe(
-    Layer.provide([HealthHttp, AuthHttp, MeHttp, ApiKeysHttp, OrgsHttp, OrgAdminHttp, MemoriesHttp, WorkspacesHttp, HuddleHttp, RpcHttp, OpenAiHttp, ResponsesHttp, OperatorHttp]),
+    // Each group built among what it reads, which is then all its requests carry (RequestContext).
+    Layer.provide([
+      isolated(SqlClient.SqlClient)(HealthHttp),
+      isolated(Accounts, ...edge)(AuthHttp),
+      isolated(Accounts, ...edge)(MeHttp),
+      isolated(ApiKeys, ...edge)(ApiKeysHttp),
+      isolated(Organizations, OrgSettings, OrgCredits, ...edge)(OrgsHttp),
+      isolated(Organizations, OrgSettings, OrgCredits, Spend, ...edge)(OrgAdminHttp),
+      isolated(Memories, ...edge)(MemoriesHttp),
+      isolated(Repositories, Workspaces, ...edge)(WorkspacesHttp),
+      isolated(Huddles, RequestScopes, ...edge)(HuddleHttp),
+      isolated(Intents, RequestScopes, RateLimiting.RateLimits, ...edge)(RpcHttp),
+      isolated(Completions, RequestScopes, ...edge)(OpenAiHttp),
+      isolated(Completions, RequestScopes, ...edge)(ResponsesHttp),
+      isolated(Operator, Spend, OperatorAuthenticated)(OperatorHttp)
+    ]),
     Layer.provide([
       AuthenticatedLive,
       RateLimitedLive,
@@ -139,7 +179,8 @@ export const layer = (config: ServerConfig) => {
     )
   })
   const inFlight = InFlight.make()
-  const served = HttpApiBuilder.serve((app) => inFlight.track(ServerSpan.middleware(RequestEdge.middleware(app)))).pipe(
+  // The request edge records each request's metrics.
+  const served = RequestContext.serve([Metrics.Metrics], (app) => inFlight.track(ServerSpan.middleware(RequestEdge.middleware(app)))).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
     Layer.provide(apiLayer(config)),
