@@ -44,12 +44,12 @@
  * --council-runs N (councils one after another, default 5) --council-concurrent N (at once, 3)
  * --grounding-files N (files of the generated repository, default 5000)
  * --paired-rounds N (#16's cost of metrics and traces: groups of short runs back to back, in
- * rotating order, of Huddle with both on, the same process asked by its callers not to record
- * their traces (with every trace recorded and traces on only), and Huddle with both off; default
- * 6, which balances the order; 0: none) --sampled-ratio R (the share of traces recorded at which
+ * rotating order, of Huddle with both on, the same process and the second instance asked by
+ * their callers not to record their traces (with every trace recorded and traces on only), and
+ * two processes of Huddle with both off; default 6; 0: none) --sampled-ratio R (the share of traces recorded at which
  * the cost is also judged, from those runs; default 0.1)
  * --trace-ratio R (the share of traces Huddle records and exports to the benchmark's OTLP sink,
- * default 1: all) --traces off (metrics only: no trace export, to tell the two costs apart) --time-limit S (the watchdog, default 420, plus the soak and 22 s a paired round). BENCH_DATABASE_URL (else
+ * default 1: all) --traces off (metrics only: no trace export, to tell the two costs apart) --time-limit S (the watchdog, default 420, plus the soak and 36 s a paired round). BENCH_DATABASE_URL (else
  * TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres) names the PostgreSQL
  * server; loopback only.
  *
@@ -162,7 +162,7 @@ const watchdog = setTimeout(() => {
   console.error(`[bench] time limit of ${args["time-limit"]} s reached: stopping`)
   failed = true
   finish().finally(() => process.exit(1))
-}, (Number(args["time-limit"]) + Math.max(0, soakSeconds) + 22 * Number(args["paired-rounds"]) + (warmupRequests > 0 ? 4 * warmupExtraSeconds : 0)) * 1000)
+}, (Number(args["time-limit"]) + Math.max(0, soakSeconds) + 36 * Number(args["paired-rounds"]) + (warmupRequests > 0 ? 4 * warmupExtraSeconds : 0)) * 1000)
 
 let finishing
 const finish = () =>
@@ -314,6 +314,7 @@ const main = async () => {
   // #16: the same Huddle with metrics and trace export off, on a database of its own (its
   // charges stay out of the ledger that the metrics of the two instances above are checked against).
   let bare
+  let bare2
   if (pgHuddle) {
     const bareDatabase = await Postgres.create()
     cleanups.push(() => bareDatabase.drop())
@@ -321,6 +322,13 @@ const main = async () => {
     const accounts = await Huddle.setup(started.url, { keys, orgCredits: 1_000_000_000_000, personalCredits: args.payer === "personal" ? 1_000_000_000_000 : 0 })
     bare = { name: "huddle-postgres-bare", label: "Huddle on PostgreSQL, metrics and traces off", engine: "postgres", url: started.url, keys: accounts.apiKeys, pids: [started.server.pid], entries: [started.server.entry], accounts, server: started.server, idleRss: started.idleRss }
     log(`huddle with metrics and trace export off at ${bare.url} (pid ${bare.server.pid}), on a database of its own, idle RSS ${mb(bare.idleRss)}`)
+    // A second process of each configuration for #16's paired groups (7b): two identical
+    // processes differ by up to ±13 % here, so each side's figure is the mean of two.
+    if (Number(args["paired-rounds"]) > 0) {
+      const again = await startHuddle("huddle-postgres-bare-2", { databaseUrl: bareDatabase.url, observability: "off" })
+      bare2 = { name: "huddle-postgres-bare-2", url: again.url, keys: accounts.apiKeys, pids: [again.server.pid], entries: [again.server.entry] }
+      log(`second huddle with metrics and trace export off at ${bare2.url} (pid ${again.server.pid}), on the same database`)
+    }
   }
   targets.push(...huddles)
   if (pair) targets.push(pair)
@@ -373,7 +381,7 @@ const main = async () => {
       result.connections = conns
       const spent = (t) => t.pids.reduce((a, pid) => a + (Proc.cpuMsOf(pid) - before.get(pid)), 0)
       // A server that died mid-run makes the figures meaningless: say who and how.
-      for (const t of targets) {
+      for (const t of [...targets, ...(bare2 ? [bare2] : [])]) {
         for (const entry of t.entries) {
           if (entry.exited) {
             throw new Error(`${entry.name} (pid ${entry.child.pid}) exited during the run (code ${entry.code}, signal ${entry.signal}); the benchmark did not stop it${entry.signal ? " (a signal from outside: another process on this machine)" : ""}\n${Proc.tail(entry.logPath, 5)}`)
@@ -389,17 +397,19 @@ const main = async () => {
   }
 
   // 4. Warm-up: every target, both modes (JIT, connection pools, caches), not recorded.
-  const warmed = new Map(targets.map((t) => [t.name, 0]))
+  // The second process with both off is loaded only in 7b, but warmed as the others are.
+  const warming = [...targets, ...(bare2 ? [bare2] : [])]
+  const warmed = new Map(warming.map((t) => [t.name, 0]))
   for (const mode of modes) {
-    for (const target of targets) warmed.set(target.name, warmed.get(target.name) + (await load(target, mode, warmup)).ok)
+    for (const target of warming) warmed.set(target.name, warmed.get(target.name) + (await load(target, mode, warmup)).ok)
   }
   // Then by requests: a process that answered a few hundred is not yet warm (docs/performance.md).
-  for (const target of targets) {
+  for (const target of warming) {
     for (let extra = 0; warmed.get(target.name) < warmupRequests && extra < warmupExtraSeconds; extra += 2 * modes.length) {
       for (const mode of modes) warmed.set(target.name, warmed.get(target.name) + (await load(target, mode, 2)).ok)
     }
   }
-  log(`warmed up (${targets.map((t) => `${t.name} ${warmed.get(t.name)}`).join(", ")} requests)`)
+  log(`warmed up (${warming.map((t) => `${t.name} ${warmed.get(t.name)}`).join(", ")} requests)`)
 
   // 5. Unloaded probe: one request at a time, targets interleaved so that they share the noise
   // (the pair is two of the same process, and is left out).
@@ -467,28 +477,44 @@ const main = async () => {
 
   // 7b. #16's cost, paired: Huddle with metrics and traces on against the same with both off, in
   // groups of back-to-back runs whose order rotates and turns round (so that a drift of the
-  // machine weighs on all alike over each six groups, the default; two targets balance over two);
-  // each cost is the median of the groups' ratios, which one
-  // disturbed run cannot move as it moves a sum. A third run of each group sends the first
-  // server a caller's `traceparent` that says not sampled: its traces are not recorded, so what a
-  // recorded trace costs is measured within one process, free of what sets two processes apart
-  // (two identical servers differ by up to ±13 % on this machine, docs/performance.md).
+  // machine weighs on all alike over the groups); each cost is the median of the groups' ratios,
+  // which one disturbed run cannot move as it moves a sum. Two runs of each group send a server
+  // with traces on a caller's `traceparent` that says not sampled: its traces are not recorded,
+  // so what a recorded trace costs is measured within one process, free of what sets two
+  // processes apart. Two identical processes differ by up to ±13 % on this machine
+  // (docs/performance.md), so where two processes are compared each side is the mean of two:
+  // the first and second instances with traces on (unrecorded), the two with both off. How far
+  // the two of each configuration differ is reported as the floor of that comparison.
   const paired = { nonstream: [], stream: [] }
-  const unrecorded = pgHuddle && args.traces !== "off" && Number(args["trace-ratio"]) === 1
-    ? { ...pgHuddle, name: `${pgHuddle.name}-unrecorded`, headers: { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00" } }
-    : undefined
+  const notSampled = { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00" }
+  const unrecorded = pgHuddle && second && args.traces !== "off" && Number(args["trace-ratio"]) === 1
+    ? [
+      { ...pgHuddle, name: `${pgHuddle.name}-unrecorded`, headers: notSampled },
+      { ...pgHuddle, name: "huddle-postgres-2-unrecorded", url: second.url, pids: [second.server.pid], entries: [second.server.entry], headers: notSampled }
+    ]
+    : []
   if (bare && pgHuddle) {
-    const group = [pgHuddle, ...(unrecorded ? [unrecorded] : []), bare]
+    const offs = [bare, ...(bare2 ? [bare2] : [])]
+    const group = [pgHuddle, ...unrecorded, ...offs]
+    const mean = (xs) => xs.reduce((a, x) => a + x, 0) / xs.length
     for (let pair = 0; pair < Number(args["paired-rounds"]); pair++) {
       for (const mode of modes) {
         const turned = [...group.slice(pair % group.length), ...group.slice(0, pair % group.length)]
         const order = pair % 2 === 0 ? turned : turned.reverse()
+        // Each run's CPU is its own process's, per answered request.
         const cpu = {}
-        // The unrecorded runs are the first server's process: its CPU, under the run's own name.
-        for (const target of order) cpu[target.name] = (await load(target, mode, Math.min(duration, 3))).cpuMsPerRequest[target === unrecorded ? pgHuddle.name : target.name]
-        paired[mode].push({ on: cpu[pgHuddle.name], off: cpu[bare.name], ...(unrecorded ? { unrecorded: cpu[unrecorded.name] } : {}) })
-        const vsOff = (name) => `${fmt(cpu[name], 3)} (${fmt((cpu[name] / cpu[bare.name] - 1) * 100, 1)} %)`
-        log(`pair ${pair + 1} ${mode.padEnd(9)} on ${vsOff(pgHuddle.name)}${unrecorded ? ` / on, traces not recorded ${vsOff(unrecorded.name)}` : ""} / off ${fmt(cpu[bare.name], 3)} ms/req`)
+        for (const target of order) {
+          const pid = target.pids[0]
+          const before = Proc.cpuMsOf(pid)
+          const result = await load(target, mode, Math.min(duration, 3))
+          cpu[target.name] = (Proc.cpuMsOf(pid) - before) / Math.max(1, result.ok)
+        }
+        const on = cpu[pgHuddle.name]
+        const off = offs.map((t) => cpu[t.name])
+        const unrec = unrecorded.map((t) => cpu[t.name])
+        paired[mode].push({ on, off: mean(off), offs: off, ...(unrec.length > 0 ? { unrecorded: mean(unrec), unrecordedHere: unrec[0], unrecs: unrec } : {}) })
+        const vsOff = (x) => `${fmt(x, 3)} (${fmt((x / mean(off) - 1) * 100, 1)} %)`
+        log(`pair ${pair + 1} ${mode.padEnd(9)} on ${vsOff(on)}${unrec.length > 0 ? ` / on, traces not recorded ${unrec.map(vsOff).join(", ")}` : ""} / off ${off.map((x) => fmt(x, 3)).join(", ")} ms/req`)
       }
     }
   }
@@ -587,8 +613,8 @@ const main = async () => {
     const integrity = await Money.integrity(pgDatabase.url)
     const drained = await Promise.all(drains.map((d) => Money.drainedOutcome(pgDatabase.url, d)))
     const counts = await Money.reservations(pgDatabase.url)
-    // The first instance's answers under every name it was loaded as (its unrecorded runs of 7b too).
-    const answered = [pgHuddle.name, `${pgHuddle.name}-unrecorded`, pair.name].reduce((a, name) => a + (succeeded.get(name) ?? 0), 0) + drains.reduce((a, d) => a + d.answered, 0)
+    // The two instances' answers under every name they were loaded as (their unrecorded runs of 7b too).
+    const answered = [pgHuddle.name, `${pgHuddle.name}-unrecorded`, "huddle-postgres-2-unrecorded", pair.name].reduce((a, name) => a + (succeeded.get(name) ?? 0), 0) + drains.reduce((a, d) => a + d.answered, 0)
     money = { heldWhileUp, stopped, integrity, drained, reservations: counts, answered, metrics, traces, ledgerCharged }
   }
 
@@ -700,18 +726,27 @@ const main = async () => {
     const t = money.traces
     const clientAnswered = money.answered
     // The paired runs' median when there are any (7b), else the loaded rounds' totals. Each
-    // figure is a group's: `on` (every trace recorded) and `unrecorded` (the same process, its
-    // callers' traces not recorded) against `off`; `recorded` the one against the other, within
-    // one process; `sampled`, the share `r` of traces recorded, (unrecorded + r × (on −
-    // unrecorded)) against off, as a sampler that records r of the traces would cost.
+    // figure is a group's: `on` (every trace recorded) and `unrecorded` (the two instances with
+    // traces on, their callers' traces not recorded) against `off` (the two with both off);
+    // `recorded`, every trace against none within the first instance; `sampled`, the share `r` of
+    // traces recorded, (unrecorded + r × (on − the first instance's unrecorded)) against off, as
+    // a sampler that records r of the traces would cost; `sameOff` and `sameOn`, the second
+    // process of a configuration against the first (what two identical processes differ by).
     const r = Number(args["sampled-ratio"])
     const of = {
       on: (p) => p.on / p.off - 1,
       unrecorded: (p) => p.unrecorded / p.off - 1,
-      recorded: (p) => p.on / p.unrecorded - 1,
-      sampled: (p) => (p.unrecorded + r * (p.on - p.unrecorded)) / p.off - 1
+      recorded: (p) => p.on / p.unrecordedHere - 1,
+      sampled: (p) => (p.unrecorded + r * (p.on - p.unrecordedHere)) / p.off - 1,
+      sameOff: (p) => p.offs[1] / p.offs[0] - 1,
+      sameOn: (p) => p.unrecs[1] / p.unrecs[0] - 1
     }
-    const ratios = (key, mode) => paired[mode].filter((p) => key === "on" || p.unrecorded !== undefined).map(of[key]).sort((x, y) => x - y)
+    const measured = {
+      on: () => true,
+      sameOff: (p) => p.offs.length > 1,
+      sameOn: (p) => (p.unrecs?.length ?? 0) > 1
+    }
+    const ratios = (key, mode) => paired[mode].filter(measured[key] ?? ((p) => p.unrecorded !== undefined)).map(of[key]).sort((x, y) => x - y)
     const cost = (key, mode) => ratios(key, mode).length > 0 ? median(ratios(key, mode)) : summary[`${pgHuddle.name}/${mode}`].cpuMs / summary[`${bare.name}/${mode}`].cpuMs - 1
     const costText = (key, mode) => {
       const rounds = key === "on" ? `; rounds ${fmt(summary[`${pgHuddle.name}/${mode}`].cpuMs, 3)} vs ${fmt(summary[`${bare.name}/${mode}`].cpuMs, 3)} ms` : ""
@@ -753,7 +788,9 @@ const main = async () => {
           ...costs("unrecorded", "metrics + traces on, no trace recorded vs off", false),
           ...costs("sampled", `metrics + traces on, ${r} of traces recorded vs off (from the two above)`)
         ]
-        : [])
+        : []),
+      ...(paired.nonstream.some(measured.sameOff) ? costs("sameOff", "a second process with both off against the first (the floor of a two-process comparison)", false) : []),
+      ...(paired.nonstream.some(measured.sameOn) ? costs("sameOn", "a second process with traces on, none recorded, against the first", false) : [])
     )
     console.log("")
     console.log("Targets of #16")
