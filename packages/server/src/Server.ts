@@ -77,7 +77,7 @@ export const domainLayer = (config: ServerConfig) =>
   })
 
 /** The middleware an API group's endpoints may name (their services are read as its layer is built). */
-const edge = [Authenticated, RateLimited, Idempotent] as const
+const groupMiddleware = [Authenticated, RateLimited, Idempotent] as const
 const { isolated } = RequestContext
 
 const apiLayer = (config: ServerConfig) =>
@@ -85,17 +85,17 @@ const apiLayer = (config: ServerConfig) =>
     // Each group built among what it reads, which is then all its requests carry (RequestContext).
     Layer.provide([
       isolated(SqlClient.SqlClient)(HealthHttp),
-      isolated(Accounts, ...edge)(AuthHttp),
-      isolated(Accounts, ...edge)(MeHttp),
-      isolated(ApiKeys, ...edge)(ApiKeysHttp),
-      isolated(Organizations, OrgSettings, OrgCredits, ...edge)(OrgsHttp),
-      isolated(Organizations, OrgSettings, OrgCredits, Spend, ...edge)(OrgAdminHttp),
-      isolated(Memories, ...edge)(MemoriesHttp),
-      isolated(Repositories, Workspaces, ...edge)(WorkspacesHttp),
-      isolated(Huddles, RequestScopes, ...edge)(HuddleHttp),
-      isolated(Intents, RequestScopes, RateLimiting.RateLimits, ...edge)(RpcHttp),
-      isolated(Completions, RequestScopes, ...edge)(OpenAiHttp),
-      isolated(Completions, RequestScopes, ...edge)(ResponsesHttp),
+      isolated(Accounts, ...groupMiddleware)(AuthHttp),
+      isolated(Accounts, ...groupMiddleware)(MeHttp),
+      isolated(ApiKeys, ...groupMiddleware)(ApiKeysHttp),
+      isolated(Organizations, OrgSettings, OrgCredits, ...groupMiddleware)(OrgsHttp),
+      isolated(Organizations, OrgSettings, OrgCredits, Spend, ...groupMiddleware)(OrgAdminHttp),
+      isolated(Memories, ...groupMiddleware)(MemoriesHttp),
+      isolated(Repositories, Workspaces, ...groupMiddleware)(WorkspacesHttp),
+      isolated(Huddles, RequestScopes, ...groupMiddleware)(HuddleHttp),
+      isolated(Intents, RequestScopes, RateLimiting.RateLimits, ...groupMiddleware)(RpcHttp),
+      isolated(Completions, RequestScopes, ...groupMiddleware)(OpenAiHttp),
+      isolated(Completions, RequestScopes, ...groupMiddleware)(ResponsesHttp),
       isolated(Operator, Spend, OperatorAuthenticated)(OperatorHttp)
     ]),
     Layer.provide([
