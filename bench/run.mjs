@@ -323,7 +323,7 @@ const main = async () => {
     bare = { name: "huddle-postgres-bare", label: "Huddle on PostgreSQL, metrics and traces off", engine: "postgres", url: started.url, keys: accounts.apiKeys, pids: [started.server.pid], entries: [started.server.entry], accounts, server: started.server, idleRss: started.idleRss }
     log(`huddle with metrics and trace export off at ${bare.url} (pid ${bare.server.pid}), on a database of its own, idle RSS ${mb(bare.idleRss)}`)
     // A second process of each configuration for #16's paired groups (7b): two identical
-    // processes differ by up to ±13 % here, so each side's figure is the mean of two.
+    // processes differ by 10–20 % here, so each side's figure is the mean of two.
     if (Number(args["paired-rounds"]) > 0) {
       const again = await startHuddle("huddle-postgres-bare-2", { databaseUrl: bareDatabase.url, observability: "off" })
       bare2 = { name: "huddle-postgres-bare-2", url: again.url, keys: accounts.apiKeys, pids: [again.server.pid], entries: [again.server.entry] }
@@ -481,7 +481,7 @@ const main = async () => {
   // which one disturbed run cannot move as it moves a sum. Two runs of each group send a server
   // with traces on a caller's `traceparent` that says not sampled: its traces are not recorded,
   // so what a recorded trace costs is measured within one process, free of what sets two
-  // processes apart. Two identical processes differ by up to ±13 % on this machine
+  // processes apart. Two identical processes differ by 10–20 % on this machine
   // (docs/performance.md), so where two processes are compared each side is the mean of two:
   // the first and second instances with traces on (unrecorded), the two with both off. How far
   // the two of each configuration differ is reported as the floor of that comparison.
@@ -614,7 +614,7 @@ const main = async () => {
     const drained = await Promise.all(drains.map((d) => Money.drainedOutcome(pgDatabase.url, d)))
     const counts = await Money.reservations(pgDatabase.url)
     // The two instances' answers under every name they were loaded as (their unrecorded runs of 7b too).
-    const answered = [pgHuddle.name, `${pgHuddle.name}-unrecorded`, "huddle-postgres-2-unrecorded", pair.name].reduce((a, name) => a + (succeeded.get(name) ?? 0), 0) + drains.reduce((a, d) => a + d.answered, 0)
+    const answered = [pgHuddle.name, ...unrecorded.map((t) => t.name), pair.name].reduce((a, name) => a + (succeeded.get(name) ?? 0), 0) + drains.reduce((a, d) => a + d.answered, 0)
     money = { heldWhileUp, stopped, integrity, drained, reservations: counts, answered, metrics, traces, ledgerCharged }
   }
 

@@ -179,7 +179,7 @@ export const layer = (config: ServerConfig) => {
     )
   })
   const inFlight = InFlight.make()
-  // The request edge records each request's metrics.
+  // `Metrics` is a `Context.Reference` the request edge reads per request: no type asks for it.
   const served = RequestContext.serve([Metrics.Metrics], (app) => inFlight.track(ServerSpan.middleware(RequestEdge.middleware(app)))).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
