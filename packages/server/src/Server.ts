@@ -4,6 +4,7 @@
  */
 import { createServer, type Server as NodeServer, STATUS_CODES } from "node:http"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 // By module, not the packages' indexes: `@effect/platform-node`'s index loads its cluster modules
 // and `@huddle/adapters`' the embedded engine, which a server on PostgreSQL never runs.
@@ -179,10 +180,12 @@ export const layer = (config: ServerConfig) => {
     )
   })
   const inFlight = InFlight.make()
-  // `Metrics` is a `Context.Reference` the request edge reads per request: no type asks for it.
-  const served = RequestContext.serve([Metrics.Metrics], (app) => inFlight.track(ServerSpan.middleware(RequestEdge.middleware(app)))).pipe(
+  // `Context.Reference`s read per request, which no type asks for: `Metrics` by the request edge,
+  // `MaxBodySize` by the platform as it reads a body.
+  const served = RequestContext.serve([Metrics.Metrics, HttpIncomingMessage.MaxBodySize], (app) => inFlight.track(ServerSpan.middleware(RequestEdge.middleware(app)))).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
+    Layer.provide(ErrorTranslation.maxBodySize(config.maxBodyBytes)),
     Layer.provide(apiLayer(config)),
     Layer.provide(RateLimiting.layer(config.rateLimits)),
     Layer.provide(IdempotencyLive.purging()),

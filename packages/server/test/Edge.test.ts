@@ -1,3 +1,4 @@
+import * as http from "node:http"
 import { Api } from "@huddle/server/Api"
 import { Accounts, Orgs, TestServer } from "@huddle/testkit"
 import { Option, Schema, SchemaAST } from "effect"
@@ -64,6 +65,29 @@ describe("the HTTP edge", () => {
     })
     expect(res.status).toBe(413)
     expect(res.body).toEqual({ error: "PAYLOAD_TOO_LARGE", message: expect.any(String) })
+  })
+
+  it("applies the body limit to a chunked body as it is read: nothing over it is acted on", async () => {
+    // No content-length to check up front. A memory of 5,000 characters is valid, but not in a
+    // body over this server's 4,096 bytes.
+    const user = await Accounts.signupAndLogin(server)
+    const status = await new Promise<number>((resolve) => {
+      const request = http.request(`${server.url}/v1/memories`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${user.session}` }
+      }, (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      // Node's server ends the connection on a body it stops reading (found: no answer is sent).
+      request.on("error", () => resolve(0))
+      request.write(`{"scope":"personal",`)
+      request.end(`"content":"${"x".repeat(5000)}"}`)
+    })
+    expect([0, 413]).toContain(status)
+    const listed = await server.request("GET", "/v1/memories", { token: user.session })
+    expect(listed.status).toBe(200)
+    expect(listed.body.data).toEqual([])
   })
 
   it("refuses text that is not well-formed Unicode or holds control characters with 400 naming the field, writing nothing", async () => {

@@ -8,7 +8,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Instruments from "@huddle/domain/observability/Instruments"
 import * as Metrics from "@huddle/domain/observability/Metrics"
-import { Duration, Effect, Option } from "effect"
+import { Context, Duration, Effect, Option } from "effect"
 import type { ChangeFeed } from "./ChangeFeed.js"
 
 export interface Options<A> {
@@ -58,9 +58,11 @@ export const make = <A>(feed: ChangeFeed["Type"], options: Options<A>, metrics: 
     if (entries.size > maxEntries) entries.delete(entries.keys().next().value!)
   }
 
+  // The transaction is read off the fiber rather than asked for as a service: three fewer steps
+  // of the fiber's loop a lookup, and a completion makes seven.
   const get = <E, R>(key: string, load: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) => {
-      if (Option.isSome(transaction) || !feed.live()) {
+    Effect.withFiberRuntime((fiber) => {
+      if (Option.isSome(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)) || !feed.live()) {
         looked("bypass")
         return load
       }

@@ -7,6 +7,7 @@
  * dialect (api/ErrorTable.ts, `Dialect`) is OpenAI's, which answer them here in OpenAI's
  * envelope (api/OpenAiErrors.ts).
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
@@ -15,7 +16,7 @@ import * as HttpServerRespondable from "@effect/platform/HttpServerRespondable"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlFailure from "@huddle/adapters/sql/SqlFailure"
 import { InvalidRequest, NotFound } from "@huddle/domain/shared/Errors"
-import { Cause, Context, Effect, FiberRef, Option, Predicate } from "effect"
+import { Cause, Context, Effect, FiberRef, Layer, Option, Predicate } from "effect"
 import { Api } from "../Api.js"
 import { Internal, PayloadTooLarge, ServiceUnavailable } from "../api/EdgeErrors.js"
 import { Dialect } from "../api/ErrorTable.js"
@@ -283,6 +284,14 @@ const translatable = (defect: unknown) =>
   Predicate.isTagged(defect, "RouteNotFound")
 
 /**
+ * The most a request body may hold, for bodies read as a stream (chunked, no length to check up
+ * front). A `Context.Reference` the platform reads per request: provided once to the server's
+ * requests (`RequestContext.serve` names it) rather than to each, which cost a region of its own.
+ */
+export const maxBodySize = (maxBodyBytes: number) =>
+  Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxBodyBytes)))
+
+/**
  * Wraps the API's router, inside the contract's error encoding: so whatever it fails with here
  * is answered with the envelope and the right status.
  */
@@ -298,7 +307,7 @@ export const make = (options: { readonly maxBodyBytes: number }) =>
           HttpServerRequest.HttpServerRequest
         > = rejected
           ? Effect.fail(rejected)
-          : app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes)))
+          : app
         const answered = attempt.pipe(
           Effect.catchAllCause((cause) => {
             if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
