@@ -39,6 +39,7 @@ import * as ErrorTranslation from "./edge/ErrorTranslation.js"
 import * as InFlight from "./edge/InFlight.js"
 import * as JsonLogger from "./edge/JsonLogger.js"
 import * as MetricsEndpoint from "./edge/MetricsEndpoint.js"
+import { NodeRequest } from "./edge/NodeRequest.js"
 import { NodeResponse } from "./edge/NodeResponse.js"
 import * as ServerSpan from "./edge/ServerSpan.js"
 import * as Tracing from "./edge/Tracing.js"
@@ -154,7 +155,7 @@ const drainOnShutdown = (server: NodeServer, inFlight: InFlight.InFlight, grace:
 
 /** The HTTP server with everything behind it; it listens for as long as the layer is alive. */
 export const layer = (config: ServerConfig) => {
-  const node = createServer({ ServerResponse: NodeResponse })
+  const node = createServer({ IncomingMessage: NodeRequest, ServerResponse: NodeResponse })
   // The port opens before the database is migrated; until the API's handler is attached (and
   // again after it is detached at shutdown) requests get a 503 rather than no answer — except
   // the liveness probe: the process runs, and a slow migration must not get it restarted.
