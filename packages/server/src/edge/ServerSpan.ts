@@ -8,7 +8,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import type * as HttpApp from "@effect/platform/HttpApp"
-import { Effect, FiberRef, Option } from "effect"
+import { Context, Effect, FiberRef, Option, Tracer } from "effect"
 import { routeOf } from "./Routes.js"
 
 export const middleware = (app: HttpApp.Default): HttpApp.Default =>
@@ -26,7 +26,10 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default =>
           span.attribute("http.route", route.name)
           span.attribute("url.path", request.url.split("?")[0])
         }
-        return Effect.withParentSpan(app, span).pipe(
+        // The parent of all the request's spans, for the rest of its fiber (which ends with the
+        // request): set, not provided for a region that restores it, a copy fewer of the fiber's
+        // references and about twenty steps fewer per request, recorded or not.
+        return Effect.zipRight(FiberRef.update(FiberRef.currentContext, Context.add(Tracer.ParentSpan, span)), app).pipe(
           Effect.tap((response) => {
             if (span.sampled) span.attribute("http.response.status_code", response.status)
           })
