@@ -65,10 +65,12 @@ const measure = (metrics: Metrics.Service, request: HttpServerRequest.HttpServer
 }
 
 /**
- * The request's locals set for the rest of its fiber, which ends with the request: its id on the
- * log lines and for the answers that quote it, and its upstream clock. Set, rather than each
- * provided for a region with `Effect.locally` (a release and two copies of the fiber's references
- * each: a third of what a `GET /healthz` ran). Each is set on its own: `Effect.setFiberRefs` would
+ * The request's locals, set for the rest of its fiber: its id on the log lines and for the
+ * answers that quote it, and its upstream clock. Set, rather than each provided for a region with
+ * `Effect.locally` (a release and two copies of the fiber's references each: a third of what a
+ * `GET /healthz` ran). The fiber is the request's alone; what runs in it after the answer is the
+ * request's scope closing, whose finalizers (a settlement, a release, what they fork to retry)
+ * log with the request's id, as they should. Each is set on its own: `Effect.setFiberRefs` would
  * set every reference the fiber holds, one copy each.
  */
 const enter = (requestId: string, clock: UpstreamClock.UpstreamClock) =>
@@ -77,18 +79,21 @@ const enter = (requestId: string, clock: UpstreamClock.UpstreamClock) =>
     Effect.zipRight(FiberRef.set(UpstreamClock.current, clock))
   )
 
-/** The access-log line: its fields are the request's last annotations (nothing of it logs after). */
+/**
+ * The access-log line, its fields annotated for this line alone: the request's finalizers log
+ * after it, and must not read as access lines.
+ */
 const accessLog = (fields: Readonly<Record<string, unknown>>) =>
-  Effect.zipRight(
-    FiberRef.update(FiberRef.currentLogAnnotations, (annotations) => {
+  Effect.flatMap(
+    FiberRef.getAndUpdate(FiberRef.currentLogAnnotations, (annotations) => {
       let out = annotations
       for (const key in fields) out = HashMap.set(out, key, fields[key])
       return out
     }),
-    Effect.logInfo("request")
+    (before) => Effect.zipRight(Effect.logInfo("request"), FiberRef.set(FiberRef.currentLogAnnotations, before))
   )
 
-export const middleware = (app: HttpApp.Default): HttpApp.Default =>
+export const middleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const given = request.headers["x-request-id"]
     const requestId = given !== undefined && requestIdShape.test(given) ? given : randomUUID()
