@@ -16,7 +16,8 @@ export class NodeRequest extends IncomingMessage {
     // A client that went away has closed the socket already; Node's own handling stays for it.
     if (!this.complete && !this.socket.destroyed) {
       this.abandoned = true
-      return callback(error)
+      // As Node's own: an error is passed on only to a request someone listens to for errors.
+      return callback(this.listenerCount("error") === 0 ? null : error)
     }
     return super._destroy(error, callback)
   }
