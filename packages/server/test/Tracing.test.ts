@@ -4,9 +4,10 @@
  * passed on to the upstream, and nothing secret in the spans.
  */
 import { randomBytes } from "node:crypto"
+import * as net from "node:net"
 import * as Tracing from "@huddle/server/edge/Tracing"
 import { Accounts, type FakeOpenAi, OtlpReceiver, TestServer, WithFakeUpstream } from "@huddle/testkit"
-import { Context, Exit, Option, Tracer } from "effect"
+import { Context, Effect, Exit, Option, Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const newTraceId = () => randomBytes(16).toString("hex")
@@ -278,5 +279,31 @@ describe("the SQL client's spans, left out (withoutSql)", () => {
     traced.span("http.client POST", Option.some(below), Context.empty(), [], 0n, "client")
     expect(below.sampled).toBe(false)
     expect(made).toEqual([])
+  })
+})
+
+describe("the exporter", () => {
+  it("gives up on a collector that takes the connection but never answers, within the export timeout", async () => {
+    let opened = 0
+    let closed = 0
+    // Reads what it is sent and never answers.
+    const collector = net.createServer((socket) => {
+      opened++
+      socket.on("close", () => closed++).resume()
+    })
+    await new Promise<void>((done) => collector.listen(0, "127.0.0.1", done))
+    const { port } = collector.address() as net.AddressInfo
+    try {
+      const seen = await Effect.runPromise(Effect.gen(function*() {
+        yield* Effect.withSpan(Effect.void, "exported")
+        yield* Effect.sleep("700 millis")
+        return { opened, closed }
+      }).pipe(Effect.provide(Tracing.layer({ url: `http://127.0.0.1:${port}/v1/traces`, serviceName: "timeout-check", exportInterval: "50 millis", exportTimeout: "200 millis" }))))
+      // The export was sent, and its connection given up by Huddle, not kept waiting.
+      expect(seen.opened).toBeGreaterThanOrEqual(1)
+      expect(seen.closed).toBeGreaterThanOrEqual(1)
+    } finally {
+      collector.close()
+    }
   })
 })

@@ -26,6 +26,8 @@ export interface Options {
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** How often spans are sent (default 5 s; tests use less). */
   readonly exportInterval?: Duration.DurationInput | undefined
+  /** The longest one export may take (default 10 s, OpenTelemetry's; tests use less). */
+  readonly exportTimeout?: Duration.DurationInput | undefined
   /** Default: every trace (`parentbased_always_on`). */
   readonly sampler?: Sampler | undefined
   /** Record the SQL client's spans too (`HUDDLE_TRACE_SQL=on`); default: they are left out. */
@@ -152,17 +154,30 @@ export const withoutSql = (inner: Tracer.Tracer): Tracer.Tracer =>
  */
 export const layer = (options: Options) =>
   Layer.unwrapScoped(Effect.gen(function*() {
-    const [OtlpTracer, OtlpSerialization, NodeHttpClient] = yield* Effect.promise(() =>
+    const [OtlpTracer, OtlpSerialization, HttpClient, HttpClientError, NodeHttpClient] = yield* Effect.promise(() =>
       Promise.all([
         import("@effect/opentelemetry/OtlpTracer"),
         import("@effect/opentelemetry/OtlpSerialization"),
+        import("@effect/platform/HttpClient"),
+        import("@effect/platform/HttpClientError"),
         import("@effect/platform-node/NodeHttpClient")
       ])
     )
     // Posted through an undici pool rather than `fetch`, which copies each batch into a web
-    // stream (about 7 % of what a span costs to end and export, measured apart). Built in this
-    // scope, before the tracer: it is closed after the tracer's last export at shutdown.
-    const exporter = yield* Layer.build(Layer.merge(OtlpSerialization.layerJson, NodeHttpClient.layerUndici))
+    // stream (about 7 % of what a span costs to end and export, measured apart). The pool leaves
+    // timeouts to its caller (it waits an hour for headers), so each export has OpenTelemetry's
+    // default of 10 s: a collector that takes connections but never answers costs a batch, not
+    // an hour of them. Built in this scope, before the tracer: it is closed after the tracer's
+    // last export at shutdown.
+    const client = Layer.effect(
+      HttpClient.HttpClient,
+      Effect.map(HttpClient.HttpClient, HttpClient.transform((response, request) =>
+        Effect.timeoutFail(response, {
+          duration: options.exportTimeout ?? Duration.seconds(10),
+          onTimeout: () => new HttpClientError.RequestError({ request, reason: "Transport", description: "the collector did not answer in time" })
+        })))
+    ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+    const exporter = yield* Layer.build(Layer.merge(OtlpSerialization.layerJson, client))
     const exporting = yield* OtlpTracer.make({
       url: options.url,
       resource: { serviceName: options.serviceName },
