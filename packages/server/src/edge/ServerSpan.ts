@@ -26,9 +26,10 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default =>
           span.attribute("http.route", route.name)
           span.attribute("url.path", request.url.split("?")[0])
         }
-        // The parent of all the request's spans, for the rest of its fiber (which ends with the
-        // request): set, not provided for a region that restores it, a copy fewer of the fiber's
-        // references and about twenty steps fewer per request, recorded or not.
+        // The parent of all the request's spans, set in the request's context rather than
+        // provided for a region of its own (a copy fewer of the fiber's references and about
+        // twenty steps fewer per request, recorded or not). The request's scope puts its context
+        // back as it closes, so the scope's finalizers do not see it.
         return Effect.zipRight(FiberRef.update(FiberRef.currentContext, Context.add(Tracer.ParentSpan, span)), app).pipe(
           Effect.tap((response) => {
             if (span.sampled) span.attribute("http.response.status_code", response.status)
