@@ -1,3 +1,5 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
 import { describe, expect, it } from "@effect/vitest"
 import { ChangeFeed } from "@huddle/adapters"
 import * as InvalidatedCache from "@huddle/adapters/cache/InvalidatedCache"
@@ -51,6 +53,22 @@ describe("InvalidatedCache", () => {
       yield* cache.get("a", load)
       yield* cache.get("a", load)
       expect(state.reads).toBe(4)
+    }))
+
+  it.effect("serves nothing inside a transaction, which must read its own writes, and keeps nothing it read there", () =>
+    Effect.gen(function*() {
+      const { cache, load, state } = setup()
+      expect(yield* cache.get("a", load)).toBe("v1")
+      state.value = "v2 (written in the transaction)"
+      // Any connection will do: the cache only asks whether the fiber is in a transaction.
+      const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        Effect.provideService(effect, SqlClient.TransactionConnection, [{} as Connection, 0])
+      expect(yield* inTransaction(cache.get("a", load))).toBe("v2 (written in the transaction)")
+      expect(yield* inTransaction(cache.get("b", load))).toBe("v2 (written in the transaction)")
+      expect(state.reads).toBe(3)
+      // Outside it, the entry loaded before is served; what was read inside was not kept.
+      expect(yield* cache.get("a", load)).toBe("v1")
+      expect(cache.size()).toBe(1)
     }))
 
   it.effect("does not keep a value whose load overlapped a change", () =>
