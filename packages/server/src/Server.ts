@@ -41,10 +41,10 @@ import * as JsonLogger from "./edge/JsonLogger.js"
 import * as MetricsEndpoint from "./edge/MetricsEndpoint.js"
 import { NodeRequest } from "./edge/NodeRequest.js"
 import { NodeResponse } from "./edge/NodeResponse.js"
-import * as ServerSpan from "./edge/ServerSpan.js"
-import * as Tracing from "./edge/Tracing.js"
 import * as RequestContext from "./edge/RequestContext.js"
 import * as RequestEdge from "./edge/RequestEdge.js"
+import * as ServerSpan from "./edge/ServerSpan.js"
+import * as Tracing from "./edge/Tracing.js"
 import { ApiKeysHttp } from "./http/ApiKeysHttp.js"
 import { AuthenticatedLive } from "./http/middleware/AuthenticatedLive.js"
 import { AuthHttp } from "./http/AuthHttp.js"
@@ -186,7 +186,6 @@ export const layer = (config: ServerConfig) => {
   const served = RequestContext.serve([Metrics.Metrics, HttpIncomingMessage.MaxBodySize], (app) => inFlight.track(ServerSpan.middleware(RequestEdge.middleware(app)))).pipe(
     Layer.provide(docsLayer),
     Layer.provide(ErrorTranslation.make({ maxBodyBytes: config.maxBodyBytes })),
-    Layer.provide(ErrorTranslation.maxBodySize(config.maxBodyBytes)),
     Layer.provide(apiLayer(config)),
     Layer.provide(RateLimiting.layer(config.rateLimits)),
     Layer.provide(IdempotencyLive.purging()),

@@ -284,18 +284,16 @@ const translatable = (defect: unknown) =>
   Predicate.isTagged(defect, "RouteNotFound")
 
 /**
- * The most a request body may hold, for bodies read as a stream (chunked, no length to check up
- * front). A `Context.Reference` the platform reads per request: provided once to the server's
- * requests (`RequestContext.serve` names it) rather than to each, which cost a region of its own.
- */
-export const maxBodySize = (maxBodyBytes: number) =>
-  Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxBodyBytes)))
-
-/**
  * Wraps the API's router, inside the contract's error encoding: so whatever it fails with here
- * is answered with the envelope and the right status.
+ * is answered with the envelope and the right status. With it, the body limit for bodies read as
+ * a stream (chunked, no length to check up front): the platform's `MaxBodySize`, a
+ * `Context.Reference` read per request, provided once to the server's requests
+ * (`RequestContext.serve` names it) rather than to each, which cost a region of its own.
  */
 export const make = (options: { readonly maxBodyBytes: number }) =>
+  Layer.merge(middleware(options), Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(options.maxBodyBytes))))
+
+const middleware = (options: { readonly maxBodyBytes: number }) =>
   HttpApiBuilder.middleware(
     Api,
     (app) =>
