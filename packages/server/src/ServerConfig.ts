@@ -171,6 +171,10 @@ const httpUrl = (name: string) =>
     })
   )
 
+/** A positive whole number of milliseconds (OpenTelemetry's timeouts). */
+const millis = (name: string) =>
+  Config.integer(name).pipe(Config.validate({ message: "must be a positive number of milliseconds", validation: (n) => n > 0 }))
+
 export const fromEnv: Config.Config<ServerConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
@@ -197,6 +201,8 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
   otlpEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT")),
   otlpTracesEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
   otlpHeaders: Config.option(Config.string("OTEL_EXPORTER_OTLP_HEADERS")),
+  otlpTimeout: Config.option(millis("OTEL_EXPORTER_OTLP_TIMEOUT")),
+  otlpTracesTimeout: Config.option(millis("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")),
   otelServiceName: Config.option(Config.string("OTEL_SERVICE_NAME")),
   otelSampler: Config.option(Config.literal(...Tracing.samplerNames)("OTEL_TRACES_SAMPLER")),
   traceSql: Config.literal("on", "off")("HUDDLE_TRACE_SQL").pipe(Config.withDefault("off" as const), Config.map((value) => value === "on")),
@@ -232,7 +238,9 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
       otelServiceName,
       otlpEndpoint,
       otlpHeaders,
+      otlpTimeout,
       otlpTracesEndpoint,
+      otlpTracesTimeout,
       repositories,
       staleAfter,
       traceSql,
@@ -244,6 +252,8 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
       endpoint: Option.getOrUndefined(otlpEndpoint),
       tracesEndpoint: Option.getOrUndefined(otlpTracesEndpoint),
       headers: Option.getOrUndefined(otlpHeaders),
+      timeoutMillis: Option.getOrUndefined(otlpTimeout),
+      tracesTimeoutMillis: Option.getOrUndefined(otlpTracesTimeout),
       serviceName: Option.getOrUndefined(otelServiceName),
       sampler: Option.getOrUndefined(Option.map(otelSampler, (name) => Tracing.samplerOf(name, Option.getOrUndefined(otelSamplerArg)))),
       sql: traceSql

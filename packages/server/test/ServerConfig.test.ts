@@ -98,6 +98,14 @@ describe("metrics and traces", () => {
     )).toEqual(Either.right({ url: "https://traces.example.com/otlp", serviceName: "huddle-eu", headers: { "x-api-key": "abc=", tenant: "team a" }, sql: false }))
   })
 
+  it("gives each export OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, else OTEL_EXPORTER_OTLP_TIMEOUT, in milliseconds (default: the exporter's 10 s)", () => {
+    const timeoutOf = (env: Record<string, string>) =>
+      Either.map(read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", ...env }), (config) => config.tracing?.exportTimeout)
+    expect(timeoutOf({})).toEqual(Either.right(undefined))
+    expect(timeoutOf({ OTEL_EXPORTER_OTLP_TIMEOUT: "2500" })).toEqual(Either.right(Duration.millis(2500)))
+    expect(timeoutOf({ OTEL_EXPORTER_OTLP_TIMEOUT: "2500", OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "700" })).toEqual(Either.right(Duration.millis(700)))
+  })
+
   it("records the SQL client's spans only with HUDDLE_TRACE_SQL=on", () => {
     expect(Either.map(read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", HUDDLE_TRACE_SQL: "on" }), (config) => config.tracing?.sql)).toEqual(Either.right(true))
     expect(Either.map(read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", HUDDLE_TRACE_SQL: "off" }), (config) => config.tracing?.sql)).toEqual(Either.right(false))
@@ -111,7 +119,7 @@ describe("metrics and traces", () => {
   })
 
   it("refuses an endpoint that is not an http(s) URL and a short metrics or operator token, naming the variable", () => {
-    for (const [name, value] of [["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"], ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "grpc://collector"], ["HUDDLE_METRICS_TOKEN", "short"], ["HUDDLE_OPERATOR_TOKEN", "short"], ["HUDDLE_METRICS", "maybe"], ["OTEL_TRACES_SAMPLER", "sometimes"], ["OTEL_TRACES_SAMPLER_ARG", "2"], ["HUDDLE_TRACE_SQL", "yes"]] as const) {
+    for (const [name, value] of [["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"], ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "grpc://collector"], ["HUDDLE_METRICS_TOKEN", "short"], ["HUDDLE_OPERATOR_TOKEN", "short"], ["HUDDLE_METRICS", "maybe"], ["OTEL_TRACES_SAMPLER", "sometimes"], ["OTEL_TRACES_SAMPLER_ARG", "2"], ["HUDDLE_TRACE_SQL", "yes"], ["OTEL_EXPORTER_OTLP_TIMEOUT", "0"], ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "10s"]] as const) {
       const config = read({ [name]: value })
       expect(Either.isLeft(config), `${name}=${value}`).toBe(true)
       if (Either.isLeft(config)) expect(String(config.left), value).toContain(name)

@@ -197,11 +197,14 @@ export const layer = (options: Options) =>
 /**
  * The OpenTelemetry SDK's variables: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is, else
  * `OTEL_EXPORTER_OTLP_ENDPOINT` with `/v1/traces` appended; `OTEL_SERVICE_NAME` (default
- * `huddle`); `OTEL_EXPORTER_OTLP_HEADERS` as `key=value,key=value` (values URL-encoded).
+ * `huddle`); `OTEL_EXPORTER_OTLP_HEADERS` as `key=value,key=value` (values URL-encoded);
+ * `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT`, in milliseconds.
  */
 export const fromVariables = (env: {
   readonly endpoint?: string | undefined
   readonly tracesEndpoint?: string | undefined
+  readonly timeoutMillis?: number | undefined
+  readonly tracesTimeoutMillis?: number | undefined
   readonly serviceName?: string | undefined
   readonly headers?: string | undefined
   readonly sampler?: Sampler | undefined
@@ -214,5 +217,13 @@ export const fromVariables = (env: {
     const at = pair.indexOf("=")
     if (at > 0) headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim())
   }
-  return { url, serviceName: env.serviceName ?? "huddle", headers, ...(env.sampler === undefined ? {} : { sampler: env.sampler }), sql: env.sql === true }
+  const timeout = env.tracesTimeoutMillis ?? env.timeoutMillis
+  return {
+    url,
+    serviceName: env.serviceName ?? "huddle",
+    headers,
+    ...(env.sampler === undefined ? {} : { sampler: env.sampler }),
+    ...(timeout === undefined ? {} : { exportTimeout: Duration.millis(timeout) }),
+    sql: env.sql === true
+  }
 }
