@@ -64,7 +64,7 @@ try {
   const to = new Date(Date.now() + 60_000)
   const from = new Date(to.getTime() - 366 * 86_400_000)
   const tiers = [["fake-economy", "economy"], ["fake-standard", "standard"], ["fake-premium", "premium"], ["economy", "economy"], ["standard", "standard"], ["premium", "premium"]]
-  const groupings = [[], ["day"], ["week"], ["month"], ["model"], ["tier"], ["member"], ["source"], ["month", "model", "source"], ["day", "member"]]
+  const groupings = [[], ["day"], ["week"], ["month"], ["model"], ["tier"], ["member"], ["source"], ["month", "model", "source"], ["day", "member"], ["member", "day"]]
   const scopes = [["deployment", { _tag: "Deployment" }], ["org (1/50 of the rows)", { _tag: "Org", orgId: "org_1" }]]
   const program = Effect.gen(function*() {
     const repository = yield* SpendRepository

@@ -50,6 +50,8 @@ const groupBy = fc.tuple(
   fc.subarray<GroupKey>(["model", "tier", "member", "source"])
 ).chain(([time, dims]) => fc.shuffledSubarray([...time, ...dims], { minLength: time.length + dims.length }))
 
+const period = fc.constantFrom<GroupKey>("day", "week", "month")
+
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 const periodOf = (key: GroupKey, ms: number) => {
   const d = new Date(ms)
@@ -81,6 +83,96 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
     await database.drop()
   })
 
+  const walksLikeTheModel = async (
+    reservations: ReadonlyArray<Reservation>,
+    keys: ReadonlyArray<GroupKey>,
+    limit: number,
+    [start, length]: readonly [number, number],
+    orgScope: number | null
+  ) => {
+    // Each run in a year of its own: the ledger keeps what earlier runs wrote.
+    const base = Date.UTC(2001 + run, 0, 3)
+    const prefix = `r${run++}`
+    interface LedgerRow { readonly at: number; readonly delta: number; readonly kind: string; readonly r: Reservation }
+    const ledger: Array<LedgerRow> = []
+    await runtime.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      for (const [i, r] of reservations.entries()) {
+        const id = `res_${prefix}_${i}`
+        const account = r.pool === "personal" ? `acc_${users[r.user]}` : `acc_${orgs[r.org!]}_${r.pool}`
+        const purpose = r.model === null ? `intent int_${i}` : `chat completion (${r.model})`
+        const at = new Date(base + r.at)
+        const actual = r.outcome === "settled" ? Math.floor(r.amount * r.actualShare) : 0
+        const closedAt = new Date(base + r.at + r.closeAfter)
+        yield* sql`INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, actual, status, purpose, created_at, closed_at)
+          VALUES (${id}, ${account}, ${users[r.user]!}, ${r.org === null ? null : orgs[r.org]!}, ${r.amount},
+                  ${r.outcome === "held" ? null : actual}, ${r.outcome}, ${purpose}, ${at}, ${r.outcome === "held" ? null : closedAt})`
+        const rows: Array<[string, number, Date]> = [["reserve", -r.amount, at]]
+        if (r.outcome !== "held") rows.push([r.outcome === "settled" ? "settle" : "release", r.amount - actual, closedAt])
+        for (const [j, [kind, delta, when]] of rows.entries()) {
+          yield* sql`INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+            VALUES (${`led_${prefix}_${i}_${j}`}, ${account}, ${delta}, ${kind}, ${id}, ${purpose}, ${users[r.user]!}, ${when})`
+          ledger.push({ at: when.getTime(), delta, kind, r })
+        }
+        // A grant in the same window: never spend.
+        yield* sql`INSERT INTO credit_ledger (id, account_id, delta, kind, reason, actor_id, created_at)
+          VALUES (${`led_${prefix}_${i}_g`}, ${account}, 1000, 'grant', 'top-up', NULL, ${at})`
+      }
+    }))
+
+    const from = base + start * day
+    const to = from + length * day
+    const scope: SpendScope = orgScope === null ? { _tag: "Deployment" } : { _tag: "Org", orgId: orgs[orgScope]! }
+    // The model: the same rows, grouped in JavaScript.
+    const expected = new Map<string, { keys: Array<string>; row: Record<string, unknown> }>()
+    let totalCredits = 0
+    let totalCalls = 0
+    for (const row of ledger) {
+      if (row.at < from || row.at >= to) continue
+      if (orgScope !== null && row.r.org !== orgScope) continue
+      const model = row.r.model
+      const values: Record<GroupKey, string | null> = {
+        day: periodOf("day", row.at),
+        week: periodOf("week", row.at),
+        month: periodOf("month", row.at),
+        model,
+        tier: tiers.find(([name]) => name === model)?.[1] ?? null,
+        member: users[row.r.user]!,
+        source: row.r.pool
+      }
+      const keyList = ["", ...keys.map((key) => values[key] ?? "")]
+      const id = JSON.stringify(keyList)
+      const group = expected.get(id) ?? { keys: keyList, row: { credits: 0, calls: 0 } }
+      keys.forEach((key) => {
+        group.row[key === "day" || key === "week" || key === "month" ? "period" : key] = values[key]
+      })
+      group.row["credits"] = (group.row["credits"] as number) - row.delta
+      group.row["calls"] = (group.row["calls"] as number) + (row.kind === "settle" ? 1 : 0)
+      expected.set(id, group)
+      totalCredits -= row.delta
+      totalCalls += row.kind === "settle" ? 1 : 0
+    }
+    const compare = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
+      for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1
+      return 0
+    }
+    const want = [...expected.values()].sort((a, b) => compare(a.keys, b.keys)).map((group) => group.row)
+
+    const walked: Array<SpendRow> = []
+    let after: ReadonlyArray<string> | undefined
+    for (let pages = 0; ; pages++) {
+      const page = await runtime.runPromise(Effect.flatMap(SpendRepository, (repository) =>
+        repository.query(scope, { from: new Date(from), to: new Date(to), groupBy: keys, limit, after }, tiers)))
+      expect(page.totals).toEqual({ credits: totalCredits, calls: totalCalls })
+      expect(page.rows.length).toBeLessThanOrEqual(limit)
+      walked.push(...page.rows)
+      if (page.next === null) break
+      after = page.next
+      expect(pages).toBeLessThan(100)
+    }
+    expect(walked.map((row) => ({ ...row }))).toEqual(want)
+  }
+
   it("gives the model's groups, in key order, page after page, and the ledger's totals", async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -89,91 +181,30 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
         fc.integer({ min: 1, max: 6 }),
         fc.tuple(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 1, max: 70 })),
         fc.option(fc.integer({ min: 0, max: orgs.length - 1 }), { nil: null }),
-        async (reservations, keys, limit, [start, length], orgScope) => {
-          // Each run in a year of its own: the ledger keeps what earlier runs wrote.
-          const base = Date.UTC(2001 + run, 0, 3)
-          const prefix = `r${run++}`
-          interface LedgerRow { readonly at: number; readonly delta: number; readonly kind: string; readonly r: Reservation }
-          const ledger: Array<LedgerRow> = []
-          await runtime.runPromise(Effect.gen(function*() {
-            const sql = yield* SqlClient.SqlClient
-            for (const [i, r] of reservations.entries()) {
-              const id = `res_${prefix}_${i}`
-              const account = r.pool === "personal" ? `acc_${users[r.user]}` : `acc_${orgs[r.org!]}_${r.pool}`
-              const purpose = r.model === null ? `intent int_${i}` : `chat completion (${r.model})`
-              const at = new Date(base + r.at)
-              const actual = r.outcome === "settled" ? Math.floor(r.amount * r.actualShare) : 0
-              const closedAt = new Date(base + r.at + r.closeAfter)
-              yield* sql`INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, actual, status, purpose, created_at, closed_at)
-                VALUES (${id}, ${account}, ${users[r.user]!}, ${r.org === null ? null : orgs[r.org]!}, ${r.amount},
-                        ${r.outcome === "held" ? null : actual}, ${r.outcome}, ${purpose}, ${at}, ${r.outcome === "held" ? null : closedAt})`
-              const rows: Array<[string, number, Date]> = [["reserve", -r.amount, at]]
-              if (r.outcome !== "held") rows.push([r.outcome === "settled" ? "settle" : "release", r.amount - actual, closedAt])
-              for (const [j, [kind, delta, when]] of rows.entries()) {
-                yield* sql`INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-                  VALUES (${`led_${prefix}_${i}_${j}`}, ${account}, ${delta}, ${kind}, ${id}, ${purpose}, ${users[r.user]!}, ${when})`
-                ledger.push({ at: when.getTime(), delta, kind, r })
-              }
-              // A grant in the same window: never spend.
-              yield* sql`INSERT INTO credit_ledger (id, account_id, delta, kind, reason, actor_id, created_at)
-                VALUES (${`led_${prefix}_${i}_g`}, ${account}, 1000, 'grant', 'top-up', NULL, ${at})`
-            }
-          }))
-
-          const from = base + start * day
-          const to = from + length * day
-          const scope: SpendScope = orgScope === null ? { _tag: "Deployment" } : { _tag: "Org", orgId: orgs[orgScope]! }
-          // The model: the same rows, grouped in JavaScript.
-          const expected = new Map<string, { keys: Array<string>; row: Record<string, unknown> }>()
-          let totalCredits = 0
-          let totalCalls = 0
-          for (const row of ledger) {
-            if (row.at < from || row.at >= to) continue
-            if (orgScope !== null && row.r.org !== orgScope) continue
-            const model = row.r.model
-            const values: Record<GroupKey, string | null> = {
-              day: periodOf("day", row.at),
-              week: periodOf("week", row.at),
-              month: periodOf("month", row.at),
-              model,
-              tier: tiers.find(([name]) => name === model)?.[1] ?? null,
-              member: users[row.r.user]!,
-              source: row.r.pool
-            }
-            const keyList = ["", ...keys.map((key) => values[key] ?? "")]
-            const id = JSON.stringify(keyList)
-            const group = expected.get(id) ?? { keys: keyList, row: { credits: 0, calls: 0 } }
-            keys.forEach((key) => {
-              group.row[key === "day" || key === "week" || key === "month" ? "period" : key] = values[key]
-            })
-            group.row["credits"] = (group.row["credits"] as number) - row.delta
-            group.row["calls"] = (group.row["calls"] as number) + (row.kind === "settle" ? 1 : 0)
-            expected.set(id, group)
-            totalCredits -= row.delta
-            totalCalls += row.kind === "settle" ? 1 : 0
-          }
-          const compare = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
-            for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1
-            return 0
-          }
-          const want = [...expected.values()].sort((a, b) => compare(a.keys, b.keys)).map((group) => group.row)
-
-          const walked: Array<SpendRow> = []
-          let after: ReadonlyArray<string> | undefined
-          for (let pages = 0; ; pages++) {
-            const page = await runtime.runPromise(Effect.flatMap(SpendRepository, (repository) =>
-              repository.query(scope, { from: new Date(from), to: new Date(to), groupBy: keys, limit, after }, tiers)))
-            expect(page.totals).toEqual({ credits: totalCredits, calls: totalCalls })
-            expect(page.rows.length).toBeLessThanOrEqual(limit)
-            walked.push(...page.rows)
-            if (page.next === null) break
-            after = page.next
-            expect(pages).toBeLessThan(100)
-          }
-          expect(walked.map((row) => ({ ...row }))).toEqual(want)
-        }
+        walksLikeTheModel
       ),
       { numRuns: 40 }
+    )
+  }, 240_000)
+
+  // A grouping that starts with a period, or with the member and then a period, is paged window
+  // by window: pages that end inside a period or a member, windows that grow over empty periods,
+  // weeks and months cut by the range.
+  it("pages a grouping by period first, or by member and period, the same, whatever its windows", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(reservation, { minLength: 10, maxLength: 60 }),
+        fc.oneof(
+          fc.tuple(period, fc.shuffledSubarray<GroupKey>(["model", "member", "source"], { minLength: 1 })).map(([time, dims]) => [time, ...dims]),
+          fc.tuple(period, fc.shuffledSubarray<GroupKey>(["model", "source"])).map(([time, dims]) => ["member" as const, time, ...dims])
+        ),
+        fc.integer({ min: 1, max: 4 }),
+        fc.tuple(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 20, max: 70 })),
+        fc.option(fc.integer({ min: 0, max: orgs.length - 1 }), { nil: null }),
+        walksLikeTheModel
+      ),
+      // Each run writes to a database: shrinking a failure is bounded so that it reports in time.
+      { numRuns: 30, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: true }
     )
   }, 240_000)
 })

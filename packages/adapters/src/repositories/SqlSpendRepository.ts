@@ -1,17 +1,16 @@
 /**
- * Spend from the ledger in one statement: the reservation rows of the range (`reserve`, `settle`,
- * `release`; grants are not spend) grouped by the query's keys, one page of groups in key order
- * (keyset: after the cursor's key), and the totals of every group. Credits are the negated sum of
- * the rows' deltas, so the totals are the ledger's own sum over the same rows.
+ * Spend from the ledger: the reservation rows of the range (`reserve`, `settle`, `release`; grants
+ * are not spend) grouped by the query's keys, one page of groups in key order (keyset: after the
+ * cursor's key), and the totals of every group, read from one snapshot. Credits are the negated
+ * sum of the rows' deltas, so the totals are the ledger's own sum over the same rows.
  *
  * The deployment reads `credit_ledger_spend_idx` (created_at, covering the columns read); an org
  * reads its reservations (`credit_reservations_org_idx`) and their rows (`credit_ledger_reservation_idx`).
  * Keys are compared as text in the "C" collation, the same on every engine.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type * as Statement from "@effect/sql/Statement"
-import { type GroupKey, type SpendPage, SpendRow, SpendTotals } from "@huddle/domain/spend/SpendQuery"
-import { type Service, SpendRepository } from "@huddle/domain/spend/SpendRepository"
+import { type GroupKey, type SpendPage, type SpendQuery, SpendRow, SpendTotals, type TimeBucket } from "@huddle/domain/spend/SpendQuery"
+import { type Service, SpendRepository, type SpendScope } from "@huddle/domain/spend/SpendRepository"
 import { Effect, Layer } from "effect"
 
 /**
@@ -40,7 +39,9 @@ const keyExpression: Record<GroupKey, string> = {
   source: `pool`
 }
 
-const isTime = (key: GroupKey) => key === "day" || key === "week" || key === "month"
+const isTime = (key: GroupKey): key is TimeBucket => key === "day" || key === "week" || key === "month"
+
+type Tiers = ReadonlyArray<readonly [name: string, tier: string]>
 
 interface Row {
   readonly total_credits: string | number
@@ -50,70 +51,188 @@ interface Row {
   readonly calls: string | number | null
 }
 
+/** The start of the UTC day, ISO week (Monday) or month that holds `at`, moved on by `n` of them. */
+const bucketAfter = (unit: TimeBucket, at: Date, n: number): Date => {
+  const [y, m, d] = [at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()]
+  if (unit === "month") return new Date(Date.UTC(y, m + n, 1))
+  if (unit === "week") return new Date(Date.UTC(y, m, d - (at.getUTCDay() + 6) % 7 + 7 * n))
+  return new Date(Date.UTC(y, m, d + n))
+}
+
+/**
+ * Where a time-first page can start: the cursor's period, when it is one (a key that is a date
+ * sorts as its date does; anything else leaves the keyset comparison alone to skip).
+ */
+const startOf = (q: SpendQuery): Date => {
+  const period = q.after?.[1]
+  const at = period !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(period) ? new Date(`${period}T00:00:00Z`) : undefined
+  return at !== undefined && at.getTime() > q.from.getTime() ? at : q.from
+}
+
+const totalsOf = (row: Row | undefined) => ({ credits: Number(row?.total_credits ?? 0), calls: Number(row?.total_calls ?? 0) })
+
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
+  /** One statement: the groups of `[from, to)` after the cursor (at most `limit`), and the totals of all its groups. */
+  /** The range's reservation rows (of `members`, the first and last in key order, when given). */
+  const rowsOf = (scope: SpendScope, from: Date, to: Date, bySource: boolean, members?: readonly [string, string]) => {
+    const pool = bySource ? sql`JOIN credit_accounts a ON a.id = l.account_id` : sql``
+    const poolColumn = bySource ? sql`, a.pool` : sql``
+    const ofMembers = members === undefined
+      ? sql``
+      : sql`AND COALESCE(l.actor_id, '') COLLATE "C" >= ${members[0]}::text COLLATE "C"
+            AND COALESCE(l.actor_id, '') COLLATE "C" <= ${members[1]}::text COLLATE "C"`
+    return scope._tag === "Deployment"
+      ? sql`
+        SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason ${poolColumn}
+        FROM credit_ledger l ${pool}
+        WHERE l.kind <> 'grant' AND l.created_at >= ${from} AND l.created_at < ${to} ${ofMembers}`
+      : sql`
+        SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason ${poolColumn}
+        FROM credit_reservations r
+        JOIN credit_ledger l ON l.reservation_id = r.id ${pool}
+        WHERE r.org_id = ${scope.orgId} AND r.org_id IS NOT NULL AND r.created_at < ${to}
+          AND l.kind <> 'grant' AND l.created_at >= ${from} AND l.created_at < ${to} ${ofMembers}`
+  }
+
+  const groupsIn = (
+    scope: SpendScope,
+    q: SpendQuery,
+    from: Date,
+    to: Date,
+    limit: number,
+    tiers: Tiers,
+    members?: readonly [string, string]
+  ) => {
+    // A constant first key: with no grouping, the one group still has a key to page after.
+    const keys = ["''", ...q.groupBy.map((key) => keyExpression[key])]
+    const after = q.after
+    const catalog = JSON.stringify(tiers.map(([name, tier]) => ({ name, tier })))
+    const source = rowsOf(scope, from, to, q.groupBy.includes("source"), members)
+    const raw = new Map(q.groupBy.map((key) => rawColumn[key]))
+    const rawList = sql.literal([...[...raw].map(([alias, expression]) => `${expression} AS ${alias}`), "''::text AS k"].join(", "))
+    const rawRefs = sql.literal([...raw.keys(), "k"].join(", "))
+    const needs = (...keys: ReadonlyArray<GroupKey>) => keys.some((key) => q.groupBy.includes(key))
+    const model = needs("model", "tier")
+      ? sql`LEFT JOIN LATERAL (SELECT substring(g.reason FROM '^chat completion \\((.*)\\)$') AS model) m ON true
+            LEFT JOIN catalog c ON c.name = m.model`
+      : sql``
+    const modelColumns = needs("model", "tier") ? sql`, m.model, c.tier` : sql``
+    const keyList = sql.literal(keys.map((key, i) => `${key} COLLATE "C" AS k${i}`).join(", "))
+    const keyRefs = sql.literal(keys.map((_, i) => `k${i}`).join(", "))
+    const keyArray = sql.literal(`ARRAY[${keys.map((_, i) => `k${i}`).join(", ")}]::text[]`)
+    const orderBy = sql.literal(keys.map((_, i) => `p.k${i}`).join(", "))
+    // The cursor's keys are parameters, bound one by one.
+    const keysetBound = after === undefined
+      ? sql`true`
+      : sql`(${keyRefs}) > (${sql.csv(after.map((value) => sql`${value}::text COLLATE "C"`))})`
+    return sql<Row>`
+      WITH catalog (name, tier) AS (
+        SELECT name, tier FROM jsonb_to_recordset(${catalog}::jsonb) AS c (name text, tier text)
+      ), raw AS (
+        SELECT ${rawList}, SUM(delta) AS delta, COUNT(*) FILTER (WHERE kind = 'settle') AS calls
+        FROM (${source}) x GROUP BY ${rawRefs}
+      ), spent AS (
+        SELECT g.* ${modelColumns} FROM raw g ${model}
+      ), grouped AS (
+        SELECT ${keyList}, -SUM(delta) AS credits, SUM(calls) AS calls
+        FROM spent GROUP BY ${keyRefs}
+      ), page AS (
+        SELECT * FROM grouped WHERE ${keysetBound} ORDER BY ${keyRefs} LIMIT ${limit}
+      )
+      SELECT t.total_credits, t.total_calls, ${keyArray} AS keys, p.credits, p.calls
+      FROM (SELECT COALESCE(SUM(credits), 0) AS total_credits, COALESCE(SUM(calls), 0) AS total_calls FROM grouped) t
+      LEFT JOIN page p ON true
+      ORDER BY ${orderBy}`.pipe(
+      Effect.map((rows) => ({ first: rows[0], groups: rows.filter((row) => row.keys !== null && row.keys[0] !== null) }))
+    )
+  }
+
+  /**
+   * A grouping that starts with a period pages through time: its page is made window by window
+   * from the cursor's period on (a window's groups all sort after the previous window's), each
+   * window sized from the groups per period seen so far, until the page is full. So a page costs
+   * the rows of the periods it shows, not every group of the range (a year by day and member is
+   * half a million groups). The totals are the windows' when they covered the range, else one
+   * pass over the range without grouping.
+   */
+  const timeFirst = (scope: SpendScope, q: SpendQuery, unit: TimeBucket, tiers: Tiers) =>
+    Effect.gen(function*() {
+      const groups: Array<Row> = []
+      const start = startOf(q)
+      let from = start
+      let periods = 1
+      let seen = 0
+      let credits = 0
+      let calls = 0
+      while (from < q.to && groups.length <= q.limit) {
+        // A window that would cover half of what is left takes all of it: the totals come with it.
+        const end = bucketAfter(unit, from, periods)
+        const to = (end.getTime() - from.getTime()) * 2 < q.to.getTime() - from.getTime() ? end : q.to
+        const window = yield* groupsIn(scope, q, from, to, q.limit + 1 - groups.length, tiers)
+        groups.push(...window.groups)
+        credits += Number(window.first?.total_credits ?? 0)
+        calls += Number(window.first?.total_calls ?? 0)
+        seen += periods
+        const missing = q.limit + 1 - groups.length
+        periods = groups.length === 0 ? periods * 2 : Math.max(1, Math.ceil(missing * seen / groups.length * 1.25))
+        from = to
+      }
+      if (start === q.from && from >= q.to) return { totals: { credits, calls }, groups }
+      const { first } = yield* groupsIn(scope, { ...q, groupBy: [], after: undefined }, q.from, q.to, 0, tiers)
+      return { totals: totalsOf(first), groups }
+    })
+
+  /**
+   * A grouping by member and then by period (a year by member and day is half a million groups)
+   * pages through the members the same way: one pass lists the range's members in key order with
+   * their rows (and gives the totals), then windows of members from the cursor's on, each as
+   * many as the rows the missing groups need at the rate seen so far (a row makes at most one).
+   */
+  const memberFirst = (scope: SpendScope, q: SpendQuery, tiers: Tiers) =>
+    Effect.gen(function*() {
+      const members = yield* sql<{ readonly member: string; readonly n: string | number; readonly delta: string | number; readonly calls: string | number }>`
+        SELECT COALESCE(actor_id, '') COLLATE "C" AS member, COUNT(*) AS n, SUM(delta) AS delta,
+               COUNT(*) FILTER (WHERE kind = 'settle') AS calls
+        FROM (${rowsOf(scope, q.from, q.to, false)}) x GROUP BY 1 ORDER BY 1`
+      const totals = {
+        credits: members.reduce((sum, m) => sum - Number(m.delta), 0),
+        calls: members.reduce((sum, m) => sum + Number(m.calls), 0)
+      }
+      // Keys compare as bytes (the "C" collation) when finding the cursor's member.
+      const cursor = q.after?.[1]
+      const groups: Array<Row> = []
+      let i = cursor === undefined ? 0 : members.findIndex((m) => Buffer.compare(Buffer.from(m.member), Buffer.from(cursor)) >= 0)
+      let wanted = q.limit + 1
+      let seen = 0
+      while (i >= 0 && i < members.length && groups.length <= q.limit) {
+        let j = i
+        let rows = 0
+        while (j < members.length && rows < wanted) rows += Number(members[j++]!.n)
+        const window = yield* groupsIn(scope, q, q.from, q.to, q.limit + 1 - groups.length, tiers, [members[i]!.member, members[j - 1]!.member])
+        groups.push(...window.groups)
+        seen += rows
+        wanted = groups.length === 0 ? rows * 2 : Math.ceil((q.limit + 1 - groups.length) * seen / groups.length * 1.25)
+        i = j
+      }
+      return { totals, groups }
+    })
+
   const query: Service["query"] = (scope, q, tiers) =>
     Effect.gen(function*() {
-      // A constant first key: with no grouping, the one group still has a key to page after.
-      const keys = ["''", ...q.groupBy.map((key) => keyExpression[key])]
-      const after = q.after
-      const catalog = JSON.stringify(tiers.map(([name, tier]) => ({ name, tier })))
-      const bySource = q.groupBy.includes("source")
-      const pool = bySource ? sql`JOIN credit_accounts a ON a.id = l.account_id` : sql``
-      const poolColumn = bySource ? sql`, a.pool` : sql``
-      const source: Statement.Fragment = scope._tag === "Deployment"
-        ? sql`
-          SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason ${poolColumn}
-          FROM credit_ledger l ${pool}
-          WHERE l.kind <> 'grant' AND l.created_at >= ${q.from} AND l.created_at < ${q.to}`
-        : sql`
-          SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason ${poolColumn}
-          FROM credit_reservations r
-          JOIN credit_ledger l ON l.reservation_id = r.id ${pool}
-          WHERE r.org_id = ${scope.orgId} AND r.org_id IS NOT NULL AND r.created_at < ${q.to}
-            AND l.kind <> 'grant' AND l.created_at >= ${q.from} AND l.created_at < ${q.to}`
-      const raw = new Map(q.groupBy.map((key) => rawColumn[key]))
-      const rawList = sql.literal([...[...raw].map(([alias, expression]) => `${expression} AS ${alias}`), "''::text AS k"].join(", "))
-      const rawRefs = sql.literal([...raw.keys(), "k"].join(", "))
-      const needs = (...keys: ReadonlyArray<GroupKey>) => keys.some((key) => q.groupBy.includes(key))
-      const model = needs("model", "tier")
-        ? sql`LEFT JOIN LATERAL (SELECT substring(g.reason FROM '^chat completion \\((.*)\\)$') AS model) m ON true
-              LEFT JOIN catalog c ON c.name = m.model`
-        : sql``
-      const modelColumns = needs("model", "tier") ? sql`, m.model, c.tier` : sql``
-      const keyList = sql.literal(keys.map((key, i) => `${key} COLLATE "C" AS k${i}`).join(", "))
-      const keyRefs = sql.literal(keys.map((_, i) => `k${i}`).join(", "))
-      const keyArray = sql.literal(`ARRAY[${keys.map((_, i) => `k${i}`).join(", ")}]::text[]`)
-      const orderBy = sql.literal(keys.map((_, i) => `p.k${i}`).join(", "))
-      // The cursor's keys are parameters, bound one by one.
-      const keysetBound = after === undefined
-        ? sql`true`
-        : sql`(${keyRefs}) > (${sql.csv(after.map((value) => sql`${value}::text COLLATE "C"`))})`
+      // The totals and every window read one snapshot of the ledger.
+      yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
       // JIT compiling costs ~0.1 s per query here and gains nothing on one pass over the rows.
       yield* sql`SET LOCAL jit = off`
-      const rows = yield* sql<Row>`
-        WITH catalog (name, tier) AS (
-          SELECT name, tier FROM jsonb_to_recordset(${catalog}::jsonb) AS c (name text, tier text)
-        ), raw AS (
-          SELECT ${rawList}, SUM(delta) AS delta, COUNT(*) FILTER (WHERE kind = 'settle') AS calls
-          FROM (${source}) x GROUP BY ${rawRefs}
-        ), spent AS (
-          SELECT g.* ${modelColumns} FROM raw g ${model}
-        ), grouped AS (
-          SELECT ${keyList}, -SUM(delta) AS credits, SUM(calls) AS calls
-          FROM spent GROUP BY ${keyRefs}
-        ), page AS (
-          SELECT * FROM grouped WHERE ${keysetBound} ORDER BY ${keyRefs} LIMIT ${q.limit + 1}
+      const unit = q.groupBy[0]
+      const { groups, totals } = unit !== undefined && isTime(unit)
+        ? yield* timeFirst(scope, q, unit, tiers)
+        : unit === "member" && q.groupBy.some(isTime)
+        ? yield* memberFirst(scope, q, tiers)
+        : yield* groupsIn(scope, q, q.from, q.to, q.limit + 1, tiers).pipe(
+          Effect.map(({ first, groups }) => ({ groups, totals: totalsOf(first) }))
         )
-        SELECT t.total_credits, t.total_calls, ${keyArray} AS keys, p.credits, p.calls
-        FROM (SELECT COALESCE(SUM(credits), 0) AS total_credits, COALESCE(SUM(calls), 0) AS total_calls FROM grouped) t
-        LEFT JOIN page p ON true
-        ORDER BY ${orderBy}`
-      const totals = new SpendTotals({ credits: Number(rows[0]?.total_credits ?? 0), calls: Number(rows[0]?.total_calls ?? 0) }, {
-        disableValidation: true
-      })
-      const groups = rows.filter((row) => row.keys !== null && row.keys[0] !== null)
       const toRow = (row: Row) => {
         const fields: Record<string, unknown> = { credits: Number(row.credits), calls: Number(row.calls) }
         q.groupBy.forEach((key, i) => {
@@ -128,7 +247,7 @@ export const make = Effect.gen(function*() {
       const shown = groups.slice(0, q.limit)
       return {
         rows: shown.map(toRow),
-        totals,
+        totals: new SpendTotals(totals, { disableValidation: true }),
         next: more ? shown[shown.length - 1]!.keys! : null
       } satisfies SpendPage
     }).pipe(sql.withTransaction, Effect.orDie)
