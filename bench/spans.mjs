@@ -3,21 +3,20 @@
  * What a recorded trace costs, apart from everything else a request does (not part of
  * `npm run bench`; run it by hand after `npx tsc -b`: `node bench/spans.mjs`, about a minute).
  *
- * A request-shaped program in the shape of a completion's trace: a server span set as the
- * request's parent the way `edge/ServerSpan.ts` sets it, under it ten domain spans through
- * `Traced.span` (four with children, six leaves), in a context of 75 services (about what a
- * request's holds). Each mode runs in a process of its own, alternating, and reports CPU per
- * request (user + system, median of 5 rounds):
+ * A program in the shape of a completion's trace: a server span set as the request's parent
+ * the way `edge/ServerSpan.ts` sets it, under it ten domain spans through `Traced.span` (four
+ * with children, six leaves), in a context of 20 services (a completion's holds 5–20 since
+ * decision 0031; `--services N` tries others). Each mode runs in a process of its own,
+ * alternating, and reports CPU per request (user + system, median of 5 rounds):
  *
  * - `off`: no tracer (a server that exports nothing);
  * - `unrecorded`: the sampler leaves every trace out (`OTEL_TRACES_SAMPLER_ARG=0`);
  * - `spans only`: every span recorded by a tracer that keeps nothing: Effect's span machinery alone;
  * - `exported`: Huddle's tracer (`edge/Tracing.ts`), every span exported as OTLP/JSON to a local
- *   sink that reads and drops the batches;
- * - `exported, parent added last`: the same with the server span added to the context the
- *   ordinary way (`Context.add`), as before `ServerSpan` put it first.
+ *   sink that reads and drops the batches.
  *
  * Options: --requests N (per round, default 15000) --rounds N (alternations, default 3)
+ * --services N (the context's size, default 20)
  */
 import { spawnSync } from "node:child_process"
 import http from "node:http"
@@ -25,25 +24,25 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { Context, Effect, FiberRef, Layer, Tracer } from "effect"
 import * as Traced from "../packages/domain/dist/observability/Traced.js"
-import * as ServerSpan from "../packages/server/dist/edge/ServerSpan.js"
 import * as Tracing from "../packages/server/dist/edge/Tracing.js"
 
-const modes = ["off", "unrecorded", "spans only", "exported", "exported, parent added last"]
-const { values } = parseArgs({ options: { requests: { type: "string", default: "15000" }, rounds: { type: "string", default: "3" }, mode: { type: "string" } } })
+const modes = ["off", "unrecorded", "spans only", "exported"]
+const { values } = parseArgs({ options: { requests: { type: "string", default: "15000" }, rounds: { type: "string", default: "3" }, services: { type: "string", default: "20" }, mode: { type: "string" } } })
 const requests = Number(values.requests)
+const contextSize = Number(values.services)
 
 if (values.mode === undefined) {
   const results = new Map(modes.map((mode) => [mode, []]))
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const mode of modes) {
-      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--mode", mode, "--requests", String(requests)], { encoding: "utf8" })
+      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--mode", mode, "--requests", String(requests), "--services", String(contextSize)], { encoding: "utf8" })
       if (child.status !== 0) throw new Error(`${mode}: ${child.stderr}`)
       results.get(mode).push(Number(child.stdout.trim()))
     }
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
   const off = median(results.get("off"))
-  console.log(`CPU per request of ten spans (median of ${values.rounds} alternating processes, ${requests} requests a round):`)
+  console.log(`CPU per request of ten spans, ${contextSize} services in its context (median of ${values.rounds} alternating processes, ${requests} requests a round):`)
   console.table(modes.map((mode) => {
     const us = median(results.get(mode))
     return { mode, "µs per request": us.toFixed(1), "µs per span over off": ((us - off) / 10).toFixed(1), runs: results.get(mode).map((x) => x.toFixed(0)).join(" ") }
@@ -58,8 +57,7 @@ if (values.mode === undefined) {
   const url = `http://127.0.0.1:${sink.address().port}/v1/traces`
 
   let services = Context.empty()
-  for (let i = 0; i < 75; i++) services = Context.add(services, Context.GenericTag(`service${i}`), { i })
-  const asParent = mode === "exported, parent added last" ? (span) => Context.add(Tracer.ParentSpan, span) : ServerSpan.withParentFirst
+  for (let i = 0; i < contextSize; i++) services = Context.add(services, Context.GenericTag(`service${i}`), { i })
   const leaf = (name) => Traced.span(Effect.map(Effect.succeed(1), (n) => n + 1), name, { leaf: true })
   const parent = (name, effect) => Traced.span(effect, name)
   const domain = parent("Completions.complete", Effect.zipRight(
@@ -69,7 +67,7 @@ if (values.mode === undefined) {
   const request = Effect.withFiberRuntime((fiber) =>
     fiber.getFiberRef(FiberRef.currentTracerEnabled)
       ? Effect.useSpan("POST /v1/chat/completions", { kind: "server", captureStackTrace: false }, (span) =>
-        Effect.zipRight(FiberRef.update(FiberRef.currentContext, asParent(span)), domain))
+        Effect.zipRight(FiberRef.update(FiberRef.currentContext, Context.add(Tracer.ParentSpan, span)), domain))
       : domain
   )
   const program = Effect.gen(function*() {
