@@ -3,7 +3,8 @@
  * database with a million ledger rows (500,000 reservations, each a `reserve` and a `settle`
  * row, spread over 365 days, 2,000 members, 50 orgs), then times the spend query of the SQL
  * adapter (the statement the endpoints run) for the year, for each grouping, for the
- * deployment and for the largest org. Standalone: not part of `npm run bench`.
+ * deployment and for the largest org, and pages that start one group before the end of a day
+ * (of a member). Standalone: not part of `npm run bench`.
  *
  * Usage: npm run build (or npx tsc -b) && node bench/spend.mjs [postgres://user@host:5432/postgres] [--rows 1000000]
  * Creates and drops a database of its own (huddle_spend_bench_<pid>; `--keep` keeps it, to look at
@@ -66,6 +67,19 @@ try {
   const tiers = [["fake-economy", "economy"], ["fake-standard", "standard"], ["fake-premium", "premium"], ["economy", "economy"], ["standard", "standard"], ["premium", "premium"]]
   const groupings = [[], ["day"], ["week"], ["month"], ["model"], ["tier"], ["member"], ["source"], ["month", "model", "source"], ["day", "member"], ["member", "day"]]
   const scopes = [["deployment", { _tag: "Deployment" }], ["org (1/50 of the rows)", { _tag: "Org", orgId: "org_1" }]]
+  // Pages that start one group before the end of a period (of a member): the next page's
+  // windows must be sized by the period's groups, not by the one left after the cursor.
+  const mid = new Date(to.getTime() - 180 * 86_400_000).toISOString().slice(0, 10)
+  const { rows: ofDay } = await seed.query(`
+    SELECT DISTINCT actor_id COLLATE "C" AS member FROM credit_ledger
+    WHERE kind <> 'grant' AND created_at >= $1::date AND created_at < $1::date + 1 ORDER BY 1 DESC LIMIT 2`, [mid])
+  const { rows: ofMember } = await seed.query(`
+    SELECT DISTINCT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') COLLATE "C" AS day FROM credit_ledger
+    WHERE kind <> 'grant' AND actor_id = 'usr_1000' AND created_at >= $1 AND created_at < $2 ORDER BY 1 DESC LIMIT 2`, [from, to])
+  const cursors = [
+    [["day", "member"], ["", mid, ofDay[1].member], `after ${mid}'s next-to-last member`],
+    [["member", "day"], ["", "usr_1000", ofMember[1].day], "after usr_1000's next-to-last day"]
+  ]
   const program = Effect.gen(function*() {
     const repository = yield* SpendRepository
     const results = []
@@ -82,6 +96,16 @@ try {
         if (label === "deployment" && page.totals.credits !== Number(count.spent)) throw new Error(`totals ${page.totals.credits} ≠ ledger ${count.spent}`)
         results.push({ scope: label, group_by: groupBy.join(",") || "(none)", median_ms: Math.round(times[Math.floor(times.length / 2)]), max_ms: Math.round(times[times.length - 1]) })
       }
+    }
+    for (const [groupBy, after, label] of cursors) {
+      const times = []
+      for (let run = 0; run < runs; run++) {
+        const t = performance.now()
+        yield* repository.query({ _tag: "Deployment" }, { from, to, groupBy, limit: 100, after }, tiers)
+        times.push(performance.now() - t)
+      }
+      times.sort((a, b) => a - b)
+      results.push({ scope: `deployment, ${label}`, group_by: groupBy.join(","), median_ms: Math.round(times[Math.floor(times.length / 2)]), max_ms: Math.round(times[times.length - 1]) })
     }
     return results
   })

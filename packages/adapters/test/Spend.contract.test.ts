@@ -207,4 +207,27 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
       { numRuns: 30, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: true }
     )
   }, 240_000)
+
+  // A cursor is the client's to send: a period that is not a date (`2025-02-30`, which a Date
+  // reads as 2 March) pages by its key alone, from the first day after it in key order.
+  it("pages after a made-up period by its key, skipping no day", async () => {
+    const days = ["1990-02-27", "1990-02-28", "1990-03-01", "1990-03-02", "1990-03-03"]
+    await runtime.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      for (const [i, day] of days.entries()) {
+        const at = new Date(`${day}T12:00:00Z`)
+        yield* sql`INSERT INTO credit_reservations (id, account_id, user_id, org_id, amount, actual, status, purpose, created_at, closed_at)
+          VALUES (${`res_made_up_${i}`}, 'acc_usr_a', 'usr_a', NULL, 10, 10, 'settled', 'chat completion (m-eco)', ${at}, ${at})`
+        yield* sql`INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+          VALUES (${`led_made_up_${i}`}, 'acc_usr_a', -10, 'reserve', ${`res_made_up_${i}`}, 'chat completion (m-eco)', 'usr_a', ${at})`
+      }
+    }))
+    const query = (groupBy: ReadonlyArray<GroupKey>, after: ReadonlyArray<string>) =>
+      runtime.runPromise(Effect.flatMap(SpendRepository, (repository) =>
+        repository.query({ _tag: "Deployment" }, { from: new Date("1990-02-01T00:00:00Z"), to: new Date("1990-04-01T00:00:00Z"), groupBy, limit: 10, after }, tiers)))
+    const byDay = await query(["day"], ["", "1990-02-30"])
+    expect(byDay.rows.map((row) => row.period)).toEqual(["1990-03-01", "1990-03-02", "1990-03-03"])
+    const byMonth = await query(["month", "member"], ["", "1990-02-30", ""])
+    expect(byMonth.rows.map((row) => ({ ...row }))).toEqual([{ period: "1990-03-01", member: "usr_a", credits: 30, calls: 0 }])
+  })
 })

@@ -46,6 +46,7 @@ type Tiers = ReadonlyArray<readonly [name: string, tier: string]>
 interface Row {
   readonly total_credits: string | number
   readonly total_calls: string | number
+  readonly total_groups: string | number
   readonly keys: ReadonlyArray<string> | null
   readonly credits: string | number | null
   readonly calls: string | number | null
@@ -66,7 +67,9 @@ const bucketAfter = (unit: TimeBucket, at: Date, n: number): Date => {
 const startOf = (q: SpendQuery): Date => {
   const period = q.after?.[1]
   const at = period !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(period) ? new Date(`${period}T00:00:00Z`) : undefined
-  return at !== undefined && at.getTime() > q.from.getTime() ? at : q.from
+  // A date that is not one (`2025-02-30` is read as 2 March) would skip the days between.
+  const real = at !== undefined && !Number.isNaN(at.getTime()) && at.toISOString().slice(0, 10) === period
+  return real && at.getTime() > q.from.getTime() ? at : q.from
 }
 
 const totalsOf = (row: Row | undefined) => ({ credits: Number(row?.total_credits ?? 0), calls: Number(row?.total_calls ?? 0) })
@@ -74,7 +77,6 @@ const totalsOf = (row: Row | undefined) => ({ credits: Number(row?.total_credits
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  /** One statement: the groups of `[from, to)` after the cursor (at most `limit`), and the totals of all its groups. */
   /** The range's reservation rows (of `members`, the first and last in key order, when given). */
   const rowsOf = (scope: SpendScope, from: Date, to: Date, bySource: boolean, members?: readonly [string, string]) => {
     const pool = bySource ? sql`JOIN credit_accounts a ON a.id = l.account_id` : sql``
@@ -96,6 +98,10 @@ export const make = Effect.gen(function*() {
           AND l.kind <> 'grant' AND l.created_at >= ${from} AND l.created_at < ${to} ${ofMembers}`
   }
 
+  /**
+   * One statement: the groups of `[from, to)` after the cursor (at most `limit`), and the totals
+   * and the number of all its groups.
+   */
   const groupsIn = (
     scope: SpendScope,
     q: SpendQuery,
@@ -141,8 +147,9 @@ export const make = Effect.gen(function*() {
       ), page AS (
         SELECT * FROM grouped WHERE ${keysetBound} ORDER BY ${keyRefs} LIMIT ${limit}
       )
-      SELECT t.total_credits, t.total_calls, ${keyArray} AS keys, p.credits, p.calls
-      FROM (SELECT COALESCE(SUM(credits), 0) AS total_credits, COALESCE(SUM(calls), 0) AS total_calls FROM grouped) t
+      SELECT t.total_credits, t.total_calls, t.total_groups, ${keyArray} AS keys, p.credits, p.calls
+      FROM (SELECT COALESCE(SUM(credits), 0) AS total_credits, COALESCE(SUM(calls), 0) AS total_calls, COUNT(*) AS total_groups
+            FROM grouped) t
       LEFT JOIN page p ON true
       ORDER BY ${orderBy}`.pipe(
       Effect.map((rows) => ({ first: rows[0], groups: rows.filter((row) => row.keys !== null && row.keys[0] !== null) }))
@@ -164,6 +171,10 @@ export const make = Effect.gen(function*() {
       let from = start
       let periods = 1
       let seen = 0
+      // Every group the windows held, the cursor's side of its period included: the rate per
+      // period (only those after the cursor would make a page that ends late in a period look
+      // like a sparse one, and size the next window for months).
+      let held = 0
       let credits = 0
       let calls = 0
       while (from < q.to && groups.length <= q.limit) {
@@ -174,9 +185,10 @@ export const make = Effect.gen(function*() {
         groups.push(...window.groups)
         credits += Number(window.first?.total_credits ?? 0)
         calls += Number(window.first?.total_calls ?? 0)
+        held += Number(window.first?.total_groups ?? 0)
         seen += periods
         const missing = q.limit + 1 - groups.length
-        periods = groups.length === 0 ? periods * 2 : Math.max(1, Math.ceil(missing * seen / groups.length * 1.25))
+        periods = held === 0 ? periods * 2 : Math.max(1, Math.ceil(missing * seen / held * 1.25))
         from = to
       }
       if (start === q.from && from >= q.to) return { totals: { credits, calls }, groups }
@@ -206,14 +218,16 @@ export const make = Effect.gen(function*() {
       let i = cursor === undefined ? 0 : members.findIndex((m) => Buffer.compare(Buffer.from(m.member), Buffer.from(cursor)) >= 0)
       let wanted = q.limit + 1
       let seen = 0
+      let held = 0
       while (i >= 0 && i < members.length && groups.length <= q.limit) {
         let j = i
         let rows = 0
         while (j < members.length && rows < wanted) rows += Number(members[j++]!.n)
         const window = yield* groupsIn(scope, q, q.from, q.to, q.limit + 1 - groups.length, tiers, [members[i]!.member, members[j - 1]!.member])
         groups.push(...window.groups)
+        held += Number(window.first?.total_groups ?? 0)
         seen += rows
-        wanted = groups.length === 0 ? rows * 2 : Math.ceil((q.limit + 1 - groups.length) * seen / groups.length * 1.25)
+        wanted = held === 0 ? rows * 2 : Math.ceil((q.limit + 1 - groups.length) * seen / held * 1.25)
         i = j
       }
       return { totals, groups }
