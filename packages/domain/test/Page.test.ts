@@ -1,6 +1,6 @@
 import * as Page from "@huddle/domain/shared/Page"
 import { describe, expect, it } from "@effect/vitest"
-import { Either, FastCheck, ParseResult, Schema } from "effect"
+import { Either, Encoding, FastCheck, ParseResult, Schema } from "effect"
 
 const rows = FastCheck.array(FastCheck.record({ id: FastCheck.string({ minLength: 1, maxLength: 8 }), n: FastCheck.nat() }), {
   maxLength: 40
@@ -42,7 +42,7 @@ describe("Page.Cursor", () => {
   const position = FastCheck.oneof(
     FastCheck.stringMatching(/^[a-z]{3}_[0-9A-HJKMNP-TV-Z]{26}$/),
     FastCheck.emailAddress(),
-    FastCheck.string({ unit: "grapheme", minLength: 1, maxLength: 40 })
+    FastCheck.string({ unit: "grapheme", minLength: 1, maxLength: 40 }).filter((at) => !at.includes("\u0000"))
   )
 
   it.prop("gives back the position it encoded", [position], ([at]) => {
@@ -55,7 +55,9 @@ describe("Page.Cursor", () => {
 
   it("refuses what it did not produce, naming only what is expected", () => {
     const produced = encode("aud_01J0000000000000000000000")
-    for (const bad of ["garbage", "", "aud_01J0000000000000000000000", `${produced}=`, `${produced}A`, produced.slice(1), "%00", "\u0000"]) {
+    // The codec's own spelling of a position holding a NUL, which no position holds.
+    const nul = Encoding.encodeBase64Url("huddle.cursor.1:aud_\u0000")
+    for (const bad of ["garbage", "", "aud_01J0000000000000000000000", `${produced}=`, `${produced}A`, produced.slice(1), "%00", "\u0000", nul]) {
       const refused = decode(bad)
       expect(Either.isLeft(refused), JSON.stringify(bad)).toBe(true)
       if (Either.isLeft(refused)) {

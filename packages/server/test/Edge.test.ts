@@ -1,7 +1,7 @@
 import * as http from "node:http"
 import { Api } from "@huddle/server/Api"
 import { Accounts, Orgs, TestServer } from "@huddle/testkit"
-import { Option, Schema, SchemaAST } from "effect"
+import { Encoding, Option, Schema, SchemaAST } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 interface ContractEndpoint {
@@ -193,7 +193,8 @@ describe("the HTTP edge", () => {
       "/v1/api-keys", "/v1/me/audit-log", "/v1/memories", "/v1/huddle/sessions", "/v1/orgs/:orgId/admin/members", "/v1/orgs/:orgId/admin/audit-log"
     ]))
     // A raw id was the cursor once: it is no longer one either.
-    for (const cursor of ["garbage", "", "%00", "aud_01J00000000000000000000000", "eyJpZCI6MX0"]) {
+    // The last: the codec's own spelling of a position holding a NUL, which the database refuses.
+    for (const cursor of ["garbage", "", "%00", "aud_01J00000000000000000000000", "eyJpZCI6MX0", Encoding.encodeBase64Url("huddle.cursor.1:aud_\u0000")]) {
       for (const endpoint of lists) {
         const token = endpoint.group === "operator" ? server.operatorToken! : user.session
         const res = await server.request("GET", `${endpoint.path}?cursor=${cursor}`, { token })

@@ -31,7 +31,8 @@ const decodeCursor = (wire: string): string | undefined => {
   if (text === undefined || !text.startsWith(tag)) return undefined
   const position = text.slice(tag.length)
   // Re-encoding refuses every other spelling (padding, stray bits, bytes that were not UTF-8).
-  return position.length > 0 && encodeCursor(position) === wire ? position : undefined
+  // No position holds a NUL, and the database refuses text with one.
+  return position.length > 0 && !position.includes("\u0000") && encodeCursor(position) === wire ? position : undefined
 }
 
 /**

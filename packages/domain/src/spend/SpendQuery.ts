@@ -41,7 +41,8 @@ export const positionOf = (keys: ReadonlyArray<string>): string => JSON.stringif
 export const keysOf = (position: string, groupBy: ReadonlyArray<GroupKey>): ReadonlyArray<string> | undefined => {
   try {
     const keys: unknown = JSON.parse(position)
-    return Array.isArray(keys) && keys.length === groupBy.length + 1 && keys.every((key) => typeof key === "string")
+    // No key holds a NUL (the database refuses text with one).
+    return Array.isArray(keys) && keys.length === groupBy.length + 1 && keys.every((key) => typeof key === "string" && !key.includes("\u0000"))
       ? keys
       : undefined
   } catch {
