@@ -37,7 +37,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const after = request.cursor === undefined ? undefined : keysOf(request.cursor, request.groupBy)
       if (request.cursor !== undefined && after === undefined) {
-        return yield* new InvalidRequest({ message: "cursor: was made for another group_by", field: "cursor" })
+        return yield* new InvalidRequest({ message: "cursor: must be the next_cursor of a previous page with the same group_by", field: "cursor" })
       }
       // Every charge this instance has answered for is in the ledger before it is read.
       yield* credits.flush
