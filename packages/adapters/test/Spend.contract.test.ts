@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const day = 86_400_000
 const tiers: ReadonlyArray<readonly [string, string]> = [["m-eco", "economy"], ["m-std", "standard"], ["economy", "economy"], ["standard", "standard"]]
-const users = ["usr_a", "usr_b", "usr_c"]
+const users = ["usr_a", "usr_b", "usr_c", "usr_d", "usr_e", "usr_f"]
 const orgs = ["org_x", "org_y"]
 
 interface Reservation {
@@ -183,7 +183,8 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
         fc.option(fc.integer({ min: 0, max: orgs.length - 1 }), { nil: null }),
         walksLikeTheModel
       ),
-      { numRuns: 40 }
+      // Each run writes to a database: shrinking a failure is bounded so that it reports in time.
+      { numRuns: 40, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: true }
     )
   }, 240_000)
 
@@ -203,7 +204,6 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
         fc.option(fc.integer({ min: 0, max: orgs.length - 1 }), { nil: null }),
         walksLikeTheModel
       ),
-      // Each run writes to a database: shrinking a failure is bounded so that it reports in time.
       { numRuns: 30, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: true }
     )
   }, 240_000)

@@ -66,11 +66,20 @@ const bucketAfter = (unit: TimeBucket, at: Date, n: number): Date => {
  */
 const startOf = (q: SpendQuery): Date => {
   const period = q.after?.[1]
-  const at = period !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(period) ? new Date(`${period}T00:00:00Z`) : undefined
-  // A date that is not one (`2025-02-30` is read as 2 March) would skip the days between.
+  const at = period === undefined ? undefined : new Date(`${period}T00:00:00Z`)
+  // Only a key that is a date as the query writes it: `2025-02-30` is read as 2 March, and
+  // starting there would skip the days between.
   const real = at !== undefined && !Number.isNaN(at.getTime()) && at.toISOString().slice(0, 10) === period
   return real && at.getTime() > q.from.getTime() ? at : q.from
 }
+
+/**
+ * The next window's size (in periods or in rows): enough for the groups still `missing` at the
+ * rate the windows so far held them (`held` groups in `seen`), with a quarter to spare; twice the
+ * last when they held none.
+ */
+const nextSize = (last: number, missing: number, seen: number, held: number) =>
+  held === 0 ? last * 2 : Math.max(1, Math.ceil(missing * seen / held * 1.25))
 
 const totalsOf = (row: Row | undefined) => ({ credits: Number(row?.total_credits ?? 0), calls: Number(row?.total_calls ?? 0) })
 
@@ -187,8 +196,7 @@ export const make = Effect.gen(function*() {
         calls += Number(window.first?.total_calls ?? 0)
         held += Number(window.first?.total_groups ?? 0)
         seen += periods
-        const missing = q.limit + 1 - groups.length
-        periods = held === 0 ? periods * 2 : Math.max(1, Math.ceil(missing * seen / held * 1.25))
+        periods = nextSize(periods, q.limit + 1 - groups.length, seen, held)
         from = to
       }
       if (start === q.from && from >= q.to) return { totals: { credits, calls }, groups }
@@ -198,39 +206,45 @@ export const make = Effect.gen(function*() {
 
   /**
    * A grouping by member and then by period (a year by member and day is half a million groups)
-   * pages through the members the same way: one pass lists the range's members in key order with
-   * their rows (and gives the totals), then windows of members from the cursor's on, each as
-   * many as the rows the missing groups need at the rate seen so far (a row makes at most one).
+   * pages through the members the same way: one statement gives the totals and the members from
+   * the cursor's on in key order with their rows (as many as the page can need: each has a group
+   * at least, but for the cursor's, whose may all be behind it), then windows of those members, each as many as the rows the missing groups need at
+   * the rate seen so far (a row makes at most one).
    */
   const memberFirst = (scope: SpendScope, q: SpendQuery, tiers: Tiers) =>
     Effect.gen(function*() {
-      const members = yield* sql<{ readonly member: string; readonly n: string | number; readonly delta: string | number; readonly calls: string | number }>`
-        SELECT COALESCE(actor_id, '') COLLATE "C" AS member, COUNT(*) AS n, SUM(delta) AS delta,
-               COUNT(*) FILTER (WHERE kind = 'settle') AS calls
-        FROM (${rowsOf(scope, q.from, q.to, false)}) x GROUP BY 1 ORDER BY 1`
-      const totals = {
-        credits: members.reduce((sum, m) => sum - Number(m.delta), 0),
-        calls: members.reduce((sum, m) => sum + Number(m.calls), 0)
-      }
-      // Keys compare as bytes (the "C" collation) when finding the cursor's member.
       const cursor = q.after?.[1]
+      const listed = yield* sql<{ readonly credits: string | number; readonly calls: string | number; readonly member: string | null; readonly n: string | number | null }>`
+        WITH m AS (
+          SELECT COALESCE(actor_id, '') COLLATE "C" AS member, COUNT(*) AS n, SUM(delta) AS delta,
+                 COUNT(*) FILTER (WHERE kind = 'settle') AS calls
+          FROM (${rowsOf(scope, q.from, q.to, false)}) x GROUP BY 1
+        )
+        SELECT -COALESCE(t.delta, 0) AS credits, COALESCE(t.calls, 0) AS calls, p.member, p.n
+        FROM (SELECT SUM(delta) AS delta, SUM(calls) AS calls FROM m) t
+        LEFT JOIN (
+          SELECT member, n FROM m WHERE ${cursor === undefined ? sql`true` : sql`member >= ${cursor}::text COLLATE "C"`}
+          ORDER BY member LIMIT ${q.limit + 2}
+        ) p ON true
+        ORDER BY p.member`
+      const members = listed.filter((m) => m.member !== null)
       const groups: Array<Row> = []
-      let i = cursor === undefined ? 0 : members.findIndex((m) => Buffer.compare(Buffer.from(m.member), Buffer.from(cursor)) >= 0)
+      let i = 0
       let wanted = q.limit + 1
       let seen = 0
       let held = 0
-      while (i >= 0 && i < members.length && groups.length <= q.limit) {
+      while (i < members.length && groups.length <= q.limit) {
         let j = i
         let rows = 0
         while (j < members.length && rows < wanted) rows += Number(members[j++]!.n)
-        const window = yield* groupsIn(scope, q, q.from, q.to, q.limit + 1 - groups.length, tiers, [members[i]!.member, members[j - 1]!.member])
+        const window = yield* groupsIn(scope, q, q.from, q.to, q.limit + 1 - groups.length, tiers, [members[i]!.member!, members[j - 1]!.member!])
         groups.push(...window.groups)
         held += Number(window.first?.total_groups ?? 0)
         seen += rows
-        wanted = held === 0 ? rows * 2 : Math.ceil((q.limit + 1 - groups.length) * seen / held * 1.25)
+        wanted = nextSize(rows, q.limit + 1 - groups.length, seen, held)
         i = j
       }
-      return { totals, groups }
+      return { totals: { credits: Number(listed[0]?.credits ?? 0), calls: Number(listed[0]?.calls ?? 0) }, groups }
     })
 
   const query: Service["query"] = (scope, q, tiers) =>
