@@ -52,14 +52,17 @@ try {
            'usr_' || u, CASE WHEN kind = 0 AND i % 8 = 0 THEN NULL ELSE 'org_' || (1 + u % 50) END,
            amount, amount / 2, 'settled', 'chat completion (' || model || ')', at, at + interval '2 seconds'
     FROM r;
-    INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+    INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at, input_tokens, output_tokens)
     SELECT 'led_' || r.i || k, c.account_id, CASE k WHEN 'a' THEN -r.amount ELSE r.amount - r.amount / 2 END,
            CASE k WHEN 'a' THEN 'reserve' ELSE 'settle' END, c.id, c.purpose, c.user_id,
-           CASE k WHEN 'a' THEN c.created_at ELSE c.closed_at END
+           CASE k WHEN 'a' THEN c.created_at ELSE c.closed_at END,
+           CASE k WHEN 'b' THEN 100 + r.i % 900 END, CASE k WHEN 'b' THEN r.amount * 10 END
     FROM r JOIN credit_reservations c ON c.id = 'res_' || r.i, unnest(ARRAY['a', 'b']) k;
   `)
   for (const table of ["credit_ledger", "credit_reservations", "credit_accounts"]) await seed.query(`VACUUM ANALYZE ${table}`)
-  const { rows: [count] } = await seed.query(`SELECT count(*)::int AS n, -sum(delta)::bigint AS spent FROM credit_ledger`)
+  const { rows: [count] } = await seed.query(
+    `SELECT count(*)::int AS n, -sum(delta)::bigint AS spent, sum(input_tokens)::bigint AS input, sum(output_tokens)::bigint AS output FROM credit_ledger`
+  )
   console.log(`seeded ${count.n} ledger rows in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 
   const to = new Date(Date.now() + 60_000)
@@ -93,7 +96,11 @@ try {
           times.push(performance.now() - t)
         }
         times.sort((a, b) => a - b)
-        if (label === "deployment" && page.totals.credits !== Number(count.spent)) throw new Error(`totals ${page.totals.credits} ≠ ledger ${count.spent}`)
+        if (label === "deployment") {
+          const ledger = [count.spent, count.input, count.output].map(Number)
+          const totals = [page.totals.credits, page.totals.input_tokens, page.totals.output_tokens]
+          if (totals.some((total, i) => total !== ledger[i])) throw new Error(`totals ${totals} ≠ ledger ${ledger}`)
+        }
         results.push({ scope: label, group_by: groupBy.join(",") || "(none)", median_ms: Math.round(times[Math.floor(times.length / 2)]), max_ms: Math.round(times[times.length - 1]) })
       }
     }

@@ -232,6 +232,42 @@ for (const engine of TestDatabase.availableEngines()) for (const mode of modes) 
       expect(outcome.ledger).toBe(outcome.balance)
     }, 60_000)
 
+    it("writes the tokens a settled call consumed on its settle row, settled before or after the reservation was written", async () => {
+      const { authority, userId } = await makePayer(null)
+      const rows = await runtime.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const store = yield* CreditStore
+        const sql = yield* SqlClient.SqlClient
+        yield* grant({ ownerType: "user", ownerId: userId, pool: "personal" }, 100)
+        const reserve = (purpose: string) => credits.reserve({ userId, orgId: null, amount: 20, creditFallback: false, purpose, authority })
+        const quick = yield* reserve("a: settled at once")
+        yield* credits.settle(quick, 3, { inputTokens: 120, outputTokens: 7 })
+        // Written held by a batch first (with leases), then settled: the close is written on its own.
+        const long = yield* reserve("b: settled after a batch")
+        yield* store.flush
+        yield* credits.settle(long, 4, { inputTokens: 2_000, outputTokens: 0 })
+        const untold = yield* reserve("c: settled without tokens")
+        yield* credits.settle(untold, 1)
+        const released = yield* reserve("d: released")
+        yield* credits.release(released)
+        yield* store.flush
+        return yield* sql<{ reason: string; kind: string; input_tokens: string | null; output_tokens: string | null }>`
+          SELECT l.reason, l.kind, l.input_tokens, l.output_tokens FROM credit_ledger l
+          WHERE l.reservation_id IN (${quick.id}, ${long.id}, ${untold.id}, ${released.id}) ORDER BY l.reason, l.kind`
+      }))
+      expect(rows.map((row) => [row.reason.slice(0, 1), row.kind, row.input_tokens === null ? null : Number(row.input_tokens), row.output_tokens === null ? null : Number(row.output_tokens)]))
+        .toEqual([
+          ["a", "reserve", null, null],
+          ["a", "settle", 120, 7],
+          ["b", "reserve", null, null],
+          ["b", "settle", 2_000, 0],
+          ["c", "reserve", null, null],
+          ["c", "settle", null, null],
+          ["d", "release", null, null],
+          ["d", "reserve", null, null]
+        ])
+    }, 60_000)
+
     it.runIf(direct)("gives back reservations left held past their expiry, and only those", async () => {
       const { authority, userId } = await makePayer(null)
       const outcome = await runtime.runPromise(Effect.gen(function*() {

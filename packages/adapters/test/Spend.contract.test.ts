@@ -3,7 +3,8 @@
  * closed minutes or days later, paid personally or from an org's pool, in an org's context or
  * not, for chat completions of several models or for intents) and grants, then random ranges,
  * groupings and page sizes. Walking every page gives exactly the groups the model computes from
- * the same ledger rows, in key order, and the totals are the ledger's sum. On both engines.
+ * the same ledger rows, in key order, and the totals are the ledger's sum. Tokens are summed from
+ * the settle rows that carry them (rows written before they were recorded hold none). On both engines.
  */
 import { SqlClient } from "@effect/sql"
 import { Database } from "@huddle/adapters"
@@ -31,6 +32,8 @@ interface Reservation {
   readonly outcome: "settled" | "released" | "held"
   readonly actualShare: number
   readonly closeAfter: number
+  /** The tokens on its settle row; null for a row that has none. */
+  readonly tokens: readonly [input: number, output: number] | null
 }
 
 const reservation = fc.record({
@@ -42,7 +45,8 @@ const reservation = fc.record({
   amount: fc.integer({ min: 1, max: 500 }),
   outcome: fc.constantFrom("settled" as const, "released" as const, "held" as const),
   actualShare: fc.double({ min: 0, max: 1, noNaN: true }),
-  closeAfter: fc.integer({ min: 0, max: 3 * day })
+  closeAfter: fc.integer({ min: 0, max: 3 * day }),
+  tokens: fc.option(fc.tuple(fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 100_000 })), { nil: null })
 }).map((r): Reservation => r.pool !== "personal" && r.org === null ? { ...r, org: 0 } : r)
 
 const groupBy = fc.tuple(
@@ -93,7 +97,13 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
     // Each run in a year of its own: the ledger keeps what earlier runs wrote.
     const base = Date.UTC(2001 + run, 0, 3)
     const prefix = `r${run++}`
-    interface LedgerRow { readonly at: number; readonly delta: number; readonly kind: string; readonly r: Reservation }
+    interface LedgerRow {
+      readonly at: number
+      readonly delta: number
+      readonly kind: string
+      readonly r: Reservation
+      readonly tokens: readonly [number, number] | null
+    }
     const ledger: Array<LedgerRow> = []
     await runtime.runPromise(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -110,9 +120,11 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
         const rows: Array<[string, number, Date]> = [["reserve", -r.amount, at]]
         if (r.outcome !== "held") rows.push([r.outcome === "settled" ? "settle" : "release", r.amount - actual, closedAt])
         for (const [j, [kind, delta, when]] of rows.entries()) {
-          yield* sql`INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-            VALUES (${`led_${prefix}_${i}_${j}`}, ${account}, ${delta}, ${kind}, ${id}, ${purpose}, ${users[r.user]!}, ${when})`
-          ledger.push({ at: when.getTime(), delta, kind, r })
+          const tokens = kind === "settle" ? r.tokens : null
+          yield* sql`INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at, input_tokens, output_tokens)
+            VALUES (${`led_${prefix}_${i}_${j}`}, ${account}, ${delta}, ${kind}, ${id}, ${purpose}, ${users[r.user]!}, ${when},
+                    ${tokens?.[0] ?? null}, ${tokens?.[1] ?? null})`
+          ledger.push({ at: when.getTime(), delta, kind, r, tokens })
         }
         // A grant in the same window: never spend.
         yield* sql`INSERT INTO credit_ledger (id, account_id, delta, kind, reason, actor_id, created_at)
@@ -125,8 +137,7 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
     const scope: SpendScope = orgScope === null ? { _tag: "Deployment" } : { _tag: "Org", orgId: orgs[orgScope]! }
     // The model: the same rows, grouped in JavaScript.
     const expected = new Map<string, { keys: Array<string>; row: Record<string, unknown> }>()
-    let totalCredits = 0
-    let totalCalls = 0
+    const totals = { credits: 0, calls: 0, input_tokens: 0, output_tokens: 0 }
     for (const row of ledger) {
       if (row.at < from || row.at >= to) continue
       if (orgScope !== null && row.r.org !== orgScope) continue
@@ -142,15 +153,16 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
       }
       const keyList = ["", ...keys.map((key) => values[key] ?? "")]
       const id = JSON.stringify(keyList)
-      const group = expected.get(id) ?? { keys: keyList, row: { credits: 0, calls: 0 } }
+      const group = expected.get(id) ?? { keys: keyList, row: { credits: 0, calls: 0, input_tokens: 0, output_tokens: 0 } }
       keys.forEach((key) => {
         group.row[key === "day" || key === "week" || key === "month" ? "period" : key] = values[key]
       })
-      group.row["credits"] = (group.row["credits"] as number) - row.delta
-      group.row["calls"] = (group.row["calls"] as number) + (row.kind === "settle" ? 1 : 0)
+      const added = { credits: -row.delta, calls: row.kind === "settle" ? 1 : 0, input_tokens: row.tokens?.[0] ?? 0, output_tokens: row.tokens?.[1] ?? 0 }
+      for (const [field, value] of Object.entries(added) as Array<[keyof typeof totals, number]>) {
+        group.row[field] = (group.row[field] as number) + value
+        totals[field] += value
+      }
       expected.set(id, group)
-      totalCredits -= row.delta
-      totalCalls += row.kind === "settle" ? 1 : 0
     }
     const compare = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
       for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1
@@ -163,7 +175,7 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
     for (let pages = 0; ; pages++) {
       const page = await runtime.runPromise(Effect.flatMap(SpendRepository, (repository) =>
         repository.query(scope, { from: new Date(from), to: new Date(to), groupBy: keys, limit, after }, tiers)))
-      expect(page.totals).toEqual({ credits: totalCredits, calls: totalCalls })
+      expect({ ...page.totals }).toEqual(totals)
       expect(page.rows.length).toBeLessThanOrEqual(limit)
       walked.push(...page.rows)
       if (page.next === null) break
@@ -228,6 +240,6 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
     const byDay = await query(["day"], ["", "1990-02-30"])
     expect(byDay.rows.map((row) => row.period)).toEqual(["1990-03-01", "1990-03-02", "1990-03-03"])
     const byMonth = await query(["month", "member"], ["", "1990-02-30", ""])
-    expect(byMonth.rows.map((row) => ({ ...row }))).toEqual([{ period: "1990-03-01", member: "usr_a", credits: 30, calls: 0 }])
+    expect(byMonth.rows.map((row) => ({ ...row }))).toEqual([{ period: "1990-03-01", member: "usr_a", credits: 30, calls: 0, input_tokens: 0, output_tokens: 0 }])
   })
 })

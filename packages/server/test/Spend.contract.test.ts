@@ -1,8 +1,8 @@
 /**
  * Spend as an operator and an org's admins read it (GET /v1/operator/spend,
  * GET /v1/orgs/{orgId}/admin/spend): after real completions its totals are the ledger's own sums,
- * its groups add up to them, pages walk every group once, and only admins and the operator read
- * it. On both engines.
+ * its groups add up to them, its tokens are the usage the completions answered with, pages walk
+ * every group once, and only admins and the operator read it. On both engines.
  */
 import { Accounts, Operator, Orgs, TestDatabase, type TestServer, WithFakeUpstream } from "@huddle/testkit"
 import { Encoding } from "effect"
@@ -18,6 +18,16 @@ interface Row {
   source?: string
   credits: number
   calls: number
+  input_tokens: number
+  output_tokens: number
+}
+
+/** A completion made, with the usage it answered with. */
+interface Made {
+  readonly model: string
+  readonly userId: string
+  readonly input: number
+  readonly output: number
 }
 
 describe.each(TestDatabase.availableEngines())("spend from the ledger (%s)", (engine) => {
@@ -29,14 +39,24 @@ describe.each(TestDatabase.availableEngines())("spend from the ledger (%s)", (en
   const day = new Date().toISOString().slice(0, 10)
   const range = `from=${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}&to=${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}`
 
+  const made: Array<Made> = []
   const complete = async (user: Accounts.TestUser, model: string, orgId?: string) => {
     const res = await server.request("POST", "/v1/chat/completions", {
       token: user.session,
       headers: orgId === undefined ? {} : { "huddle-organization": orgId },
-      body: { model, messages: [{ role: "user", content: `Say something about ${model}` }] }
+      body: { model, messages: [{ role: "user", content: `Say something about ${model} in ${made.length + 1} words` }] }
     })
     expect(res.status, res.text).toBe(200)
+    expect(res.body.usage.prompt_tokens).toBeGreaterThan(0)
+    expect(res.body.usage.completion_tokens).toBeGreaterThan(0)
+    made.push({ model, userId: user.id, input: res.body.usage.prompt_tokens, output: res.body.usage.completion_tokens })
   }
+  /** The usage of the completions `which` keeps, summed as spend reports it. */
+  const tokensOf = (which: (made: Made) => boolean) => ({
+    input_tokens: made.filter(which).reduce((sum, m) => sum + m.input, 0),
+    output_tokens: made.filter(which).reduce((sum, m) => sum + m.output, 0)
+  })
+  const all = () => true
   const operatorSpend = (query: string) => server.request("GET", `/v1/operator/spend?${range}&${query}`, { token: server.operatorToken! })
   const orgSpend = (token: string, query: string) => server.request("GET", `/v1/orgs/${org.id}/admin/spend?${range}&${query}`, { token })
   /** What the ledger says was spent from an account: its rows other than grants, negated. */
@@ -74,10 +94,10 @@ describe.each(TestDatabase.availableEngines())("spend from the ledger (%s)", (en
     expect(orgSpent).toBeGreaterThan(0)
     expect(personal).toBeGreaterThan(0)
     expect(await spentFrom({ user_id: member.id })).toBe(0)
-    const all = await operatorSpend("")
-    expect(all.status, all.text).toBe(200)
-    expect(all.body.totals).toEqual({ credits: orgSpent + personal, calls: 5 })
-    expect(all.body.data).toEqual([{ credits: orgSpent + personal, calls: 5 }])
+    const whole = await operatorSpend("")
+    expect(whole.status, whole.text).toBe(200)
+    expect(whole.body.totals).toEqual({ credits: orgSpent + personal, calls: 5, ...tokensOf(all) })
+    expect(whole.body.data).toEqual([{ credits: orgSpent + personal, calls: 5, ...tokensOf(all) }])
 
     const byModel = await operatorSpend("group_by=model,tier")
     const rows = byModel.body.data as ReadonlyArray<Row>
@@ -87,11 +107,15 @@ describe.each(TestDatabase.availableEngines())("spend from the ledger (%s)", (en
       ["standard", "standard", 1]
     ])
     expect(sum(rows)).toBe(orgSpent + personal)
+    for (const row of rows) {
+      expect({ input_tokens: row.input_tokens, output_tokens: row.output_tokens }).toEqual(tokensOf((m) => m.model === row.model))
+    }
 
     const bySource = (await operatorSpend("group_by=day,source")).body.data as ReadonlyArray<Row>
+    const paidBy = (ids: ReadonlyArray<string>) => tokensOf((m) => ids.includes(m.userId))
     expect(bySource).toEqual([
-      { period: day, source: "personal", credits: personal, calls: 2 },
-      { period: day, source: "subscription", credits: orgSpent, calls: 3 }
+      { period: day, source: "personal", credits: personal, calls: 2, ...paidBy([outsider.id, org.admin.id]) },
+      { period: day, source: "subscription", credits: orgSpent, calls: 3, ...paidBy([member.id]) }
     ])
     const byTier = (await operatorSpend("group_by=month,tier")).body.data as ReadonlyArray<Row>
     expect(byTier.map((row) => [row.period, row.tier, row.calls])).toEqual([
@@ -105,7 +129,7 @@ describe.each(TestDatabase.availableEngines())("spend from the ledger (%s)", (en
     const adminPersonal = await spentFrom({ user_id: org.admin.id })
     const res = await orgSpend(org.admin.session, "group_by=member,source")
     expect(res.status, res.text).toBe(200)
-    expect(res.body.totals).toEqual({ credits: pool + adminPersonal, calls: 4 })
+    expect(res.body.totals).toEqual({ credits: pool + adminPersonal, calls: 4, ...tokensOf((m) => m.userId !== outsider.id) })
     const rows = res.body.data as ReadonlyArray<Row>
     expect(rows.map((row) => [row.member, row.source, row.credits, row.calls]).sort()).toEqual(
       [[org.admin.id, "personal", adminPersonal, 1], [member.id, "subscription", pool, 3]].sort()

@@ -26,7 +26,8 @@ import {
   CreditStore,
   type NewReservation,
   type ReserveOutcome,
-  type Service as CreditStoreService
+  type Service as CreditStoreService,
+  type TokenUsage
 } from "@huddle/domain/credits/CreditStore"
 import { Instances } from "@huddle/domain/credits/Instances"
 import { Ids } from "@huddle/domain/shared/Ids"
@@ -85,6 +86,8 @@ interface LocalReservation {
   actual: number
   closedAt: Date | null
   closeLedgerId: string | null
+  /** What a settled call consumed, for its settle row. */
+  tokens: TokenUsage | null
   /** What the database has of it. */
   written: "none" | "held" | "closed"
   /** Part of a batch being written. */
@@ -224,6 +227,7 @@ export const make = Effect.gen(function*() {
       actual: 0,
       closedAt: null,
       closeLedgerId: null,
+      tokens: null,
       written: "none",
       inFlight: false,
       attempted: false
@@ -302,7 +306,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** Closes a reservation in memory; the batch writes it (conditionally, if it was written held). */
-  const close = (reservation: LocalReservation, actual: number, status: "settled" | "released") =>
+  const close = (reservation: LocalReservation, actual: number, status: "settled" | "released", tokens?: TokenUsage) =>
     Effect.gen(function*() {
       const closeLedgerId = yield* ids.next("led")
       if (reservation.status !== "held") return Option.none()
@@ -311,6 +315,7 @@ export const make = Effect.gen(function*() {
       reservation.actual = charged
       reservation.closedAt = new Date()
       reservation.closeLedgerId = closeLedgerId
+      reservation.tokens = tokens ?? null
       // Never part of a batch: it was paid from the current leases, and its refund is back in them
       // at once (the batch writes reserve and close together, or discards both). Otherwise the
       // refund reaches the balance when a batch closes it, and only if the database still has it
@@ -323,14 +328,14 @@ export const make = Effect.gen(function*() {
       return Option.some(charged)
     })
 
-  const settle: CreditStoreService["settle"] = (reservationId, actual) => {
+  const settle: CreditStoreService["settle"] = (reservationId, actual, tokens) => {
     const reservation = local.get(reservationId)
-    if (reservation === undefined) return inner.settle(reservationId, actual)
+    if (reservation === undefined) return inner.settle(reservationId, actual, tokens)
     if (stopped && reservation.written === "held" && !reservation.inFlight) {
       local.delete(reservationId)
-      return inner.settle(reservationId, actual)
+      return inner.settle(reservationId, actual, tokens)
     }
-    return Effect.map(close(reservation, actual, "settled"), Option.map((charged) => ({ charged })))
+    return Effect.map(close(reservation, actual, "settled", tokens), Option.map((charged) => ({ charged })))
   }
 
   const release: CreditStoreService["release"] = (reservationId) => {
@@ -458,7 +463,9 @@ export const make = Effect.gen(function*() {
             reservation_id: s.id,
             reason: s.purpose,
             actor_id: s.userId,
-            created_at: s.createdAt
+            created_at: s.createdAt,
+            input_tokens: null,
+            output_tokens: null
           }]),
           ...(s.status === "held" ? [] : [{
             id: s.closeLedgerId!,
@@ -468,7 +475,9 @@ export const make = Effect.gen(function*() {
             reservation_id: s.id,
             reason: s.purpose,
             actor_id: s.userId,
-            created_at: s.closedAt!
+            created_at: s.closedAt!,
+            input_tokens: s.tokens?.inputTokens ?? null,
+            output_tokens: s.tokens?.outputTokens ?? null
           }])
         ])
         if (ledger.length > 0) {
@@ -481,18 +490,21 @@ export const make = Effect.gen(function*() {
       const closing = [...states.filter((s) => s.written === "held" && s.status !== "held"), ...closingToo]
       if (closing.length > 0) {
         const values = closing.map((s) =>
-          sql`(${s.id}::text, ${s.status}::text, ${s.actual}::bigint, ${s.closeLedgerId}::text, ${s.closedAt}::timestamptz)`
+          sql`(${s.id}::text, ${s.status}::text, ${s.actual}::bigint, ${s.closeLedgerId}::text, ${s.closedAt}::timestamptz, ${
+            s.tokens?.inputTokens ?? null
+          }::bigint, ${s.tokens?.outputTokens ?? null}::bigint)`
         )
         const done = yield* sql<{ account_id: string; delta: string; org_id: string | null; user_id: string; spend_month: Date | null }>`
-          WITH v (id, status, actual, ledger_id, closed_at) AS (VALUES ${sql.csv(values)}),
+          WITH v (id, status, actual, ledger_id, closed_at, input_tokens, output_tokens) AS (VALUES ${sql.csv(values)}),
           closed AS (
             UPDATE credit_reservations r SET status = v.status, actual = LEAST(v.actual, r.amount), closed_at = v.closed_at
             FROM v WHERE r.id = v.id AND r.status = 'held'
-            RETURNING r.id, r.account_id, r.amount, r.actual, r.purpose, r.user_id, r.org_id, r.spend_month, v.ledger_id, v.status, v.closed_at
+            RETURNING r.id, r.account_id, r.amount, r.actual, r.purpose, r.user_id, r.org_id, r.spend_month, v.ledger_id, v.status,
+                      v.closed_at, v.input_tokens, v.output_tokens
           ), logged AS (
-            INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
+            INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at, input_tokens, output_tokens)
             SELECT ledger_id, account_id, amount - actual, CASE status WHEN 'settled' THEN 'settle' ELSE 'release' END,
-                   id, purpose, user_id, closed_at FROM closed
+                   id, purpose, user_id, closed_at, input_tokens, output_tokens FROM closed
             RETURNING account_id, delta, reservation_id
           )
           SELECT l.account_id, l.delta, c.org_id, c.user_id, c.spend_month FROM logged l JOIN closed c ON c.id = l.reservation_id`
@@ -560,6 +572,7 @@ export const make = Effect.gen(function*() {
     readonly actual: number
     readonly closedAt: Date | null
     readonly closeLedgerId: string | null
+    readonly tokens: TokenUsage | null
     readonly written: LocalReservation["written"]
   }
 

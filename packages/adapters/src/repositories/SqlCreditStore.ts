@@ -435,7 +435,7 @@ export const make = Effect.gen(function*() {
         Effect.orDie
       ),
     reserve: (reservation) => Effect.orDie(reserve(reservation)),
-    settle: (reservationId, actual) =>
+    settle: (reservationId, actual, tokens) =>
       Effect.gen(function*() {
         const ledgerId = yield* ids.next("led")
         const rows = yield* sql<{ charged: number }>`
@@ -448,8 +448,9 @@ export const make = Effect.gen(function*() {
             FROM closed c WHERE a.id = c.account_id
             RETURNING a.id
           ), logged AS (
-            INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at)
-            SELECT ${ledgerId}::text, account_id, amount - actual, 'settle', id, purpose, user_id, now() FROM closed
+            INSERT INTO credit_ledger (id, account_id, delta, kind, reservation_id, reason, actor_id, created_at, input_tokens, output_tokens)
+            SELECT ${ledgerId}::text, account_id, amount - actual, 'settle', id, purpose, user_id, now(),
+                   ${tokens?.inputTokens ?? null}::bigint, ${tokens?.outputTokens ?? null}::bigint FROM closed
           ), ${uncount}
           SELECT actual AS charged FROM closed`
         return Option.map(Option.fromNullable(rows[0]), (row) => ({ charged: Number(row.charged) }))

@@ -43,13 +43,27 @@ const isTime = (key: GroupKey): key is TimeBucket => key === "day" || key === "w
 
 type Tiers = ReadonlyArray<readonly [name: string, tier: string]>
 
+type Numeric = string | number
+
 interface Row {
-  readonly total_credits: string | number
-  readonly total_calls: string | number
-  readonly total_groups: string | number
+  readonly total_credits: Numeric
+  readonly total_calls: Numeric
+  readonly total_input_tokens: Numeric
+  readonly total_output_tokens: Numeric
+  readonly total_groups: Numeric
   readonly keys: ReadonlyArray<string> | null
-  readonly credits: string | number | null
-  readonly calls: string | number | null
+  readonly credits: Numeric | null
+  readonly calls: Numeric | null
+  readonly input_tokens: Numeric | null
+  readonly output_tokens: Numeric | null
+}
+
+/** What a range's rows add up to, as the totals of a page give it. */
+interface Sums {
+  readonly credits: number
+  readonly calls: number
+  readonly input_tokens: number
+  readonly output_tokens: number
 }
 
 /** The start of the UTC day, ISO week (Monday) or month that holds `at`, moved on by `n` of them. */
@@ -81,7 +95,23 @@ const startOf = (q: SpendQuery): Date => {
 const nextSize = (last: number, missing: number, seen: number, held: number) =>
   held === 0 ? last * 2 : Math.max(1, Math.ceil(missing * seen / held * 1.25))
 
-const totalsOf = (row: Row | undefined) => ({ credits: Number(row?.total_credits ?? 0), calls: Number(row?.total_calls ?? 0) })
+type TotalsRow = Pick<Row, "total_credits" | "total_calls" | "total_input_tokens" | "total_output_tokens">
+
+const totalsOf = (row: TotalsRow | undefined): Sums => ({
+  credits: Number(row?.total_credits ?? 0),
+  calls: Number(row?.total_calls ?? 0),
+  input_tokens: Number(row?.total_input_tokens ?? 0),
+  output_tokens: Number(row?.total_output_tokens ?? 0)
+})
+
+const addSums = (a: Sums, b: Sums): Sums => ({
+  credits: a.credits + b.credits,
+  calls: a.calls + b.calls,
+  input_tokens: a.input_tokens + b.input_tokens,
+  output_tokens: a.output_tokens + b.output_tokens
+})
+
+const noSums: Sums = { credits: 0, calls: 0, input_tokens: 0, output_tokens: 0 }
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -96,11 +126,11 @@ export const make = Effect.gen(function*() {
             AND COALESCE(l.actor_id, '') COLLATE "C" <= ${members[1]}::text COLLATE "C"`
     return scope._tag === "Deployment"
       ? sql`
-        SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason ${poolColumn}
+        SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason, l.input_tokens, l.output_tokens ${poolColumn}
         FROM credit_ledger l ${pool}
         WHERE l.kind <> 'grant' AND l.created_at >= ${from} AND l.created_at < ${to} ${ofMembers}`
       : sql`
-        SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason ${poolColumn}
+        SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason, l.input_tokens, l.output_tokens ${poolColumn}
         FROM credit_reservations r
         JOIN credit_ledger l ON l.reservation_id = r.id ${pool}
         WHERE r.org_id = ${scope.orgId} AND r.org_id IS NOT NULL AND r.created_at < ${to}
@@ -146,18 +176,23 @@ export const make = Effect.gen(function*() {
       WITH catalog (name, tier) AS (
         SELECT name, tier FROM jsonb_to_recordset(${catalog}::jsonb) AS c (name text, tier text)
       ), raw AS (
-        SELECT ${rawList}, SUM(delta) AS delta, COUNT(*) FILTER (WHERE kind = 'settle') AS calls
+        SELECT ${rawList}, SUM(delta) AS delta, COUNT(*) FILTER (WHERE kind = 'settle') AS calls,
+               COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens
         FROM (${source}) x GROUP BY ${rawRefs}
       ), spent AS (
         SELECT g.* ${modelColumns} FROM raw g ${model}
       ), grouped AS (
-        SELECT ${keyList}, -SUM(delta) AS credits, SUM(calls) AS calls
+        SELECT ${keyList}, -SUM(delta) AS credits, SUM(calls) AS calls,
+               SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens
         FROM spent GROUP BY ${keyRefs}
       ), page AS (
         SELECT * FROM grouped WHERE ${keysetBound} ORDER BY ${keyRefs} LIMIT ${limit}
       )
-      SELECT t.total_credits, t.total_calls, t.total_groups, ${keyArray} AS keys, p.credits, p.calls
-      FROM (SELECT COALESCE(SUM(credits), 0) AS total_credits, COALESCE(SUM(calls), 0) AS total_calls, COUNT(*) AS total_groups
+      SELECT t.total_credits, t.total_calls, t.total_input_tokens, t.total_output_tokens, t.total_groups,
+             ${keyArray} AS keys, p.credits, p.calls, p.input_tokens, p.output_tokens
+      FROM (SELECT COALESCE(SUM(credits), 0) AS total_credits, COALESCE(SUM(calls), 0) AS total_calls,
+                   COALESCE(SUM(input_tokens), 0) AS total_input_tokens, COALESCE(SUM(output_tokens), 0) AS total_output_tokens,
+                   COUNT(*) AS total_groups
             FROM grouped) t
       LEFT JOIN page p ON true
       ORDER BY ${orderBy}`.pipe(
@@ -184,22 +219,20 @@ export const make = Effect.gen(function*() {
       // period (only those after the cursor would make a page that ends late in a period look
       // like a sparse one, and size the next window for months).
       let held = 0
-      let credits = 0
-      let calls = 0
+      let sums = noSums
       while (from < q.to && groups.length <= q.limit) {
         // A window that would cover half of what is left takes all of it: the totals come with it.
         const end = bucketAfter(unit, from, periods)
         const to = (end.getTime() - from.getTime()) * 2 < q.to.getTime() - from.getTime() ? end : q.to
         const window = yield* groupsIn(scope, q, from, to, q.limit + 1 - groups.length, tiers)
         groups.push(...window.groups)
-        credits += Number(window.first?.total_credits ?? 0)
-        calls += Number(window.first?.total_calls ?? 0)
+        sums = addSums(sums, totalsOf(window.first))
         held += Number(window.first?.total_groups ?? 0)
         seen += periods
         periods = nextSize(periods, q.limit + 1 - groups.length, seen, held)
         from = to
       }
-      if (start === q.from && from >= q.to) return { totals: { credits, calls }, groups }
+      if (start === q.from && from >= q.to) return { totals: sums, groups }
       const { first } = yield* groupsIn(scope, { ...q, groupBy: [], after: undefined }, q.from, q.to, 0, tiers)
       return { totals: totalsOf(first), groups }
     })
@@ -214,14 +247,16 @@ export const make = Effect.gen(function*() {
   const memberFirst = (scope: SpendScope, q: SpendQuery, tiers: Tiers) =>
     Effect.gen(function*() {
       const cursor = q.after?.[1]
-      const listed = yield* sql<{ readonly credits: string | number; readonly calls: string | number; readonly member: string | null; readonly n: string | number | null }>`
+      const listed = yield* sql<TotalsRow & { readonly member: string | null; readonly n: Numeric | null }>`
         WITH m AS (
           SELECT COALESCE(actor_id, '') COLLATE "C" AS member, COUNT(*) AS n, SUM(delta) AS delta,
-                 COUNT(*) FILTER (WHERE kind = 'settle') AS calls
+                 COUNT(*) FILTER (WHERE kind = 'settle') AS calls,
+                 SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens
           FROM (${rowsOf(scope, q.from, q.to, false)}) x GROUP BY 1
         )
-        SELECT -COALESCE(t.delta, 0) AS credits, COALESCE(t.calls, 0) AS calls, p.member, p.n
-        FROM (SELECT SUM(delta) AS delta, SUM(calls) AS calls FROM m) t
+        SELECT -COALESCE(t.delta, 0) AS total_credits, COALESCE(t.calls, 0) AS total_calls,
+               COALESCE(t.input_tokens, 0) AS total_input_tokens, COALESCE(t.output_tokens, 0) AS total_output_tokens, p.member, p.n
+        FROM (SELECT SUM(delta) AS delta, SUM(calls) AS calls, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens FROM m) t
         LEFT JOIN (
           SELECT member, n FROM m WHERE ${cursor === undefined ? sql`true` : sql`member >= ${cursor}::text COLLATE "C"`}
           ORDER BY member LIMIT ${q.limit + 2}
@@ -244,7 +279,7 @@ export const make = Effect.gen(function*() {
         wanted = nextSize(rows, q.limit + 1 - groups.length, seen, held)
         i = j
       }
-      return { totals: { credits: Number(listed[0]?.credits ?? 0), calls: Number(listed[0]?.calls ?? 0) }, groups }
+      return { totals: totalsOf(listed[0]), groups }
     })
 
   const query: Service["query"] = (scope, q, tiers) =>
@@ -262,7 +297,12 @@ export const make = Effect.gen(function*() {
           Effect.map(({ first, groups }) => ({ groups, totals: totalsOf(first) }))
         )
       const toRow = (row: Row) => {
-        const fields: Record<string, unknown> = { credits: Number(row.credits), calls: Number(row.calls) }
+        const fields: Record<string, unknown> = {
+          credits: Number(row.credits),
+          calls: Number(row.calls),
+          input_tokens: Number(row.input_tokens),
+          output_tokens: Number(row.output_tokens)
+        }
         q.groupBy.forEach((key, i) => {
           const value = row.keys![i + 1]!
           if (isTime(key)) fields["period"] = value

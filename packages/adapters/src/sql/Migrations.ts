@@ -21,6 +21,7 @@ import spend from "../migrations/0013_spend.js"
 import orgIntents from "../migrations/0014_org_intents.js"
 import heldByAccount from "../migrations/0015_held_by_account.js"
 import memberLeases from "../migrations/0016_member_leases.js"
+import ledgerTokens from "../migrations/0017_ledger_tokens.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -38,7 +39,8 @@ export const loader = Migrator.fromRecord({
   "0013_spend": spend,
   "0014_org_intents": orgIntents,
   "0015_held_by_account": heldByAccount,
-  "0016_member_leases": memberLeases
+  "0016_member_leases": memberLeases,
+  "0017_ledger_tokens": ledgerTokens
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */

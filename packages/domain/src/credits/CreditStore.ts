@@ -68,6 +68,12 @@ export type ReserveOutcome =
   /** No account could pay; `capRemaining` when the member's cap kept the org pool out. */
   | { readonly _tag: "Insufficient"; readonly cap: (Cap & { readonly remaining: number }) | null }
 
+/** The tokens a settled call consumed, kept on its settle row for spend reports. */
+export interface TokenUsage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
 export interface LedgerEntry {
   readonly id: string
   readonly delta: number
@@ -97,8 +103,15 @@ export interface Service {
    * authority in the same statement.
    */
   readonly reserve: (reservation: NewReservation) => Effect.Effect<ReserveOutcome>
-  /** Charges `actual` (at most the amount held) and returns the rest; none if not held. */
-  readonly settle: (reservationId: string, actual: number) => Effect.Effect<Option.Option<{ readonly charged: number }>>
+  /**
+   * Charges `actual` (at most the amount held) and returns the rest; none if not held. `tokens`,
+   * when the reservation paid for a model call, are written on the settle row.
+   */
+  readonly settle: (
+    reservationId: string,
+    actual: number,
+    tokens?: TokenUsage | undefined
+  ) => Effect.Effect<Option.Option<{ readonly charged: number }>>
   /** Returns everything held; false if the reservation was not held. */
   readonly release: (reservationId: string) => Effect.Effect<boolean>
   /**

@@ -11,7 +11,7 @@ import { AuditLog } from "../audit/AuditLog.js"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
 import { traced } from "../observability/Traced.js"
-import { type Authority, type CreditAccountRef, type CreditPool, CreditStore, type ReserveOutcome } from "./CreditStore.js"
+import { type Authority, type CreditAccountRef, type CreditPool, CreditStore, type ReserveOutcome, type TokenUsage } from "./CreditStore.js"
 
 export const CreditSource = Schema.Literal("personal", "subscription", "addon")
 
@@ -83,8 +83,11 @@ export interface Service {
    * not a hold: only `reserve` takes credits.
    */
   readonly spendable: (payer: Pick<ReserveInput, "userId" | "orgId" | "creditFallback">) => Effect.Effect<number>
-  /** Charges the real cost (never more than was reserved); returns what was charged. */
-  readonly settle: (reservation: Reservation, actual: number) => Effect.Effect<number>
+  /**
+   * Charges the real cost (never more than was reserved); returns what was charged. `tokens`: what
+   * the model call it paid for consumed, recorded with the charge (spend reports sum them).
+   */
+  readonly settle: (reservation: Reservation, actual: number, tokens?: TokenUsage | undefined) => Effect.Effect<number>
   readonly release: (reservation: Reservation) => Effect.Effect<void>
   /** A part of a held reservation as a reservation of its own (see `CreditStore.split`); none when it holds less. */
   readonly carve: (parent: Reservation, amount: number) => Effect.Effect<Option.Option<Reservation>>
@@ -166,8 +169,8 @@ export const make = Effect.gen(function*() {
 
   // `reservation.amount` is what was held when it was made; after a carve the store holds less,
   // and its own bound (what the row still holds) is the one that counts.
-  const settle: Service["settle"] = (reservation, actual) =>
-    store.settle(reservation.id, chargeOf(reservation, actual)).pipe(
+  const settle: Service["settle"] = (reservation, actual, tokens) =>
+    store.settle(reservation.id, chargeOf(reservation, actual), tokens).pipe(
       Effect.map(Option.match({
         onNone: () => 0,
         onSome: (_) => {

@@ -452,7 +452,7 @@ export const make = Effect.gen(function*() {
           const { cost, settled } = priced()
           progress.settled = settled
           return charge && settled.consumed
-            ? Effect.map(credits.settle(reservation, cost), (charged) => {
+            ? Effect.map(credits.settle(reservation, cost, { inputTokens: settled.usage.input_tokens, outputTokens: settled.usage.output_tokens }), (charged) => {
               progress.settled = { ...settled, charged }
               record(reservation, progress.settled)
               return progress.settled

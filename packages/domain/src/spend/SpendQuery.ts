@@ -15,6 +15,12 @@ export type Dimension = typeof Dimension.Type
 export const GroupKey = Schema.Literal(...TimeBucket.literals, ...Dimension.literals)
 export type GroupKey = typeof GroupKey.Type
 
+/** The tokens the settled model calls were charged for (none are recorded for ledger rows before they were kept). */
+const Usage = Schema.Struct({
+  input_tokens: Schema.Int.annotations({ description: "Input tokens of the settled model calls (as charged: reported by the model, else estimated)" }),
+  output_tokens: Schema.Int.annotations({ description: "Output tokens of the settled model calls (as charged)" })
+})
+
 /** Who paid: a member's personal balance, or one balance of an org's pool. */
 export const PayingSource = Schema.Literal("personal", "subscription", "addon")
 export type PayingSource = typeof PayingSource.Type
@@ -59,12 +65,14 @@ export class SpendRow extends Schema.Class<SpendRow>("SpendRow")({
   member: Schema.optional(Schema.String.annotations({ description: "The id of the member who paid or spent" })),
   source: Schema.optional(PayingSource),
   credits: Schema.Int.annotations({ description: "Credits taken, net of what was returned (held reservations count until closed)" }),
-  calls: Schema.Int.annotations({ description: "Reservations settled (charged calls or runs)" })
+  calls: Schema.Int.annotations({ description: "Reservations settled (charged calls or runs)" }),
+  ...Usage.fields
 }) {}
 
 export class SpendTotals extends Schema.Class<SpendTotals>("SpendTotals")({
   credits: Schema.Int,
-  calls: Schema.Int
+  calls: Schema.Int,
+  ...Usage.fields
 }) {}
 
 /** The repository's answer: a page of groups, and the totals of the whole range. */

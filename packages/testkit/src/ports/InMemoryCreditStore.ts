@@ -15,7 +15,8 @@ import type {
   LedgerEntry,
   NewReservation,
   ReserveOutcome,
-  Spending
+  Spending,
+  TokenUsage
 } from "@huddle/domain/credits/CreditStore"
 import { CreditStore } from "@huddle/domain/credits/CreditStore"
 import { Context, DateTime, Effect, Layer, Option } from "effect"
@@ -36,6 +37,8 @@ export interface ReservationState {
   readonly closedAt: DateTime.Utc | null
   /** The reservation it was split off from, if any. */
   readonly parentId: string | null
+  /** The tokens settling recorded (a model call's); null otherwise. */
+  readonly tokens: TokenUsage | null
 }
 
 export interface State {
@@ -103,14 +106,20 @@ export const make = (options: Options = {}) =>
       })
 
     /** Closes a held reservation, charging `actual` (at most the amount); none if it was not held. */
-    const close = (id: string, actual: number, status: "settled" | "released", at: DateTime.Utc): Option.Option<number> => {
+    const close = (
+      id: string,
+      actual: number,
+      status: "settled" | "released",
+      at: DateTime.Utc,
+      tokens?: TokenUsage
+    ): Option.Option<number> => {
       const reservation = reservations.get(id)
       if (reservation === undefined || reservation.status !== "held") return Option.none()
       const charged = Math.min(actual, reservation.amount)
       const refund = reservation.amount - charged
       const account = keyOf(reservation.account)
       balances.set(account, (balances.get(account) ?? 0) + refund)
-      reservations.set(id, { ...reservation, status, actual: charged, closedAt: at })
+      reservations.set(id, { ...reservation, status, actual: charged, closedAt: at, tokens: tokens ?? null })
       log(account, refund, status === "settled" ? "settle" : "release", id, reservation.purpose, reservation.userId, at)
       // The unused part no longer counts against the member's cap on the org pool.
       if (reservation.spendMonth !== null && refund > 0) {
@@ -155,6 +164,7 @@ export const make = (options: Options = {}) =>
         createdAt: at,
         closedAt: null,
         parentId: null,
+        tokens: null,
         spendMonth: fromOrg ? month : null
       })
       log(keyOf(account), -request.amount, "reserve", id, request.purpose, request.userId, at)
@@ -210,8 +220,8 @@ export const make = (options: Options = {}) =>
             .map(({ account: _, ...entry }) => entry)
         ),
       reserve: (request) => Effect.map(DateTime.now, (at) => reserve(request, at)),
-      settle: (reservationId, actual) =>
-        Effect.map(DateTime.now, (at) => Option.map(close(reservationId, actual, "settled", at), (charged) => ({ charged }))),
+      settle: (reservationId, actual, tokens) =>
+        Effect.map(DateTime.now, (at) => Option.map(close(reservationId, actual, "settled", at, tokens), (charged) => ({ charged }))),
       release: (reservationId) => Effect.map(DateTime.now, (at) => Option.isSome(close(reservationId, 0, "released", at))),
       split: (reservationId, amount) => Effect.map(DateTime.now, (at) => split(reservationId, amount, at)),
       releaseExpired: (heldBefore) => releaseWhere((reservation) => DateTime.lessThan(reservation.createdAt, heldBefore)),
