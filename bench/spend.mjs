@@ -68,7 +68,7 @@ try {
   const to = new Date(Date.now() + 60_000)
   const from = new Date(to.getTime() - 366 * 86_400_000)
   const tiers = [["fake-economy", "economy"], ["fake-standard", "standard"], ["fake-premium", "premium"], ["economy", "economy"], ["standard", "standard"], ["premium", "premium"]]
-  const groupings = [[], ["day"], ["week"], ["month"], ["model"], ["tier"], ["member"], ["source"], ["month", "model", "source"], ["day", "member"], ["member", "day"]]
+  const groupings = [[], ["day"], ["week"], ["month"], ["model"], ["tier"], ["member"], ["source"], ["month", "model", "source"], ["day", "member"], ["member", "day"], ["source", "day", "member"], ["model", "member", "day"]]
   const scopes = [["deployment", { _tag: "Deployment" }], ["org (1/50 of the rows)", { _tag: "Org", orgId: "org_1" }]]
   // Pages that start one group before the end of a period (of a member): the next page's
   // windows must be sized by the period's groups, not by the one left after the cursor.
@@ -81,7 +81,10 @@ try {
     WHERE kind <> 'grant' AND actor_id = 'usr_1000' AND created_at >= $1 AND created_at < $2 ORDER BY 1 DESC LIMIT 2`, [from, to])
   const cursors = [
     [["day", "member"], ["", mid, ofDay[1].member], `after ${mid}'s next-to-last member`],
-    [["member", "day"], ["", "usr_1000", ofMember[1].day], "after usr_1000's next-to-last day"]
+    [["member", "day"], ["", "usr_1000", ofMember[1].day], "after usr_1000's next-to-last day"],
+    // Inside the second of three sources, and in the last member of the first source.
+    [["source", "day", "member"], ["", "subscription", mid, ofDay[1].member], `in subscription, after ${mid}'s next-to-last member`],
+    [["source", "member", "day"], ["", "personal", "usr_999", "9999"], "after personal's last member"]
   ]
   const program = Effect.gen(function*() {
     const repository = yield* SpendRepository

@@ -40,7 +40,8 @@ const reservation = fc.record({
   user: fc.integer({ min: 0, max: users.length - 1 }),
   pool: fc.constantFrom("personal" as const, "subscription" as const, "addon" as const),
   org: fc.option(fc.integer({ min: 0, max: orgs.length - 1 }), { nil: null }),
-  model: fc.constantFrom("m-eco", "m-std", "economy", "unlisted-model", null),
+  // "" names no model as surely as an intent does (its key is empty too).
+  model: fc.constantFrom("m-eco", "m-std", "economy", "unlisted-model", "", null),
   at: fc.integer({ min: 0, max: 60 * day }),
   amount: fc.integer({ min: 1, max: 500 }),
   outcome: fc.constantFrom("settled" as const, "released" as const, "held" as const),
@@ -141,7 +142,7 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
     for (const row of ledger) {
       if (row.at < from || row.at >= to) continue
       if (orgScope !== null && row.r.org !== orgScope) continue
-      const model = row.r.model
+      const model = row.r.model === "" ? null : row.r.model
       const values: Record<GroupKey, string | null> = {
         day: periodOf("day", row.at),
         week: periodOf("week", row.at),
@@ -200,16 +201,28 @@ describe.each(TestDatabase.availableEngines())("the spend query against a model 
     )
   }, 240_000)
 
-  // A grouping that starts with a period, or with the member and then a period, is paged window
-  // by window: pages that end inside a period or a member, windows that grow over empty periods,
-  // weeks and months cut by the range.
-  it("pages a grouping by period first, or by member and period, the same, whatever its windows", async () => {
+  // A grouping that starts with a period, or with the member and then a period (after keys of few
+  // values, or first), is paged window by window: pages that end inside a period or a member, or
+  // inside a group of the leading keys, windows that grow over empty periods, weeks and months cut
+  // by the range.
+  it("pages a grouping by period first, or by member and period, after keys of few values or not, the same, whatever its windows", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(reservation, { minLength: 10, maxLength: 60 }),
         fc.oneof(
           fc.tuple(period, fc.shuffledSubarray<GroupKey>(["model", "member", "source"], { minLength: 1 })).map(([time, dims]) => [time, ...dims]),
-          fc.tuple(period, fc.shuffledSubarray<GroupKey>(["model", "source"])).map(([time, dims]) => ["member" as const, time, ...dims])
+          fc.tuple(period, fc.shuffledSubarray<GroupKey>(["model", "source"])).map(([time, dims]) => ["member" as const, time, ...dims]),
+          // Leading keys of few values, then the member and a period in either order (and maybe more after).
+          fc.tuple(
+            fc.shuffledSubarray<GroupKey>(["model", "tier", "source"], { minLength: 1 }),
+            period,
+            fc.boolean(),
+            fc.shuffledSubarray<GroupKey>(["model", "tier", "source"])
+          ).map(([lead, time, memberFirst, after]) => [
+            ...lead,
+            ...(memberFirst ? ["member" as const, time] : [time, "member" as const]),
+            ...after.filter((key) => !lead.includes(key))
+          ])
         ),
         fc.integer({ min: 1, max: 4 }),
         fc.tuple(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 20, max: 70 })),

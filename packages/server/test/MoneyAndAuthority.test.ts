@@ -327,17 +327,21 @@ describe("what members spent, when the instance writes its credits only now and 
     await Operator.grant(server, { org_id: org.id, balance: "subscription" }, 1000, "plan")
     const { key } = await Accounts.createApiKey(server, member, { org_id: org.id })
     let charged = 0
+    const tokens = { input_tokens: 0, output_tokens: 0 }
     for (let i = 0; i < 3; i++) {
       const res = await server.request("POST", "/v1/huddle", { token: key, body: { input: "Quick check.", model_tier: "economy" } })
       expect(res.status).toBe(200)
       charged += res.body.credits_charged as number
+      tokens.input_tokens += res.body.usage.input_tokens as number
+      tokens.output_tokens += res.body.usage.output_tokens as number
     }
     expect(charged).toBeGreaterThan(0)
     // First the spend report, read from the ledger (each read below writes what is in memory).
     const range = `from=${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}&to=${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}`
     const spend = await server.request("GET", `/v1/orgs/${org.id}/admin/spend?${range}&group_by=member`, { token: org.admin.session })
     expect(spend.status).toBe(200)
-    expect(spend.body.totals).toEqual({ credits: charged, calls: 3 })
+    expect(tokens.input_tokens).toBeGreaterThan(0)
+    expect(spend.body.totals).toEqual({ credits: charged, calls: 3, ...tokens })
     const list = await server.request("GET", `/v1/orgs/${org.id}/admin/members`, { token: org.admin.session })
     const listed = list.body.data.find((m: { user_id: string | null }) => m.user_id === member.id)
     expect(listed.spent).toEqual({ month: charged, total: charged })

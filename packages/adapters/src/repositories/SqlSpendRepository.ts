@@ -43,6 +43,30 @@ const isTime = (key: GroupKey): key is TimeBucket => key === "day" || key === "w
 
 type Tiers = ReadonlyArray<readonly [name: string, tier: string]>
 
+/** The reason of a chat completion that named `model` (the inverse of the model key's parsing). */
+const reasonOf = (model: string) => `chat completion (${model})`
+
+/**
+ * Keys fixed to a value each (`[key, its text]`), from the keys whose values are few (model,
+ * tier, source): the rows of one group of them, so that the windows of a grouping they lead
+ * read only those rows.
+ */
+type Fixed = ReadonlyArray<readonly [key: GroupKey, value: string]>
+
+/** Compares keys as the "C" collation does: by code point (UTF-8's byte order). */
+const compareKeys = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i] === b[i]) continue
+    const [x, y] = [[...a[i]!], [...b[i]!]]
+    for (let j = 0; j < Math.min(x.length, y.length); j++) {
+      const d = x[j]!.codePointAt(0)! - y[j]!.codePointAt(0)!
+      if (d !== 0) return d
+    }
+    return x.length - y.length
+  }
+  return a.length - b.length
+}
+
 type Numeric = string | number
 
 interface Row {
@@ -78,8 +102,8 @@ const bucketAfter = (unit: TimeBucket, at: Date, n: number): Date => {
  * Where a time-first page can start: the cursor's period, when it is one (a key that is a date
  * sorts as its date does; anything else leaves the keyset comparison alone to skip).
  */
-const startOf = (q: SpendQuery): Date => {
-  const period = q.after?.[1]
+const startOf = (q: SpendQuery, unit: TimeBucket): Date => {
+  const period = q.after?.[1 + q.groupBy.indexOf(unit)]
   const at = period === undefined ? undefined : new Date(`${period}T00:00:00Z`)
   // Only a key that is a date as the query writes it: `2025-02-30` is read as 2 March, and
   // starting there would skip the days between.
@@ -116,14 +140,40 @@ const noSums: Sums = { credits: 0, calls: 0, input_tokens: 0, output_tokens: 0 }
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  /** The range's reservation rows (of `members`, the first and last in key order, when given). */
-  const rowsOf = (scope: SpendScope, from: Date, to: Date, bySource: boolean, members?: readonly [string, string]) => {
-    const pool = bySource ? sql`JOIN credit_accounts a ON a.id = l.account_id` : sql``
+  /**
+   * Each fixed key as a test of a row, the same as its key's value: a model is its reason (or,
+   * for none, a reason that names no model), a tier the reasons of its models, a source its pool.
+   */
+  const fixedRows = (fixed: Fixed, tiers: Tiers) =>
+    fixed.map(([key, value]) => {
+      switch (key) {
+        case "source":
+          return sql`AND a.pool = ${value}`
+        case "model":
+          return value === ""
+            ? sql`AND (l.reason = ${reasonOf("")} OR l.reason NOT LIKE 'chat completion (%)')`
+            : sql`AND l.reason = ${reasonOf(value)}`
+        case "tier": {
+          const reasons = tiers.filter(([, tier]) => value === "" || tier === value).map(([name]) => reasonOf(name))
+          if (reasons.length === 0) return value === "" ? sql`` : sql`AND false`
+          return value === "" ? sql`AND l.reason NOT IN ${sql.in(reasons)}` : sql`AND l.reason IN ${sql.in(reasons)}`
+        }
+        default:
+          return sql`AND false`
+      }
+    })
+
+  /** The range's reservation rows (of `members`, the first and last in key order, when given; of the `fixed` keys' values). */
+  const rowsOf = (scope: SpendScope, from: Date, to: Date, bySource: boolean, members?: readonly [string, string], fixed: Fixed = [], tiers: Tiers = []) => {
+    const joined = bySource || fixed.some(([key]) => key === "source")
+    const pool = joined ? sql`JOIN credit_accounts a ON a.id = l.account_id` : sql``
     const poolColumn = bySource ? sql`, a.pool` : sql``
-    const ofMembers = members === undefined
-      ? sql``
-      : sql`AND COALESCE(l.actor_id, '') COLLATE "C" >= ${members[0]}::text COLLATE "C"
+    const ofMembers = sql`${
+      members === undefined
+        ? sql``
+        : sql`AND COALESCE(l.actor_id, '') COLLATE "C" >= ${members[0]}::text COLLATE "C"
             AND COALESCE(l.actor_id, '') COLLATE "C" <= ${members[1]}::text COLLATE "C"`
+    } ${sql.join(" ", false)(fixedRows(fixed, tiers))}`
     return scope._tag === "Deployment"
       ? sql`
         SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason, l.input_tokens, l.output_tokens ${poolColumn}
@@ -148,13 +198,14 @@ export const make = Effect.gen(function*() {
     to: Date,
     limit: number,
     tiers: Tiers,
-    members?: readonly [string, string]
+    members?: readonly [string, string],
+    fixed: Fixed = []
   ) => {
     // A constant first key: with no grouping, the one group still has a key to page after.
     const keys = ["''", ...q.groupBy.map((key) => keyExpression[key])]
     const after = q.after
     const catalog = JSON.stringify(tiers.map(([name, tier]) => ({ name, tier })))
-    const source = rowsOf(scope, from, to, q.groupBy.includes("source"), members)
+    const source = rowsOf(scope, from, to, q.groupBy.includes("source"), members, fixed, tiers)
     const raw = new Map(q.groupBy.map((key) => rawColumn[key]))
     const rawList = sql.literal([...[...raw].map(([alias, expression]) => `${expression} AS ${alias}`), "''::text AS k"].join(", "))
     const rawRefs = sql.literal([...raw.keys(), "k"].join(", "))
@@ -206,12 +257,13 @@ export const make = Effect.gen(function*() {
    * window sized from the groups per period seen so far, until the page is full. So a page costs
    * the rows of the periods it shows, not every group of the range (a year by day and member is
    * half a million groups). The totals are the windows' when they covered the range, else one
-   * pass over the range without grouping.
+   * pass over the range without grouping. With `fixed` keys (the period after them), only their
+   * rows, and no totals.
    */
-  const timeFirst = (scope: SpendScope, q: SpendQuery, unit: TimeBucket, tiers: Tiers) =>
+  const timeFirst = (scope: SpendScope, q: SpendQuery, unit: TimeBucket, tiers: Tiers, fixed: Fixed = []) =>
     Effect.gen(function*() {
       const groups: Array<Row> = []
-      const start = startOf(q)
+      const start = startOf(q, unit)
       let from = start
       let periods = 1
       let seen = 0
@@ -224,7 +276,7 @@ export const make = Effect.gen(function*() {
         // A window that would cover half of what is left takes all of it: the totals come with it.
         const end = bucketAfter(unit, from, periods)
         const to = (end.getTime() - from.getTime()) * 2 < q.to.getTime() - from.getTime() ? end : q.to
-        const window = yield* groupsIn(scope, q, from, to, q.limit + 1 - groups.length, tiers)
+        const window = yield* groupsIn(scope, q, from, to, q.limit + 1 - groups.length, tiers, undefined, fixed)
         groups.push(...window.groups)
         sums = addSums(sums, totalsOf(window.first))
         held += Number(window.first?.total_groups ?? 0)
@@ -232,7 +284,7 @@ export const make = Effect.gen(function*() {
         periods = nextSize(periods, q.limit + 1 - groups.length, seen, held)
         from = to
       }
-      if (start === q.from && from >= q.to) return { totals: sums, groups }
+      if ((start === q.from && from >= q.to) || fixed.length > 0) return { totals: sums, groups }
       const { first } = yield* groupsIn(scope, { ...q, groupBy: [], after: undefined }, q.from, q.to, 0, tiers)
       return { totals: totalsOf(first), groups }
     })
@@ -242,17 +294,17 @@ export const make = Effect.gen(function*() {
    * pages through the members the same way: one statement gives the totals and the members from
    * the cursor's on in key order with their rows (as many as the page can need: each has a group
    * at least, but for the cursor's, whose may all be behind it), then windows of those members, each as many as the rows the missing groups need at
-   * the rate seen so far (a row makes at most one).
+   * the rate seen so far (a row makes at most one). With `fixed` keys (the member after them), only their rows.
    */
-  const memberFirst = (scope: SpendScope, q: SpendQuery, tiers: Tiers) =>
+  const memberFirst = (scope: SpendScope, q: SpendQuery, tiers: Tiers, fixed: Fixed = []) =>
     Effect.gen(function*() {
-      const cursor = q.after?.[1]
+      const cursor = q.after?.[1 + q.groupBy.indexOf("member")]
       const listed = yield* sql<TotalsRow & { readonly member: string | null; readonly n: Numeric | null }>`
         WITH m AS (
           SELECT COALESCE(actor_id, '') COLLATE "C" AS member, COUNT(*) AS n, SUM(delta) AS delta,
                  COUNT(*) FILTER (WHERE kind = 'settle') AS calls,
                  SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens
-          FROM (${rowsOf(scope, q.from, q.to, false)}) x GROUP BY 1
+          FROM (${rowsOf(scope, q.from, q.to, false, undefined, fixed, tiers)}) x GROUP BY 1
         )
         SELECT -COALESCE(t.delta, 0) AS total_credits, COALESCE(t.calls, 0) AS total_calls,
                COALESCE(t.input_tokens, 0) AS total_input_tokens, COALESCE(t.output_tokens, 0) AS total_output_tokens, p.member, p.n
@@ -272,7 +324,7 @@ export const make = Effect.gen(function*() {
         let j = i
         let rows = 0
         while (j < members.length && rows < wanted) rows += Number(members[j++]!.n)
-        const window = yield* groupsIn(scope, q, q.from, q.to, q.limit + 1 - groups.length, tiers, [members[i]!.member!, members[j - 1]!.member!])
+        const window = yield* groupsIn(scope, q, q.from, q.to, q.limit + 1 - groups.length, tiers, [members[i]!.member!, members[j - 1]!.member!], fixed)
         groups.push(...window.groups)
         held += Number(window.first?.total_groups ?? 0)
         seen += rows
@@ -282,6 +334,33 @@ export const make = Effect.gen(function*() {
       return { totals: totalsOf(listed[0]), groups }
     })
 
+  /**
+   * A grouping led by keys of few values (model, tier, source) with a member and a period after
+   * them (`source,day,member`: half a million groups in a year) pages through the groups of those
+   * leading keys in key order: one statement lists them (and gives the totals), then each, from
+   * the cursor's on, is paged by its period or member as above, over its own rows only.
+   */
+  const fewFirst = (scope: SpendScope, q: SpendQuery, lead: number, tiers: Tiers) =>
+    Effect.gen(function*() {
+      const leading = q.groupBy.slice(0, lead)
+      const unit = q.groupBy[lead]!
+      const listed = yield* groupsIn(scope, { ...q, groupBy: leading, after: undefined }, q.from, q.to, 100_000, tiers)
+      const cursor = q.after?.slice(1, 1 + lead)
+      const groups: Array<Row> = []
+      for (const group of listed.groups) {
+        if (groups.length > q.limit) break
+        const values = group.keys!.slice(1)
+        const order = cursor === undefined ? 1 : compareKeys(values, cursor)
+        if (order < 0) continue
+        // The cursor's own leading group continues after it; a later one starts at its beginning.
+        const rest = { ...q, limit: q.limit - groups.length, after: order === 0 ? q.after : undefined }
+        const fixed: Fixed = leading.map((key, i) => [key, values[i]!])
+        const page = isTime(unit) ? yield* timeFirst(scope, rest, unit, tiers, fixed) : yield* memberFirst(scope, rest, tiers, fixed)
+        groups.push(...page.groups)
+      }
+      return { totals: totalsOf(listed.first), groups }
+    })
+
   const query: Service["query"] = (scope, q, tiers) =>
     Effect.gen(function*() {
       // The totals and every window read one snapshot of the ledger.
@@ -289,10 +368,14 @@ export const make = Effect.gen(function*() {
       // JIT compiling costs ~0.1 s per query here and gains nothing on one pass over the rows.
       yield* sql`SET LOCAL jit = off`
       const unit = q.groupBy[0]
+      // Where the member or a period first comes (after keys of few values, or first).
+      const lead = q.groupBy.findIndex((key) => key === "member" || isTime(key))
       const { groups, totals } = unit !== undefined && isTime(unit)
         ? yield* timeFirst(scope, q, unit, tiers)
         : unit === "member" && q.groupBy.some(isTime)
         ? yield* memberFirst(scope, q, tiers)
+        : lead > 0 && q.groupBy.includes("member") && q.groupBy.some(isTime)
+        ? yield* fewFirst(scope, q, lead, tiers)
         : yield* groupsIn(scope, q, q.from, q.to, q.limit + 1, tiers).pipe(
           Effect.map(({ first, groups }) => ({ groups, totals: totalsOf(first) }))
         )
