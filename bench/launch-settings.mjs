@@ -8,7 +8,9 @@
  *
  *   node bench/launch-settings.mjs '[{"name":"plain"},{"name":"shipped","env":{"MALLOC_ARENA_MAX":"2"},"args":["--max-semi-space-size=32","--heap-growing-percent=100"]}]' [rounds, default 4] [seconds, default 6]
  *
- * The settings are given whole: unlike `npm run bench`, nothing of `npm start` is added.
+ * The settings are given whole: unlike `npm run bench`, nothing of `npm start` is added. A variant
+ * may name another build of the server (`"main": "<worktree>/packages/server/dist/main.js"`) to
+ * compare two commits.
  */
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -37,7 +39,8 @@ try {
     const port = await Proc.freePort()
     const url = `http://127.0.0.1:${port}`
     const env = { ...Huddle.serverEnv({ port, databaseUrl: db.url, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits: 0, otlpUrl: sink.url }), ...(v.env ?? {}) }
-    const server = await Proc.spawnServer(v.name, [...(v.args ?? []), join(root, "packages/server/dist/main.js")], env, join(work, `${v.name}.log`), `${url}/readyz`)
+    // `main`: another build of the server (a worktree of another commit), for an A/B of two commits.
+    const server = await Proc.spawnServer(v.name, [...(v.args ?? []), v.main ?? join(root, "packages/server/dist/main.js")], env, join(work, `${v.name}.log`), `${url}/readyz`)
     await new Promise((r) => setTimeout(r, 1000))
     const idle = Proc.memoryOf(server.pid).rss
     const accounts = await Huddle.setup(url, { keys: 1, orgCredits: 1_000_000_000_000, personalCredits: 0 })
