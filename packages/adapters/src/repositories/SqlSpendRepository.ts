@@ -168,7 +168,7 @@ export const make = Effect.gen(function*() {
     const joined = bySource || fixed.some(([key]) => key === "source")
     const pool = joined ? sql`JOIN credit_accounts a ON a.id = l.account_id` : sql``
     const poolColumn = bySource ? sql`, a.pool` : sql``
-    const ofMembers = sql`${
+    const filters = sql`${
       members === undefined
         ? sql``
         : sql`AND COALESCE(l.actor_id, '') COLLATE "C" >= ${members[0]}::text COLLATE "C"
@@ -178,13 +178,13 @@ export const make = Effect.gen(function*() {
       ? sql`
         SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason, l.input_tokens, l.output_tokens ${poolColumn}
         FROM credit_ledger l ${pool}
-        WHERE l.kind <> 'grant' AND l.created_at >= ${from} AND l.created_at < ${to} ${ofMembers}`
+        WHERE l.kind <> 'grant' AND l.created_at >= ${from} AND l.created_at < ${to} ${filters}`
       : sql`
         SELECT l.created_at, l.kind, l.delta, l.actor_id, l.reason, l.input_tokens, l.output_tokens ${poolColumn}
         FROM credit_reservations r
         JOIN credit_ledger l ON l.reservation_id = r.id ${pool}
         WHERE r.org_id = ${scope.orgId} AND r.org_id IS NOT NULL AND r.created_at < ${to}
-          AND l.kind <> 'grant' AND l.created_at >= ${from} AND l.created_at < ${to} ${ofMembers}`
+          AND l.kind <> 'grant' AND l.created_at >= ${from} AND l.created_at < ${to} ${filters}`
   }
 
   /**
