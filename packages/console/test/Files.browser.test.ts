@@ -186,6 +186,12 @@ describe("memories, repositories, the file view and charges in the console", () 
     const returned = page.getByRole("row").filter({ hasText: `Request ${reply.body.intent_id}` }).filter({ hasText: "Returned, not used" })
     const amount = async (row: typeof charge) => Number((await row.locator("td.number").first().textContent())!.replace(/[^\d]/g, ""))
     expect(await amount(charge) - (await returned.count() === 0 ? 0 : await amount(returned))).toBe(reply.body.credits_charged)
+    // The row that settled the message's one call says the tokens it was charged for.
+    expect(await returned.count()).toBe(1)
+    const usage = reply.body.usage as { input_tokens: number; output_tokens: number }
+    expect(await returned.locator('td[data-label="Tokens"]').textContent())
+      .toBe(`${usage.input_tokens.toLocaleString("en-US")} in, ${usage.output_tokens.toLocaleString("en-US")} out`)
+    expect(await charge.locator('td[data-label="Tokens"]').textContent()).toBe("")
     expect(await page.getByRole("row").filter({ hasText: "starter grant" }).textContent()).toContain("+1,000 credits")
     const balance = (await server.request("GET", "/v1/me", { token: session })).body.credits.balance as number
     expect(balance).toBe(before - reply.body.credits_charged)

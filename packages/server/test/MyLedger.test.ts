@@ -1,7 +1,7 @@
 /**
  * A user's own credit ledger over HTTP (`GET /v1/me/credits/ledger`): the starter grant, what a
- * huddle message reserved and gave back (netting to what it was charged), the balance now,
- * cursor paging, and nobody else's rows.
+ * huddle message reserved and gave back (netting to what it was charged, its settle rows carrying
+ * the tokens it used), the balance now, cursor paging, and nobody else's rows.
  */
 import { Accounts, TestServer } from "@huddle/testkit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -16,6 +16,8 @@ interface Row {
   readonly reservation_id: string | null
   readonly actor_id: string | null
   readonly balance_after: number
+  readonly input_tokens: number | null
+  readonly output_tokens: number | null
 }
 
 describe("the caller's credit ledger", () => {
@@ -40,7 +42,9 @@ describe("the caller's credit ledger", () => {
         reason: "starter grant",
         actor_id: null,
         balance_after: starterCredits,
-        created_at: expect.any(String)
+        created_at: expect.any(String),
+        input_tokens: null,
+        output_tokens: null
       }],
       next_cursor: null,
       balance: starterCredits
@@ -62,6 +66,14 @@ describe("the caller's credit ledger", () => {
     expect(ofMessage.length).toBeGreaterThan(0)
     expect(ofMessage.reduce((sum, row) => sum + row.delta, 0)).toBe(-charged)
     expect(ofMessage.every((row) => row.reservation_id !== null && row.actor_id === user.id)).toBe(true)
+    // The settle rows carry the tokens the message's calls were charged for; no other row does.
+    const settled = ofMessage.filter((row) => row.kind === "settle")
+    expect(settled.length).toBeGreaterThan(0)
+    expect({
+      input_tokens: settled.reduce((sum, row) => sum + row.input_tokens!, 0),
+      output_tokens: settled.reduce((sum, row) => sum + row.output_tokens!, 0)
+    }).toEqual(reply.body.usage)
+    expect(ofMessage.filter((row) => row.kind !== "settle").every((row) => row.input_tokens === null && row.output_tokens === null)).toBe(true)
     // Newest first: the first row's balance is the balance now; the last is the starter grant.
     const me = await server.request("GET", "/v1/me", { token: user.session })
     expect(res.body.balance).toBe(me.body.credits.balance)

@@ -412,8 +412,10 @@ export const make = Effect.gen(function*() {
         actor_id: string | null
         balance_after: number
         created_at: Date
+        input_tokens: string | number | null
+        output_tokens: string | number | null
       }>`
-        SELECT id, delta, kind, reservation_id, reason, actor_id, created_at, balance_after FROM (
+        SELECT id, delta, kind, reservation_id, reason, actor_id, created_at, balance_after, input_tokens, output_tokens FROM (
           SELECT l.*, SUM(l.delta) OVER (ORDER BY l.id) AS balance_after
           FROM credit_ledger l JOIN credit_accounts a ON a.id = l.account_id
           WHERE ${accountWhere(account)}
@@ -429,7 +431,9 @@ export const make = Effect.gen(function*() {
             reason: row.reason,
             actor_id: row.actor_id,
             balance_after: Number(row.balance_after),
-            created_at: utc(row.created_at)
+            created_at: utc(row.created_at),
+            input_tokens: row.input_tokens === null ? null : Number(row.input_tokens),
+            output_tokens: row.output_tokens === null ? null : Number(row.output_tokens)
           }))
         ),
         Effect.orDie

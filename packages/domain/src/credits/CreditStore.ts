@@ -83,6 +83,9 @@ export interface LedgerEntry {
   readonly actor_id: string | null
   readonly balance_after: number
   readonly created_at: DateTime.Utc
+  /** What a settled model call was charged for (its settle row); null on every other row. */
+  readonly input_tokens: number | null
+  readonly output_tokens: number | null
 }
 
 export interface Service {

@@ -11,5 +11,11 @@ export class LedgerEntry extends Schema.Class<LedgerEntry>("LedgerEntry")({
   /** The user who acted (the payer of a reservation); null for the operator and the service. */
   actor_id: Schema.NullOr(Schema.String),
   balance_after: Schema.Int,
-  created_at: Schema.DateTimeUtc
+  created_at: Schema.DateTimeUtc,
+  input_tokens: Schema.NullOr(Schema.Int).annotations({
+    description: "On a settle row of a model call: the input tokens it was charged for (as the model reported them, else estimated); otherwise null"
+  }),
+  output_tokens: Schema.NullOr(Schema.Int).annotations({
+    description: "On a settle row of a model call: the output tokens it was charged for; otherwise null"
+  })
 }) {}

@@ -38,7 +38,7 @@ export class MeApi extends HttpApiGroup.make("me")
       .addSuccess(LedgerPage)
       .annotate(
         OpenApi.Description,
-        "The caller's personal credit ledger, newest first (grants, reservations for their requests, settlements returning what was not used), each row with the balance after it, and the balance now; page with `limit` and `cursor`."
+        "The caller's personal credit ledger, newest first (grants, reservations for their requests, settlements returning what was not used, with the tokens a model call was charged for), each row with the balance after it, and the balance now; page with `limit` and `cursor`."
       )
   )
   .middleware(RateLimited)

@@ -92,7 +92,16 @@ export const make = (options: Options = {}) =>
       total: row?.total ?? 0
     })
 
-    const log = (account: string, delta: number, kind: LedgerEntry["kind"], reservationId: string | null, reason: string, actorId: string | null, at: DateTime.Utc) =>
+    const log = (
+      account: string,
+      delta: number,
+      kind: LedgerEntry["kind"],
+      reservationId: string | null,
+      reason: string,
+      actorId: string | null,
+      at: DateTime.Utc,
+      tokens?: TokenUsage
+    ) =>
       ledger.push({
         account,
         id: nextId("led"),
@@ -102,7 +111,9 @@ export const make = (options: Options = {}) =>
         reason,
         actor_id: actorId,
         balance_after: balances.get(account) ?? 0,
-        created_at: at
+        created_at: at,
+        input_tokens: tokens?.inputTokens ?? null,
+        output_tokens: tokens?.outputTokens ?? null
       })
 
     /** Closes a held reservation, charging `actual` (at most the amount); none if it was not held. */
@@ -120,7 +131,7 @@ export const make = (options: Options = {}) =>
       const account = keyOf(reservation.account)
       balances.set(account, (balances.get(account) ?? 0) + refund)
       reservations.set(id, { ...reservation, status, actual: charged, closedAt: at, tokens: tokens ?? null })
-      log(account, refund, status === "settled" ? "settle" : "release", id, reservation.purpose, reservation.userId, at)
+      log(account, refund, status === "settled" ? "settle" : "release", id, reservation.purpose, reservation.userId, at, tokens)
       // The unused part no longer counts against the member's cap on the org pool.
       if (reservation.spendMonth !== null && refund > 0) {
         const spending = spendings.get(spendingKey(reservation.orgId!, reservation.userId))

@@ -5,7 +5,7 @@
 import { useState } from "preact/hooks"
 import type { Answer } from "../../answer.js"
 import type { Client, Problem } from "../../api.js"
-import { credits } from "../../format.js"
+import { credits, tokens } from "../../format.js"
 import { Loading, ProblemNote } from "../../ui/Status.js"
 import { Time } from "../../ui/Time.js"
 import { useApi, useResource } from "../../ui/useApi.js"
@@ -27,6 +27,10 @@ const about = (entry: Entry) => {
   const intent = /^intent (\S+)$/.exec(entry.reason)
   return intent === null ? entry.reason : `Request ${intent[1]}`
 }
+
+/** The tokens a model call was charged for (its settle row); nothing on other rows. */
+const used = (entry: Entry) =>
+  entry.input_tokens === null || entry.output_tokens === null ? "" : tokens(entry.input_tokens, entry.output_tokens)
 
 const signed = (delta: number) => (delta > 0 ? `+${credits(delta)}` : delta < 0 ? `−${credits(-delta)}` : credits(0))
 
@@ -58,6 +62,7 @@ export const Charges = () => {
               <th scope="col">When</th>
               <th scope="col">What</th>
               <th scope="col">For</th>
+              <th scope="col">Tokens</th>
               <th scope="col" class="number">Amount</th>
               <th scope="col" class="number">Balance after</th>
             </tr>
@@ -68,6 +73,7 @@ export const Charges = () => {
                 <td data-label="When"><Time at={entry.created_at} /></td>
                 <th scope="row" data-label="What">{kinds[entry.kind]}</th>
                 <td data-label="For">{about(entry)}</td>
+                <td data-label="Tokens">{used(entry)}</td>
                 <td data-label="Amount" class={entry.delta < 0 ? "number out" : "number"}>{signed(entry.delta)}</td>
                 <td data-label="Balance after" class="number">{credits(entry.balance_after)}</td>
               </tr>
@@ -83,7 +89,10 @@ export const Charges = () => {
   return (
     <section aria-labelledby="charges-title">
       <h2 id="charges-title">Recent charges</h2>
-      <p class="hint">A request holds its most possible cost while it runs and returns what it did not use when it ends.</p>
+      <p class="hint">
+        A request holds its most possible cost while it runs and returns what it did not use when it ends, with the tokens its
+        model call was charged for.
+      </p>
       {body()}
     </section>
   )
