@@ -53,6 +53,9 @@ const reasonOf = (model: string) => `chat completion (${model})`
  */
 type Fixed = ReadonlyArray<readonly [key: GroupKey, value: string]>
 
+/** The most groups of leading keys a grouping pages through one by one (`fewFirst`). */
+const maxLeading = 1_000
+
 /** Compares keys as the "C" collation does: by code point (UTF-8's byte order). */
 const compareKeys = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
@@ -338,13 +341,19 @@ export const make = Effect.gen(function*() {
    * A grouping led by keys of few values (model, tier, source) with a member and a period after
    * them (`source,day,member`: half a million groups in a year) pages through the groups of those
    * leading keys in key order: one statement lists them (and gives the totals), then each, from
-   * the cursor's on, is paged by its period or member as above, over its own rows only.
+   * the cursor's on, is paged by its period or member as above, over its own rows only. A page
+   * that runs through leading groups too small to fill it costs a pass for each; more leading
+   * groups than `maxLeading` are not "few", and the grouping is grouped whole instead.
    */
   const fewFirst = (scope: SpendScope, q: SpendQuery, lead: number, tiers: Tiers) =>
     Effect.gen(function*() {
       const leading = q.groupBy.slice(0, lead)
       const unit = q.groupBy[lead]!
-      const listed = yield* groupsIn(scope, { ...q, groupBy: leading, after: undefined }, q.from, q.to, 100_000, tiers)
+      const listed = yield* groupsIn(scope, { ...q, groupBy: leading, after: undefined }, q.from, q.to, maxLeading, tiers)
+      if (Number(listed.first?.total_groups ?? 0) > maxLeading) {
+        const whole = yield* groupsIn(scope, q, q.from, q.to, q.limit + 1, tiers)
+        return { totals: totalsOf(whole.first), groups: whole.groups }
+      }
       const cursor = q.after?.slice(1, 1 + lead)
       const groups: Array<Row> = []
       for (const group of listed.groups) {
