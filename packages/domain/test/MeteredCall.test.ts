@@ -187,6 +187,8 @@ describe("the metered call", () => {
       expect(reservations.map((reservation) => [reservation.status, reservation.actual])).toEqual([
         ["settled", costOf(models.economy, estimate)]
       ])
+      // The settle row records the tokens it charged for: estimated, since the model reported none.
+      expect(reservations[0]!.tokens).toEqual({ inputTokens: estimate.input_tokens, outputTokens: estimate.output_tokens })
       // The upstream request was aborted with the stream.
       expect(yield* script.open).toBe(0)
     }).pipe(Effect.provide(InMemoryDomain.layer())))
@@ -231,6 +233,9 @@ describe("the metered call", () => {
       assert(settled._tag === "Settled")
       expect(settled.usage).toMatchObject(usage)
       expect(settled.charged).toBe(costOf(models.economy, failedUsage) + costOf(models.economyDear, usage))
+      // The tokens recorded with the charge are the answer's (the failed attempt's are priced, not counted).
+      const reservations = yield* Effect.flatMap(CreditStoreState, (state) => state.reservations)
+      expect(reservations.map((reservation) => reservation.tokens)).toEqual([{ inputTokens: usage.input_tokens, outputTokens: usage.output_tokens }])
       expect(1000 - (yield* balance)).toBe(settled.charged)
       expect(yield* held).toBe(0)
     }).pipe(Effect.provide(InMemoryDomain.layer())))

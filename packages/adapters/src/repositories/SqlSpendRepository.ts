@@ -85,13 +85,8 @@ interface Row {
   readonly output_tokens: Numeric | null
 }
 
-/** What a range's rows add up to, as the totals of a page give it. */
-interface Sums {
-  readonly credits: number
-  readonly calls: number
-  readonly input_tokens: number
-  readonly output_tokens: number
-}
+/** What a range's rows add up to: a page's totals. */
+type Sums = typeof SpendTotals.Type
 
 /** The start of the UTC day, ISO week (Monday) or month that holds `at`, moved on by `n` of them. */
 const bucketAfter = (unit: TimeBucket, at: Date, n: number): Date => {
