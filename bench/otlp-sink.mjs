@@ -2,13 +2,13 @@
  * An OTLP/HTTP trace sink for the benchmark, in a process of its own: it takes what Huddle
  * exports (`POST /v1/traces`, JSON), counts the spans and traces by name, and answers 200, as a
  * collector would, so that the benchmark measures Huddle with its trace export on.
- * `GET /count` answers `{ exports, spans, names: { [name]: n } }`.
+ * `GET /count` answers `{ exports, spans, bytes, names: { [name]: n } }` (bytes: the bodies received).
  *
  * Prints one JSON line `{"ready":true,"url":...}` on stdout, then serves until SIGTERM.
  */
 import { createServer } from "node:http"
 
-const counts = { exports: 0, spans: 0, names: {} }
+const counts = { exports: 0, spans: 0, bytes: 0, names: {} }
 const server = createServer((request, response) => {
   if (request.method === "GET" && request.url === "/count") {
     response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(counts))
@@ -19,6 +19,7 @@ const server = createServer((request, response) => {
   request.on("end", () => {
     if (request.method !== "POST" || request.url !== "/v1/traces") return response.writeHead(404).end()
     counts.exports++
+    counts.bytes += chunks.reduce((n, chunk) => n + chunk.length, 0)
     for (const resource of JSON.parse(Buffer.concat(chunks).toString("utf8")).resourceSpans ?? []) {
       for (const scope of resource.scopeSpans ?? []) {
         for (const span of scope.spans ?? []) {

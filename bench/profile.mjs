@@ -18,7 +18,8 @@
  * Options: --duration S (load per mode, default 8) --requests N (census, default 200)
  * --connections N (50) --keys N (1) --payer personal|org (org) --log-level LEVEL (Huddle's
  * LOG_LEVEL, default Info) --traces on|off (on: metrics recorded and every trace exported to the
- * bench's OTLP sink, as `npm run bench` runs Huddle; default off) --only cpu (part 3 alone) --out DIR (where the report, profile.md, and the .cpuprofile files
+ * bench's OTLP sink, as `npm run bench` runs Huddle; unrecorded: the same, with a caller's
+ * `traceparent` on every request that says not sampled; default off) --only cpu (part 3 alone) --out DIR (where the report, profile.md, and the .cpuprofile files
  * stay; default a new temporary directory, printed at the end)
  */
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
@@ -48,7 +49,7 @@ const { values: args } = parseArgs({
     only: { type: "string" }
   }
 })
-if (!["on", "off"].includes(args.traces)) throw new Error(`--traces must be on or off, not ${args.traces}`)
+if (!["on", "off", "unrecorded"].includes(args.traces)) throw new Error(`--traces must be on, unrecorded or off, not ${args.traces}`)
 if (args.only !== undefined && args.only !== "cpu") throw new Error(`--only takes cpu, not ${args.only}`)
 const out = args.out ?? mkdtempSync(join(tmpdir(), "huddle-profile-"))
 mkdirSync(out, { recursive: true })
@@ -74,7 +75,7 @@ const main = async () => {
   // New users start at 0: the personal payer's credits are granted to the bench's members (`setup`).
   const starterCredits = 0
   // With --traces on, Huddle exports every trace to the bench's sink (standing for a collector).
-  const sink = args.traces === "on" ? await Proc.spawnReadyLine("otlp-sink", [join(root, "bench/otlp-sink.mjs")], join(out, "otlp-sink.log")) : undefined
+  const sink = args.traces !== "off" ? await Proc.spawnReadyLine("otlp-sink", [join(root, "bench/otlp-sink.mjs")], join(out, "otlp-sink.log")) : undefined
   const envFor = (port, databaseUrl) => ({
     ...Huddle.serverEnv({ port, databaseUrl, catalogPath, upstreamBaseUrl: upstream.baseUrl, upstreamKey, starterCredits, otlpUrl: sink?.url, observability: sink ? "on" : "off" }),
     LOG_LEVEL: args["log-level"]
@@ -213,7 +214,8 @@ const main = async () => {
     mkdirSync(dir, { recursive: true })
     const spawned = performance.now()
     const b = await Proc.spawnServer(`huddle-cpu-${mode}`, ["--cpu-prof", `--cpu-prof-dir=${dir}`, serverMain], envFor(port, database.url), join(out, `huddle-cpu-${mode}.log`), `${url}/readyz`)
-    const loaded = { name: "huddle", url, keys: accounts.apiKeys }
+    // --traces unrecorded: the same server as with `on`, its callers' traceparent saying not sampled.
+    const loaded = { name: "huddle", url, keys: accounts.apiKeys, headers: args.traces === "unrecorded" ? { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00" } : undefined }
     await Load.run(loaded, mode, { connections: Number(args.connections), seconds: 3 })
     const cpuBefore = Proc.cpuMsOf(b.pid)
     const from = performance.now()

@@ -31,8 +31,8 @@ export const percentile = (sorted, p) => (sorted.length === 0 ? NaN : sorted[Mat
  * (`target.urls`) gets its connections dealt round-robin, one autocannon per instance, all at
  * once; their figures are summed (latencies pooled).
  */
-export const run = async (target, mode, { connections, seconds, body }) => {
-  if (!target.urls || target.urls.length === 1) return runOne(target, mode, { connections, seconds, body })
+export const run = async (target, mode, { connections, seconds, body, rate }) => {
+  if (!target.urls || target.urls.length === 1) return runOne(target, mode, { connections, seconds, body, rate })
   const share = (i) => Math.floor(connections / target.urls.length) + (i < connections % target.urls.length ? 1 : 0)
   const parts = await Promise.all(target.urls.map((url, i) => runOne({ ...target, url }, mode, { connections: share(i), seconds, body, raw: true })))
   const latencies = parts.flatMap((p) => p.latencies).sort((a, b) => a - b)
@@ -56,7 +56,7 @@ export const run = async (target, mode, { connections, seconds, body }) => {
   }
 }
 
-const runOne = (target, mode, { connections, seconds, body, raw }) =>
+const runOne = (target, mode, { connections, seconds, body, raw, rate }) =>
   new Promise((resolve, reject) => {
     const latencies = []
     let next = 0
@@ -70,6 +70,8 @@ const runOne = (target, mode, { connections, seconds, body, raw }) =>
         pipelining: 1,
         duration: seconds,
         timeout: 30,
+        // A fixed offered rate (requests a second over all connections) rather than as fast as answered.
+        ...(rate === undefined ? {} : { overallRate: rate }),
         setupClient: target.keys.length > 1 ? (client) => client.setHeaders(headersFor(target.keys[next++ % target.keys.length], target.headers)) : undefined
       },
       (error, result) => {
