@@ -46,10 +46,10 @@
  * --paired-rounds N (#16's cost of metrics and traces: groups of short runs back to back, in
  * rotating order, of Huddle with both on, the same process and the second instance asked by
  * their callers not to record their traces (with every trace recorded and traces on only), and
- * two processes of Huddle with both off; default 6; 0: none) --sampled-ratio R (the share of traces recorded at which
+ * two processes of Huddle with both off, 2 s each; default 12; 0: none) --sampled-ratio R (the share of traces recorded at which
  * the cost is also judged, from those runs; default 0.1)
  * --trace-ratio R (the share of traces Huddle records and exports to the benchmark's OTLP sink,
- * default 1: all) --traces off (metrics only: no trace export, to tell the two costs apart) --time-limit S (the watchdog, default 420, plus the soak and 36 s a paired round). BENCH_DATABASE_URL (else
+ * default 1: all) --traces off (metrics only: no trace export, to tell the two costs apart) --time-limit S (the watchdog, default 420, plus the soak and 24 s a paired round). BENCH_DATABASE_URL (else
  * TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres) names the PostgreSQL
  * server; loopback only.
  *
@@ -67,7 +67,7 @@ import * as Postgres from "./lib/postgres.mjs"
 import * as Money from "./lib/money.mjs"
 import * as Observability from "./lib/observability.mjs"
 import * as Proc from "./lib/processes.mjs"
-import { median, percentile, slope, withinBounds } from "./lib/series.mjs"
+import { median, medianInterval, percentile, slope, withinBounds } from "./lib/series.mjs"
 import { answer, usage } from "./lib/answer.mjs"
 import * as CouncilReport from "./lib/councilReport.mjs"
 import * as GroundingReport from "./lib/groundingReport.mjs"
@@ -106,7 +106,7 @@ const { values: args } = parseArgs({
     "council-concurrent": { type: "string", default: "3" },
     "grounding-files": { type: "string", default: "5000" },
     "trace-ratio": { type: "string", default: "1" },
-    "paired-rounds": { type: "string", default: "6" },
+    "paired-rounds": { type: "string", default: "12" },
     "sampled-ratio": { type: "string", default: "0.1" },
     traces: { type: "string", default: "on" }
   }
@@ -162,7 +162,7 @@ const watchdog = setTimeout(() => {
   console.error(`[bench] time limit of ${args["time-limit"]} s reached: stopping`)
   failed = true
   finish().finally(() => process.exit(1))
-}, (Number(args["time-limit"]) + Math.max(0, soakSeconds) + 36 * Number(args["paired-rounds"]) + (warmupRequests > 0 ? 4 * warmupExtraSeconds : 0)) * 1000)
+}, (Number(args["time-limit"]) + Math.max(0, soakSeconds) + 24 * Number(args["paired-rounds"]) + (warmupRequests > 0 ? 4 * warmupExtraSeconds : 0)) * 1000)
 
 let finishing
 const finish = () =>
@@ -514,7 +514,9 @@ const main = async () => {
         for (const target of order) {
           const pid = target.pids[0]
           const before = Proc.cpuMsOf(pid)
-          const result = await load(target, mode, Math.min(duration, 3))
+          // Short runs, many groups: one run of a process reads up to a fifth off the next of the
+          // same on this machine, so a cost is trusted from the median of many groups, not from long runs.
+          const result = await load(target, mode, Math.min(duration, 2))
           cpu[target.name] = (Proc.cpuMsOf(pid) - before) / Math.max(1, result.ok)
         }
         const on = cpu[pgHuddle.name]
@@ -759,9 +761,10 @@ const main = async () => {
     const costText = (key, mode) => {
       const rounds = key === "on" ? `; rounds ${fmt(summary[`${pgHuddle.name}/${mode}`].cpuMs, 3)} vs ${fmt(summary[`${bare.name}/${mode}`].cpuMs, 3)} ms` : ""
       const all = ratios(key, mode)
+      const [low, high] = medianInterval(all)
       return all.length === 0
         ? `${rounds.slice(2)} (${fmt(cost(key, mode) * 100, 1)} %)`
-        : `median of ${all.length} groups ${fmt(cost(key, mode) * 100, 1)} % (${fmt(all[0] * 100, 1)} to ${fmt(all.at(-1) * 100, 1)})${rounds}`
+        : `median of ${all.length} groups ${fmt(cost(key, mode) * 100, 1)} % (90 % interval ${fmt(low * 100, 1)} to ${fmt(high * 100, 1)}; groups ${fmt(all[0] * 100, 1)} to ${fmt(all.at(-1) * 100, 1)})${rounds}`
     }
     const costs = (key, what, judged = true) =>
       ["nonstream", "stream"].map((mode) => ({

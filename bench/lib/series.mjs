@@ -28,3 +28,23 @@ export const withinBounds = (steps, bounds) =>
     const best = steps.filter((s) => s.p99 <= bound).sort((a, b) => b.rps - a.rps)[0]
     return [bound, best ? { rps: best.rps, connections: best.connections, p99: best.p99 } : undefined]
   }))
+
+/**
+ * A bootstrap interval of the median of `xs`: the `level` share (default 0.9) of the medians of
+ * `draws` resamples with replacement, from a fixed seed so that a report can be re-derived.
+ */
+export const medianInterval = (xs, { level = 0.9, draws = 2000 } = {}) => {
+  const values = xs.filter(Number.isFinite)
+  if (values.length < 2) return [NaN, NaN]
+  let seed = 0x2545f491
+  const random = () => {
+    seed ^= seed << 13
+    seed ^= seed >>> 17
+    seed ^= seed << 5
+    return (seed >>> 0) / 2 ** 32
+  }
+  const medians = []
+  for (let d = 0; d < draws; d++) medians.push(median(Array.from(values, () => values[Math.floor(random() * values.length)])))
+  medians.sort((a, b) => a - b)
+  return [percentile(medians, ((1 - level) / 2) * 100), percentile(medians, (1 - (1 - level) / 2) * 100)]
+}
