@@ -2,7 +2,8 @@
  * Spans for the domain, cheap when nobody traces. A span costs a context copy and, by Effect's
  * default, a captured stack; with the tracer disabled (a server that exports no traces), or in a
  * trace the sampler left out, neither is paid: the effect runs as it is. What is traced carries
- * no stack.
+ * no stack, and is made through the fiber's tracer directly (`open`, decision 0033): the spans
+ * `Effect.withSpan` would make, for whichever tracer is installed (an embedder's too).
  *
  * A leaf (a call that traces nothing of its own below it: a credit reservation, a policy lookup)
  * is recorded with its start and end but not made the current span: Effect keeps the current span
