@@ -59,7 +59,13 @@ export const open = (fiber: Fiber.RuntimeFiber<unknown, unknown>, name: string, 
   const made = fiber.currentTracer.span(name, parent, Context.empty(), links, timing ? clock.unsafeCurrentTimeNanos() : 0n, options.kind ?? "internal", options)
   HashMap.forEach(fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations), (value, key) => made.attribute(key, value))
   if (options.attributes !== undefined) for (const [key, value] of Object.entries(options.attributes)) made.attribute(key, value)
-  return { span: made, end: (exit) => made.end(timing ? clock.unsafeCurrentTimeNanos() : 0n, exit) }
+  return {
+    span: made,
+    // As Effect's: a span something else has ended already is left as it is.
+    end: (exit) => {
+      if (made.status._tag !== "Ended") made.end(timing ? clock.unsafeCurrentTimeNanos() : 0n, exit)
+    }
+  }
 }
 
 /** Whether a span made in `fiber` would be recorded: the tracer is enabled and the trace is sampled. */
