@@ -16,6 +16,7 @@ interface Made {
   readonly links: ReadonlyArray<string>
   readonly attributes: Record<string, unknown>
   exit?: string
+  ends: number
 }
 
 /** A tracer that keeps what each span was made with, and how it ended. */
@@ -24,11 +25,13 @@ const recording = () => {
   let next = 0
   const tracer = Tracer.make({
     span: (name, parent, context, links, startTime, kind) => {
-      const record: Made = { name, parent: Option.isSome(parent) ? (parent.value as Tracer.Span).name ?? parent.value.spanId : undefined, kind, links: links.map((l) => l.span.spanId), attributes: {} }
+      const record: Made = { name, parent: Option.isSome(parent) ? (parent.value as Tracer.Span).name ?? parent.value.spanId : undefined, kind, links: links.map((l) => l.span.spanId), attributes: {}, ends: 0 }
       made.push(record)
-      const span: Tracer.Span = {
+      const span: { -readonly [K in keyof Tracer.Span]: Tracer.Span[K] } = {
         _tag: "Span", name, spanId: `span-${next++}`, traceId: "trace", parent, context, status: { _tag: "Started", startTime }, attributes: new Map(), links, sampled: true, kind,
-        end: (_end, exit) => {
+        end: (endTime, exit) => {
+          span.status = { _tag: "Ended", startTime, endTime, exit }
+          record.ends++
           record.exit = Exit.isSuccess(exit) ? "success" : Exit.isInterrupted(exit) ? "interrupted" : "failure"
         },
         attribute: (key, value) => {
@@ -126,6 +129,12 @@ describe("Traced.span makes the spans Effect.withSpan would", () => {
         yield* Fiber.interrupt(fiber)
         expect(made.map((m) => [m.name, m.exit])).toEqual([["MeteredCall.run", "interrupted"], ["chat economy", "interrupted"]])
       }
+    }))
+
+  it.effect("a span its effect ended itself is not ended again", () =>
+    Effect.gen(function*() {
+      const { made } = yield* same((span) => span(Effect.flatMap(Effect.currentSpan, (own) => Effect.sync(() => own.end(1n, Exit.void))), "Credits.settle"))
+      expect(made.map((m) => [m.name, m.ends])).toEqual([["Credits.settle", 1]])
     }))
 
   it.effect("a leaf is recorded but not made the current span: what it runs hangs beside it", () =>
