@@ -38,6 +38,7 @@ import * as OrgCredits from "@huddle/domain/credits/OrgCredits"
 import * as OrgSettings from "@huddle/domain/orgs/OrgSettings"
 import * as RequestScope from "@huddle/domain/request/RequestScope"
 import * as ReservationExpiry from "@huddle/domain/credits/ReservationExpiry"
+import * as IntentExpiry from "@huddle/domain/huddle/IntentExpiry"
 import * as Router from "@huddle/domain/models/Router"
 import * as Workspaces from "@huddle/domain/accounts/Workspaces"
 import * as IndexJobs from "@huddle/domain/grounding/IndexJobs"
@@ -114,7 +115,7 @@ export const layer = (options: Options) => {
     Layer.provideMerge(Grounding.layer.pipe(Layer.provideMerge(LexicalCodeSearch.layer))),
     Layer.provideMerge(RequestScope.layer)
   )
-  const expiry = ReservationExpiry.layer.pipe(
+  const expiry = Layer.merge(ReservationExpiry.layer, IntentExpiry.layer).pipe(
     Layer.provide(Layer.succeed(ReservationExpiry.ReservationExpiry, { ...ReservationExpiry.defaults, ...options.reservationExpiry }))
   )
   const liveness = InstanceLiveness.layer.pipe(

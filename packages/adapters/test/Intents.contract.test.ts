@@ -10,6 +10,7 @@ import { Ids } from "@huddle/domain/shared/Ids"
 import { Intent, Plan } from "@huddle/domain/huddle/Intent"
 import { EffectiveSettings } from "@huddle/domain/orgs/Policy"
 import { IntentRepository } from "@huddle/domain/huddle/IntentRepository"
+import * as IntentExpiry from "@huddle/domain/huddle/IntentExpiry"
 import { UserRepository } from "@huddle/domain/accounts/UserRepository"
 import { RiskFlag } from "@huddle/domain/huddle/RiskFlags"
 import { Email, User, UserId } from "@huddle/domain/accounts/User"
@@ -127,6 +128,25 @@ for (const engine of TestDatabase.availableEngines()) {
         expect(listed(yield* repo.listForOrg(orgId, { limit: 1, status: "awaiting_review" }))).toEqual([[third.id, bob.email], [first.id, ann.email]])
         expect(listed(yield* repo.listForOrg(orgId, { limit: 1, status: "awaiting_review", cursor: third.id }))).toEqual([[first.id, ann.email]])
         expect(listed(yield* repo.listForOrg(orgId, { limit: 10, status: "completed" }))).toEqual([[second.id, bob.email]])
+      }))
+
+    it.effect("fail the intents left running past any run's length, and only those", () =>
+      Effect.gen(function*() {
+        const user = yield* newUser
+        const repo = yield* IntentRepository
+        const stale = yield* storedIntent(user, { input: "stale", orgId: null, status: "executing" })
+        const held = yield* storedIntent(user, { input: "held", orgId: null, status: "awaiting_review" })
+        const done = yield* storedIntent(user, { input: "done", orgId: null, status: "completed" })
+        const fresh = yield* storedIntent(user, { input: "fresh", orgId: null, status: "executing" })
+        yield* repo.update(new Intent({ ...fresh, updated_at: yield* DateTime.now }, { disableValidation: true }))
+
+        expect(yield* IntentExpiry.sweep).toBeGreaterThanOrEqual(1)
+
+        const statusOf = (intent: Intent) => Effect.map(repo.find(intent.id), (found) => Option.map(found, (_) => [_.intent.status, _.intent.error?.error]))
+        expect(yield* statusOf(stale)).toEqual(Option.some(["failed", "DEADLINE_EXCEEDED"]))
+        expect(yield* statusOf(fresh)).toEqual(Option.some(["executing", undefined]))
+        expect(yield* statusOf(held)).toEqual(Option.some(["awaiting_review", undefined]))
+        expect(yield* statusOf(done)).toEqual(Option.some(["completed", undefined]))
       }))
 
     it.effect("read an org's review queue in id order from an index, without sorting", () =>

@@ -375,3 +375,50 @@ describe("the intent pipeline: a charge the ledger did not take", () => {
     }).pipe(Effect.provide(domain), Effect.provide(capturing(logs)))
   })
 })
+
+/** The stored state of Ann's latest intent. */
+const latestIntent = Effect.flatMap(IntentRepository, (intents) => intents.listForUser(ann, { limit: 1 })).pipe(
+  Effect.map((found) => found[0])
+)
+
+describe("the intent pipeline: a client that leaves as execution starts", () => {
+  // The consumer stops on the `execution:started` stage, before the answer's stream is pulled:
+  // the intent was recorded as executing and must still reach a final state.
+  const untilExecution = <E, R>(events: Stream.Stream<PipelineEvent, E, R>) =>
+    events.pipe(Stream.takeUntil((event) => event._tag === "Stage" && event.stage === "execution" && event.status === "started"))
+
+  it.effect("a single answer's intent is failed as cancelled, charged nothing, its credits released", () =>
+    Effect.gen(function*() {
+      const scope = yield* setup
+      yield* (yield* ScriptedModels).queue(models.standard.id, answer(["Hel", "lo"], { input_tokens: 60, output_tokens: 2 }))
+
+      const seen = Chunk.toReadonlyArray(yield* Stream.runCollect(untilExecution((yield* IntentPipeline).submit({ scope, sessionId: null, input: "Say hello" }))))
+
+      expect(seen.map(label).at(-1)).toBe("execution:started")
+      expect(yield* latestIntent).toMatchObject({ status: "failed", error: { error: "CANCELLED" }, credits_charged: 0 })
+      expect(yield* balance).toBe(1000)
+      expect(yield* held).toBe(0)
+    }).pipe(Effect.provide(domain)))
+
+  it.effect("a council's intent is failed as cancelled, charged nothing, its credits released", () =>
+    Effect.gen(function*() {
+      const scope = yield* setup
+      yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
+      const script = yield* ScriptedModels
+      for (const [i, model] of [models.economy, models.economyDear].entries()) {
+        yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
+      }
+
+      const seen = Chunk.toReadonlyArray(yield* Stream.runCollect(untilExecution((yield* IntentPipeline).submit({
+        scope,
+        sessionId: null,
+        input: "Which database should a small team start with?",
+        request: new Preferences({ mode: "multi", model_tier: "economy" })
+      }))))
+
+      expect(seen.map(label).at(-1)).toBe("execution:started")
+      expect(yield* latestIntent).toMatchObject({ status: "failed", error: { error: "CANCELLED" }, credits_charged: 0 })
+      expect(yield* balance).toBe(10_000)
+      expect(yield* held).toBe(0)
+    }).pipe(Effect.provide(domain)))
+})

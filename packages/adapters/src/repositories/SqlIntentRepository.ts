@@ -140,6 +140,11 @@ export const make = Effect.gen(function*() {
         : sql<{ id: string }>`UPDATE intents SET status = 'failed', error = ${JSON.stringify(error)}::jsonb, updated_at = now()
                               WHERE status IN ('received', 'planning', 'executing') AND instance_id IN ${sql.in(instanceIds)}
                               RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie),
+    // Over intents_running_idx, which holds only the running intents.
+    failRunningBefore: (before, error) =>
+      sql<{ id: string }>`UPDATE intents SET status = 'failed', error = ${JSON.stringify(error)}::jsonb, updated_at = now()
+                          WHERE status IN ('received', 'planning', 'executing') AND updated_at < ${toDate(before)}
+                          RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie),
     listForUser: (userId, { cursor, inOrgs, limit, orgId, status }) =>
       sql<IntentRow>`SELECT ${columns} FROM intents WHERE user_id = ${userId}
                      ${status === undefined ? sql`` : sql`AND status = ${status}`}

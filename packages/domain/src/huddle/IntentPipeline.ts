@@ -332,6 +332,13 @@ export const make = Effect.gen(function*() {
           }
         )
 
+      // A failed or interrupted answer, or one whose client left before it was pulled at all:
+      // settled for what it consumed, and recorded as such. On the run's scope, so that it holds
+      // from the moment the intent is recorded as executing (decision 0042).
+      yield* Effect.addFinalizer((exit) =>
+        progress.closed === undefined ? Effect.flatMap(call.settle, (settled) => close(settled, closeWith(exit) ?? cancelled)) : Effect.void
+      )
+
       const charges = { settle: Effect.map(call.settle, (settled) => settled.charged), release: call.release }
       const completed = (priced: Settled) =>
         recordedThenCharged(intent.id, close(priced, null), priced.charged, charges).pipe(
@@ -374,11 +381,7 @@ export const make = Effect.gen(function*() {
             }
           }
           return Effect.succeed(Chunk.unsafeFromArray(out))
-        }),
-        // A failed or interrupted answer: settled for what it consumed, and recorded as such.
-        Stream.ensuringWith((exit) =>
-          progress.closed === undefined ? Effect.flatMap(call.settle, (settled) => close(settled, closeWith(exit))) : Effect.void
-        )
+        })
       )
       const lowered = ran.max_output_tokens_lowered_from === undefined
         ? {}
@@ -423,10 +426,10 @@ export const make = Effect.gen(function*() {
           steps
         )
       }
-      const [executing, announced] = yield* steps.begin
-      const offline = seats.every((model) => model.provider === "offline")
       // The run's calls are charged once its answer is recorded, as a single answer is.
       const held = yield* HeldCalls.make
+      const [executing, announced] = yield* steps.begin
+      const offline = seats.every((model) => model.provider === "offline")
 
       const progress = { closed: undefined as Intent | undefined, spent: undefined as Spent | undefined, answer: undefined as HuddleMessage | undefined }
       const close = (spent: Spent | undefined, fields: Partial<Intent>) =>
@@ -442,6 +445,21 @@ export const make = Effect.gen(function*() {
             return progress.closed = closed
           }
         )
+
+      // A failed or cancelled run: its calls settled, and recorded with what they were charged
+      // (nothing, when they were released because its answer could not be recorded). A run that
+      // ends without concluding was stopped by its consumer (the client went away), perhaps before
+      // its first round was pulled: on the run's scope, so that it holds from `begin` on.
+      yield* Effect.addFinalizer((exit) =>
+        progress.closed === undefined
+          ? Effect.flatMap(held.settle, (charged) =>
+            close(progress.spent === undefined ? undefined : { ...progress.spent, charged }, {
+              status: "failed",
+              error: closeWith(exit) ?? cancelled,
+              output: null
+            }))
+          : Effect.void
+      )
 
       const citable = plan.grounding === undefined ? undefined : yield* citableOf(plan.grounding)
       const concluded = (concludedWith: Extract<CouncilEvent, { readonly _tag: "Concluded" }>["result"]) => {
@@ -499,20 +517,7 @@ export const make = Effect.gen(function*() {
         Stream.mapEffect((event) =>
           event._tag === "Concluded" ? concluded(event.result) : Effect.succeed<ReadonlyArray<PipelineEvent>>([councilStage(event)])
         ),
-        Stream.flattenIterables,
-        // A failed or cancelled run: its calls settled, and recorded with what they were charged
-        // (nothing, when they were released because its answer could not be recorded). A run that
-        // ends without concluding was stopped by its consumer (the client went away).
-        Stream.ensuringWith((exit) =>
-          progress.closed === undefined
-            ? Effect.flatMap(held.settle, (charged) =>
-              close(progress.spent === undefined ? undefined : { ...progress.spent, charged }, {
-                status: "failed",
-                error: closeWith(exit) ?? cancelled,
-                output: null
-              }))
-            : Effect.void
-        )
+        Stream.flattenIterables
       )
       return Stream.concat(
         Stream.fromIterable([...announced, stage("execution", "started", { mode: intent.mode, models: plan.council!.seats })]),

@@ -1,4 +1,4 @@
-import { Context, type Effect, type Option } from "effect"
+import { Context, type DateTime, type Effect, type Option } from "effect"
 import type { HuddleMessage, HuddleSession } from "./Huddle.js"
 import type { Intent } from "./Intent.js"
 import type { PageRequest } from "../shared/Page.js"
@@ -30,6 +30,11 @@ export interface Service {
   readonly find: (id: string) => Effect.Effect<Option.Option<{ readonly intent: Intent; readonly userId: string; readonly workspaceId: string | null }>>
   /** Fails every intent still running on these (lost) instances; returns how many. */
   readonly failRunningOn: (instanceIds: ReadonlyArray<string>, error: { readonly error: string; readonly message: string }) => Effect.Effect<number>
+  /**
+   * Fails every intent still running (on any instance) whose last change is older than `before`:
+   * runs no request can still be making (see IntentExpiry); returns how many.
+   */
+  readonly failRunningBefore: (before: DateTime.Utc, error: { readonly error: string; readonly message: string }) => Effect.Effect<number>
   /**
    * The user's intents, newest first, up to `limit + 1`; with `inOrgs`, only their personal ones
    * and those of these orgs (the ones they are still in).

@@ -55,6 +55,17 @@ export const layer = Layer.sync(IntentRepository, () => {
         }
         return failing.length
       }),
+    failRunningBefore: (before, error) =>
+      Effect.map(DateTime.now, (now) => {
+        const failing = [...byId.values()].filter((row) => running.includes(row.intent.status) && DateTime.lessThan(row.intent.updated_at, before))
+        for (const row of failing) {
+          write(row.intent.id, () => ({
+            ...row,
+            intent: new Intent({ ...row.intent, status: "failed", error: new IntentError(error), updated_at: now }, { disableValidation: true })
+          }))
+        }
+        return failing.length
+      }),
     listForUser: (userId, { cursor, inOrgs, limit, orgId, status }) =>
       Effect.sync(() =>
         [...byId.values()]
