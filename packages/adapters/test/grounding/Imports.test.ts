@@ -106,8 +106,10 @@ describe("Imports", () => {
       // A bundler's dist/ with no tsconfig saying so: the same path under src/.
       "tools/gen/package.json": JSON.stringify({ name: "gen", main: "dist/cli.mjs", exports: { ".": { import: "./dist/cli.mjs", require: "./dist/cli.cjs" } } }),
       "tools/gen/src/cli.mts": "",
-      "libs/old/c/package.json": JSON.stringify({ name: "old-c", main: "index.js" }),
-      "libs/old/c/index.js": "",
+      // Left out of the workspace: not importable by name from elsewhere, but by itself (it has `exports`).
+      "libs/old/c/package.json": JSON.stringify({ name: "old-c", main: "index.js", exports: { ".": "./index.js", "./*": "./*.js" } }),
+      "libs/old/c/index.js": "require(\"old-c/util\")",
+      "libs/old/c/util.js": "",
       "app/main.ts": [
         "import \"@x/b/one\"",
         "import \"@x/b/feature/f\"",
@@ -120,7 +122,8 @@ describe("Imports", () => {
       "app/main.ts -> libs/a/b/src/features/f.ts",
       "app/main.ts -> libs/a/b/src/one.ts",
       "app/main.ts -> tools/gen/src/cli.mts",
-      "libs/a/b/src/one.ts -> libs/a/b/src/two.ts"
+      "libs/a/b/src/one.ts -> libs/a/b/src/two.ts",
+      "libs/old/c/index.js -> libs/old/c/util.js"
     ])
   })
 
