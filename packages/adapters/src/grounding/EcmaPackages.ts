@@ -460,7 +460,17 @@ export const ecmaPackages = (project: Project, configs: ReadonlyMap<string, Conf
     return n
   }
 
+  // What a specifier loads depends only on the importer's directory: asked once per directory.
+  const resolved = new Map<string, string | undefined>()
   const resolve = (from: string, specifier: string): string | undefined => {
+    const key = `${dirname(from)}\0${specifier}`
+    if (resolved.has(key)) return resolved.get(key)
+    const found = resolveUncached(from, specifier)
+    resolved.set(key, found)
+    return found
+  }
+
+  const resolveUncached = (from: string, specifier: string): string | undefined => {
     // `node:fs`, URLs and loaders' schemes are never repository files.
     if (specifier.includes(":") || /\s/.test(specifier)) return undefined
     if (specifier.startsWith("#")) {

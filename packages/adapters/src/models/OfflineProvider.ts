@@ -111,7 +111,7 @@ const fitUntested = (lines: ReadonlyArray<string>, budget: number): ReadonlyArra
   const excerpts = lines.filter((line) => line.startsWith("- excerpt "))
   const firstExcerpt = excerpts.length === 0 ? -1 : lines.indexOf(excerpts[0]!)
   const shortened = lines.flatMap((line, at) =>
-    at === firstExcerpt ? [`- ${excerpts.length} excerpts, listed in the reply's grounding.excerpts`] : line.startsWith("- excerpt ") ? [] : [line]
+    at === firstExcerpt ? [`- ${excerpts.length} ${excerpts.length === 1 ? "excerpt" : "excerpts"}, listed in the reply's grounding.excerpts`] : line.startsWith("- excerpt ") ? [] : [line]
   )
   if (length(shortened) <= budget) return shortened
   const paths = shortened.flatMap((line, at) => (isPath(line) ? [at] : []))
