@@ -57,10 +57,15 @@ describe("a coverage answer larger than the model's output", () => {
     expect(listed.length).toBeGreaterThan(10)
     // Every listed path is a whole one, of the computed list.
     for (const path of listed) expect(untested).toContain(path)
-    const more = /^- untested: … and (\d+) more, not listed here: the complete list is in the reply's grounding\.coverage\.untested$/m.exec(output)
+    const more = /^- untested: … and (\d+) more, not listed here: the complete list is in the reply's grounding\.coverage\.untested \(also on JSON-RPC intent\.get of its intent_id\)$/m.exec(output)
     expect(more, output.slice(-400)).not.toBeNull()
     expect(listed.length + Number(more![1])).toBe(untested.length)
-    // The answer ends where it meant to, not at the output cap.
+    // Where the answer says the complete list is.
+    const intent = await server.request("POST", "/v1/rpc", {
+      token: user.session,
+      body: { jsonrpc: "2.0", id: 1, method: "intent.get", params: { id: res.body.intent_id } }
+    })
+    expect(intent.body.result?.grounding?.coverage?.untested, intent.text).toEqual([...untested].sort())
     // The answer ends where it meant to (its excerpts, summed up), not at the output cap mid-path.
     expect(output.trimEnd().split("\n").at(-1)).toMatch(/^- \d+ excerpts, listed in the reply's grounding\.excerpts$/)
   }, 60_000)

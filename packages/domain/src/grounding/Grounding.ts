@@ -67,7 +67,7 @@ export const budgets = {
 const listedUntested = 400
 
 /** Where a reply's complete list of untested files is, for an answer that cannot hold it all. */
-export const completeUntestedList = "the reply's grounding.coverage.untested"
+export const completeUntestedList = "the reply's grounding.coverage.untested (also on JSON-RPC intent.get of its intent_id)"
 
 /** The line that stands for `count` untested files left out of a list, and says where they all are. */
 export const moreUntested = (count: number): string =>
