@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// 300 source files with monorepo-length paths: far more than 1,024 output tokens can list.
-const untested = Array.from({ length: 300 }, (_, i) => `packages/service-${String(i % 7)}/src/features/module${String(i).padStart(3, "0")}/Handler${i}.ts`)
+// 450 source files with monorepo-length paths: more than grounding lists to a model (400), far more than 1,024 output tokens hold.
+const untested = Array.from({ length: 450 }, (_, i) => `packages/service-${String(i % 7)}/src/features/module${String(i).padStart(3, "0")}/Handler${i}.ts`)
 const files: Record<string, string> = {
   "src/tested.ts": "export const tested = 1\n",
   "test/tested.test.ts": "import { tested } from \"../src/tested.js\"\n",
