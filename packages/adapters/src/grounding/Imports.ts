@@ -2,10 +2,12 @@
  * The import graph between indexed files. Two steps: what a file says (its import specifiers, read
  * lexically from its text, cheap enough to redo for every file on every run), then resolving them
  * against the repository's files, which may have changed since:
- * - JavaScript/TypeScript: relative specifiers (`import … from "./x"`, `export … from`, `require`,
- *   `import()`), with the extensions, `package.json` `main` and `index` files Node and TypeScript
+ * - JavaScript/TypeScript (`import … from "./x"`, `export … from`, `require`, `import()`): relative
+ *   specifiers, with the extensions, `package.json` `main` and `index` files Node and TypeScript
  *   try (`.`, `..` and a trailing `/` name a directory only, as in Node), and `./x.js` meaning
- *   `./x.ts` as in a TypeScript project;
+ *   `./x.ts` as in a TypeScript project; non-relative ones through tsconfig `paths`/`baseUrl`,
+ *   workspace packages' `exports`/`main` and `#imports`, built paths mapped back to their sources
+ *   (`EcmaPackages`);
  * - Python: relative (`from .x import y`) and absolute (`import pkg.mod`, `from pkg import mod`)
  *   imports, absolute ones looked up from the repository root, `src/`, each project root (a
  *   directory with `pyproject.toml`, `setup.py` or `setup.cfg`) and the importer's own directory;
@@ -16,37 +18,26 @@
  * Imports of anything outside the repository (packages, the standard library) make no edge.
  */
 import { ImportEdge } from "@huddle/domain/grounding/Snapshot"
+import { type ConfigFacts, configFactsOf, ecmaPackages, type EcmaPackages } from "./EcmaPackages.js"
+import { basename, dirname, join } from "./RepoPaths.js"
 
-/** What a file says about imports: what it imports, and which names it answers to (a Go module, a Java class). */
+/**
+ * What a file says about imports: what it imports, which names it answers to (a Go module, a Java
+ * class), and for a file that steers JavaScript resolution (`package.json`, a tsconfig,
+ * `pnpm-workspace.yaml`) what it says.
+ */
 export interface ImportFacts {
   readonly specifiers: ReadonlyArray<string>
   readonly provides: ReadonlyArray<string>
+  readonly config?: ConfigFacts | undefined
 }
 
 const none: ImportFacts = { specifiers: [], provides: [] }
 
-const basename = (path: string): string => path.slice(path.lastIndexOf("/") + 1)
-const dirname = (path: string): string => {
-  const slash = path.lastIndexOf("/")
-  return slash < 0 ? "" : path.slice(0, slash)
-}
 const extensionOf = (path: string): string => {
   const name = basename(path)
   const dot = name.lastIndexOf(".")
   return dot <= 0 ? "" : name.slice(dot + 1).toLowerCase()
-}
-
-/** `base` joined with a relative `specifier`, normalised; `undefined` when it climbs out of the root. */
-const join = (base: string, specifier: string): string | undefined => {
-  const parts = base === "" ? [] : base.split("/")
-  for (const part of specifier.split("/")) {
-    if (part === "" || part === ".") continue
-    if (part === "..") {
-      if (parts.length === 0) return undefined
-      parts.pop()
-    } else parts.push(part)
-  }
-  return parts.join("/")
 }
 
 const allMatches = (pattern: RegExp, text: string, group = 1): Array<string> => {
@@ -71,15 +62,6 @@ const goModule = /^module\s+("?)([^\s"]+)\1/m
 const javaPackage = /^\s*package\s+([\w.]+)\s*;/m
 const javaImport = /^\s*import\s+(static\s+)?([\w.]+?)(\.\*)?\s*;/gm
 
-const mainOf = (text: string): string | undefined => {
-  try {
-    const main = (JSON.parse(text) as { main?: unknown } | null)?.main
-    return typeof main === "string" && main.trim() !== "" ? main.trim() : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /** What `text` (the content of `path`, in `language`) imports and provides. */
 export const importFactsOf = (path: string, language: string, text: string): ImportFacts => {
   switch (language) {
@@ -88,9 +70,7 @@ export const importFactsOf = (path: string, language: string, text: string): Imp
     case "vue":
     case "svelte":
     case "astro": {
-      const specifiers = [...allMatches(ecmaStatic, text), ...allMatches(ecmaCall, text)].filter((specifier) =>
-        specifier.startsWith("./") || specifier.startsWith("../") || specifier === "." || specifier === ".."
-      )
+      const specifiers = [...allMatches(ecmaStatic, text), ...allMatches(ecmaCall, text)].filter((specifier) => specifier.trim() !== "")
       return { specifiers: [...new Set(specifiers)], provides: [] }
     }
     case "python": {
@@ -132,17 +112,15 @@ export const importFactsOf = (path: string, language: string, text: string): Imp
       return { specifiers: allMatches(/^\s*#\s*(?:include|import)\s+"([^"\n]+)"/gm, text), provides: [] }
     case "ruby":
       return { specifiers: allMatches(/^\s*require_relative\s*\(?\s*["']([^"'\n]+)["']/gm, text), provides: [] }
-    default:
-      if (basename(path) === "package.json") {
-        // What a relative import of its directory loads (`require("../")`): its `main`.
-        const main = mainOf(text)
-        return main === undefined ? none : { specifiers: [], provides: [`main:${main}`] }
-      }
+    default: {
+      const config = configFactsOf(path, text)
+      if (config !== undefined) return { specifiers: [], provides: [], config }
       if (basename(path) === "go.mod") {
         const module = goModule.exec(text)?.[2]
         return module === undefined ? none : { specifiers: [], provides: [`go:${module}`] }
       }
       return none
+    }
   }
 }
 
@@ -157,6 +135,8 @@ interface Repository {
   readonly paths: ReadonlySet<string>
   /** A directory's `package.json` `main`, by directory. */
   readonly mains: ReadonlyMap<string, string>
+  /** Non-relative ECMAScript specifiers. */
+  readonly packages: EcmaPackages
   readonly goFilesByDirectory: ReadonlyMap<string, ReadonlyArray<string>>
   readonly goModules: ReadonlyArray<{ readonly directory: string; readonly module: string }>
   readonly javaClasses: ReadonlyMap<string, string>
@@ -180,7 +160,14 @@ const fileCandidates = (target: string): Array<string> => {
 const indexCandidates = (directory: string): Array<string> =>
   ecmaIndexes.map((candidate) => (directory === "" ? `index.${candidate}` : `${directory}/index.${candidate}`))
 
+const isRelative = (specifier: string) =>
+  specifier.startsWith("./") || specifier.startsWith("../") || specifier === "." || specifier === ".."
+
 const resolveEcma = (repo: Repository, from: string, specifier: string): Array<string> => {
+  if (!isRelative(specifier)) {
+    const found = repo.packages.resolve(from, specifier)
+    return found === undefined ? [] : [found]
+  }
   const target = join(dirname(from), specifier)
   if (target === undefined) return []
   // `.`, `..` and `x/` name a directory: Node does not try `x.js` for them.
@@ -279,6 +266,7 @@ const repository = (
   const javaClasses = new Map<string, string>()
   const pythonRoots = new Set<string>(["", "src"])
   const mains = new Map<string, string>()
+  const configs = new Map<string, ConfigFacts>()
   for (const file of files) {
     const name = basename(file.path)
     if (file.language === "go" && !name.endsWith("_test.go")) {
@@ -292,10 +280,15 @@ const repository = (
       pythonRoots.add(directory)
       pythonRoots.add(directory === "" ? "src" : `${directory}/src`)
     }
-    for (const provided of facts.get(file.path)?.provides ?? []) {
+    const said = facts.get(file.path)
+    for (const provided of said?.provides ?? []) {
       if (provided.startsWith("go:")) goModules.push({ directory: dirname(file.path), module: provided.slice(3) })
-      else if (provided.startsWith("main:") && name === "package.json") mains.set(dirname(file.path), provided.slice(5))
       else if (file.language === "java") javaClasses.set(provided, file.path)
+    }
+    if (said?.config !== undefined) {
+      configs.set(file.path, said.config)
+      // What a relative import of its directory loads (`require("../")`): its `main`.
+      if (said.config.kind === "package" && said.config.main !== undefined) mains.set(dirname(file.path), said.config.main)
     }
   }
   let suffixes: Map<string, Array<string>> | undefined
@@ -315,7 +308,9 @@ const repository = (
     }
     return suffixes.get(suffix) ?? []
   }
-  return { paths, mains, goFilesByDirectory, goModules, javaClasses, pythonRoots: [...pythonRoots], bySuffix }
+  const candidates = (target: string) => [...fileCandidates(target), ...indexCandidates(target)]
+  const packages = ecmaPackages({ paths, candidates }, configs)
+  return { paths, mains, packages, goFilesByDirectory, goModules, javaClasses, pythonRoots: [...pythonRoots], bySuffix }
 }
 
 /** The import edges between `files`, from what each said (`facts`, by path). Sorted, without duplicates or self-imports. */

@@ -34,6 +34,7 @@ import {
   Usage
 } from "@huddle/domain/models/Model"
 import type { Provider } from "@huddle/domain/models/ModelProviders"
+import { moreUntested, moreUntestedCount } from "@huddle/domain/grounding/Grounding"
 import { Stream } from "effect"
 import { exampleOf } from "./JsonSchemaExample.js"
 import { fnv1a } from "./Fnv1a.js"
@@ -94,8 +95,42 @@ const toolResults = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<{ read
   )
 }
 
-/** The full answer text for a request (before truncation to `maxOutputTokens`). */
-export const answerFor = (request: ModelRequest): string => {
+/**
+ * The answer's lines within `budget` characters by listing fewer untested files: the last ones
+ * give way to one line that says how many were left out and where the complete list is, so that
+ * a coverage answer is never cut in the middle of a path (decision 0036). Unchanged when it fits
+ * or lists none.
+ */
+const fitUntested = (lines: ReadonlyArray<string>, budget: number): ReadonlyArray<string> => {
+  const length = (list: ReadonlyArray<string>) => list.reduce((sum, line) => sum + line.length + 1, -1)
+  if (length(lines) <= budget) return lines
+  const countOf = (line: string) => (line.startsWith("- ") ? moreUntestedCount(line.slice(2)) : undefined)
+  const isPath = (line: string) => line.startsWith("- untested: ") && countOf(line) === undefined
+  if (!lines.some(isPath)) return lines
+  // The list is what a coverage question asks for: the excerpts' headers give way first, to one line.
+  const excerpts = lines.filter((line) => line.startsWith("- excerpt "))
+  const firstExcerpt = excerpts.length === 0 ? -1 : lines.indexOf(excerpts[0]!)
+  const shortened = lines.flatMap((line, at) =>
+    at === firstExcerpt ? [`- ${excerpts.length} ${excerpts.length === 1 ? "excerpt" : "excerpts"}, listed in the reply's grounding.excerpts`] : line.startsWith("- excerpt ") ? [] : [line]
+  )
+  if (length(shortened) <= budget) return shortened
+  const paths = shortened.flatMap((line, at) => (isPath(line) ? [at] : []))
+  const alreadyLeftOut = shortened.reduce((sum, line) => sum + (countOf(line) ?? 0), 0)
+  for (let keep = paths.length - 1; keep >= 0; keep--) {
+    const firstDropped = paths[keep]!
+    const dropped = new Set(paths.slice(keep))
+    const fitted = shortened.flatMap((line, at) =>
+      at === firstDropped
+        ? [`- ${moreUntested(paths.length - keep + alreadyLeftOut)}`]
+        : dropped.has(at) || countOf(line) !== undefined ? [] : [line]
+    )
+    if (length(fitted) <= budget || keep === 0) return fitted
+  }
+  return shortened
+}
+
+/** The full answer text for a request (before truncation to `maxOutputTokens`); a list of untested files fitted to `budget` characters. */
+export const answerFor = (request: ModelRequest, budget = Number.POSITIVE_INFINITY): string => {
   const question = questionOf(request.messages)
   const lines = [
     `[offline] This answer comes from the offline model (${request.model.id}): no model provider was called.`,
@@ -113,11 +148,11 @@ export const answerFor = (request: ModelRequest): string => {
   } else {
     lines.push("I was given no other context.")
   }
-  return lines.join("\n")
+  return fitUntested(lines, budget).join("\n")
 }
 
 /** The answer as `response_format` wants it: the text, or JSON; a council's prompt as the council asks. */
-const formatted = (request: ModelRequest): string => {
+const formatted = (request: ModelRequest, budget: number): string => {
   const council = OfflineCouncil.answerFor(request.messages, request.model.id, (messages) => answerFor({ ...request, messages }))
   if (council !== undefined) return council
   const format = request.options?.response_format
@@ -125,7 +160,7 @@ const formatted = (request: ModelRequest): string => {
   if (format?.type === "json_schema") {
     return JSON.stringify(exampleOf(format.json_schema.schema ?? { type: "object" }, { text: questionOf(request.messages) }))
   }
-  return answerFor(request)
+  return answerFor(request, budget)
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
@@ -191,9 +226,9 @@ const untilStop = (text: string, stop: CallOptions["stop"]): string => {
 export const chunksFor = (request: ModelRequest): ReadonlyArray<ModelChunk> => {
   const tool = toolToCall(request)
   if (tool !== undefined) return toolCallChunks(request, tool)
-  const full = untilStop(formatted(request), request.options?.stop)
   // Honour the output budget as a real model would: cut the text, and say so in `Finish`.
   const budget = Math.max(0, request.maxOutputTokens) * 4
+  const full = untilStop(formatted(request, budget), request.options?.stop)
   const truncated = full.length > budget
   const text = truncated ? full.slice(0, budget).trimEnd() : full
   const input = inputTokens(request)

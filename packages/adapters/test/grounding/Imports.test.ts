@@ -87,4 +87,65 @@ describe("Imports", () => {
       "app/api/views.py -> app/settings.py"
     ])
   })
+
+  const ecma = (path: string) =>
+    path.endsWith(".json") ? "json" : path.endsWith(".yaml") ? "yaml" : /\.[mc]?js$/.test(path) ? "javascript" : "typescript"
+
+  it("packages by name: pnpm workspaces, exports patterns (longest prefix), self-reference, built paths back to sources", () => {
+    expect(edges({
+      "pnpm-workspace.yaml": "packages:\n  - 'libs/**'\n  - \"tools/*\" # scripts\n  - '!libs/old/*'\nonlyBuiltDependencies: []\n",
+      // Types in types/, code in dist/: both built from src/ (declarationDir and outDir).
+      "libs/a/b/package.json": JSON.stringify({
+        name: "@x/b",
+        exports: { "./*": "./dist/*.js", "./feature/*": { types: "./types/features/*.d.ts" }, "./package.json": "./package.json" }
+      }),
+      "libs/a/b/tsconfig.build.json": JSON.stringify({ compilerOptions: { outDir: "dist", declarationDir: "types", rootDir: "src" } }),
+      "libs/a/b/src/one.ts": "import { two } from \"@x/b/two\"",
+      "libs/a/b/src/two.ts": "",
+      "libs/a/b/src/features/f.ts": "",
+      // A bundler's dist/ with no tsconfig saying so: the same path under src/.
+      "tools/gen/package.json": JSON.stringify({ name: "gen", main: "dist/cli.mjs", exports: { ".": { import: "./dist/cli.mjs", require: "./dist/cli.cjs" } } }),
+      "tools/gen/src/cli.mts": "",
+      // Left out of the workspace: not importable by name from elsewhere, but by itself (it has `exports`).
+      "libs/old/c/package.json": JSON.stringify({ name: "old-c", main: "index.js", exports: { ".": "./index.js", "./*": "./*.js" } }),
+      "libs/old/c/index.js": "require(\"old-c/util\")",
+      "libs/old/c/util.js": "",
+      "app/main.ts": [
+        "import \"@x/b/one\"",
+        "import \"@x/b/feature/f\"",
+        "import \"gen\"",
+        "import \"old-c\"",
+        "import \"@x/b/../../escape\"",
+        "import \"node:fs\""
+      ].join("\n")
+    }, ecma)).toEqual([
+      "app/main.ts -> libs/a/b/src/features/f.ts",
+      "app/main.ts -> libs/a/b/src/one.ts",
+      "app/main.ts -> tools/gen/src/cli.mts",
+      "libs/a/b/src/one.ts -> libs/a/b/src/two.ts",
+      "libs/old/c/index.js -> libs/old/c/util.js"
+    ])
+  })
+
+  it("tsconfig paths and baseUrl, through extends (relative or a workspace package's file), before packages", () => {
+    expect(edges({
+      "package.json": JSON.stringify({ workspaces: { packages: ["config", "web"] } }),
+      "config/package.json": JSON.stringify({ name: "@co/config" }),
+      "config/base.json": "{ /* shared */ \"compilerOptions\": { \"paths\": { \"~/*\": [\"../web/src/*\", \"../web/generated/*\"] } } }",
+      "web/package.json": JSON.stringify({ name: "@co/web" }),
+      "web/tsconfig.json": "{ \"extends\": \"@co/config/base.json\" }",
+      "web/src/deep/x.ts": "",
+      "web/generated/api.ts": "",
+      "web/test/x.test.ts": "import \"~/deep/x\"\nimport \"~/api\"",
+      "server/tsconfig.json": "{ \"compilerOptions\": { \"baseUrl\": \"src\", \"paths\": { \"@co/web\": [\"shim.ts\"] } } }",
+      "server/src/util/log.ts": "",
+      "server/src/shim.ts": "",
+      "server/src/main.ts": "import \"util/log\"\nimport \"@co/web\""
+    }, ecma)).toEqual([
+      "server/src/main.ts -> server/src/shim.ts",
+      "server/src/main.ts -> server/src/util/log.ts",
+      "web/test/x.test.ts -> web/generated/api.ts",
+      "web/test/x.test.ts -> web/src/deep/x.ts"
+    ])
+  })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as OfflineProvider from "@huddle/adapters/models/OfflineProvider"
+import { moreUntested } from "@huddle/domain/grounding/Grounding"
 import { CatalogModel, type ChatMessage, estimateTokens, type ModelChunk, type ModelRequest } from "@huddle/domain/models/Model"
 import { Chunk, Effect, FastCheck, Stream } from "effect"
 
@@ -77,6 +78,37 @@ describe("OfflineProvider", () => {
       expect(estimateTokens(text)).toBeLessThanOrEqual(10)
       expect(chunks.at(-2)).toMatchObject({ _tag: "Usage", usage: { output_tokens: estimateTokens(text) } })
       expect(chunks.at(-1)).toEqual({ _tag: "Finish", reason: "length" })
+    }))
+
+  it.effect("a coverage list over the budget: whole paths, then one line counting every path left out (those the context had left out too)", () =>
+    Effect.gen(function*() {
+      // As grounding writes it for 450 untested files: 400 listed, then the line for the other 50, then excerpts.
+      const paths = Array.from({ length: 450 }, (_, i) => `packages/app/src/area${i % 9}/Module${i}.ts`)
+      const grounding = [
+        "Code from the workspace's connected repository follows. Ground your answer in it.",
+        "Test coverage computed from the whole index (complete, not sampled): 460 source files, 10 linked to at least one test, 450 with none.",
+        ...paths.slice(0, 400).map((path) => `untested: ${path}`),
+        moreUntested(50),
+        "--- packages/app/src/area0/Module0.ts:1-3 (matches) ---",
+        "export const x = 1"
+      ].join("\n")
+      const chunks = yield* collect(requestOf([{ role: "system", content: grounding }, { role: "user", content: "Which files have no tests?" }], 1024))
+      const text = textOf(chunks)
+      expect(estimateTokens(text)).toBeLessThanOrEqual(1024)
+      expect(chunks.at(-1)).toEqual({ _tag: "Finish", reason: "stop" })
+      const listed = [...text.matchAll(/^- untested: (packages\S+\.ts)$/gm)].map((match) => match[1]!)
+      expect(listed).toEqual(paths.slice(0, listed.length))
+      expect(listed.length).toBeGreaterThan(20)
+      const lines = text.split("\n")
+      expect(lines.at(-2)).toBe(`- ${moreUntested(450 - listed.length)}`)
+      expect(lines.at(-1)).toBe("- 1 excerpt, listed in the reply's grounding.excerpts")
+    }))
+
+  it.effect("a coverage list within the budget is given whole, with its excerpts", () =>
+    Effect.gen(function*() {
+      const grounding = ["Code from the workspace's connected repository follows.", "untested: src/a.ts", "untested: src/b.ts", "--- src/c.ts:1-2 (matches) ---", "x"].join("\n")
+      const text = textOf(yield* collect(requestOf([{ role: "system", content: grounding }, { role: "user", content: "Untested?" }])))
+      expect(text.split("\n").slice(-3)).toEqual(["- untested: src/a.ts", "- untested: src/b.ts", "- excerpt src/c.ts:1-2 (matches)"])
     }))
 
   const message = FastCheck.record({

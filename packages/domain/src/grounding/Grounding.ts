@@ -66,6 +66,19 @@ export const budgets = {
 /** The most untested files listed to the model (the report always has all of them). */
 const listedUntested = 400
 
+/** Where a reply's complete list of untested files is, for an answer that cannot hold it all. */
+export const completeUntestedList = "the reply's grounding.coverage.untested (also on JSON-RPC intent.get of its intent_id)"
+
+/** The line that stands for `count` untested files left out of a list, and says where they all are. */
+export const moreUntested = (count: number): string =>
+  `untested: … and ${count} more, not listed here: the complete list is in ${completeUntestedList}`
+
+/** How many files a `moreUntested` line stands for; `undefined` for any other line. */
+export const moreUntestedCount = (line: string): number | undefined => {
+  const match = /^untested: … and (\d+) more, not listed here/.exec(line)
+  return match === null ? undefined : Number(match[1])
+}
+
 /**
  * The report with the answer's verified citations as references: each says why its passage was
  * retrieved (the excerpt it lies in), and what verification changed, if anything.
@@ -134,8 +147,9 @@ export const make = Effect.gen(function*() {
         ...(coverage === undefined ? [] : [
           `Test coverage computed from the whole index (complete, not sampled): ${coverage.sources.length} source files, ` +
           `${coverage.tested} linked to at least one test, ${coverage.untested.length} with none.`,
+          `List every untested file. If your answer cannot hold them all, say how many you left out and that the complete list is in ${completeUntestedList}.`,
           ...coverage.untested.slice(0, listedUntested).map((path) => `untested: ${path}`),
-          ...(coverage.untested.length > listedUntested ? [`(and ${coverage.untested.length - listedUntested} more untested files)`] : [])
+          ...(coverage.untested.length > listedUntested ? [moreUntested(coverage.untested.length - listedUntested)] : [])
         ]),
         ...found.excerpts.map((excerpt) => `--- ${excerpt.path}:${excerpt.start_line}-${excerpt.end_line} (${excerpt.why}) ---\n${excerpt.text}`)
       ]
