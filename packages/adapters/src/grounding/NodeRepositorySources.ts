@@ -466,7 +466,8 @@ export const make = (options: Options) =>
 
     const checkout = (connection: RepositoryConnection): Effect.Effect<string, IndexFailed> =>
       connection.source === "git"
-        ? clone(connection)
+        // The clone's real path: the indexer confines every read to the directory it is given.
+        ? Effect.flatMap(clone(connection), (dir) => Effect.promise(() => fs.realpath(dir)))
         : resolvePath(connection.location).pipe(
           Effect.mapError((error) => new IndexFailed({ message: `The repository's directory can no longer be indexed: ${error.message}` }))
         )
