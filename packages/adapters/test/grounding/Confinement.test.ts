@@ -4,13 +4,13 @@
  * renames) while the indexer runs again and again, and no run may hold the outside text. Then the
  * same window reached on purpose: a file swapped for a link out just before it is opened.
  */
-import { spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { hooks } from "@huddle/adapters/grounding/ConfinedFiles"
 import { indexRepository } from "@huddle/adapters/grounding/Indexer"
+import { LinkSwapper } from "@huddle/testkit"
 
 const outside = realpathSync(mkdtempSync(join(tmpdir(), "huddle-race-outside-")))
 const secret = `OUTSIDE_SECRET_${process.pid}`
@@ -31,42 +31,11 @@ const repository = () => {
   return root
 }
 
-/**
- * Another process swapping every `src/f<i>.ts` between a plain file and a symlink to the outside
- * file, each swap one atomic rename, for `millis`; resolves with the number of swaps.
- */
-const swapping = (root: string, millis: number) =>
-  new Promise<number>((done, fail) => {
-    const script = `
-      const fs = require("node:fs"), path = require("node:path")
-      const [root, target, files, millis] = [process.argv[1], process.argv[2], Number(process.argv[3]), Number(process.argv[4])]
-      const end = Date.now() + millis
-      let swaps = 0
-      while (Date.now() < end) {
-        for (let i = 0; i < files; i++) {
-          const file = path.join(root, "src", "f" + i + ".ts")
-          const link = file + ".link", plain = file + ".plain"
-          fs.symlinkSync(target, link)
-          fs.renameSync(link, file)
-          fs.writeFileSync(plain, "export const inside" + i + " = " + i + "\\n")
-          fs.renameSync(plain, file)
-          swaps += 2
-        }
-      }
-      process.stdout.write(String(swaps))
-    `
-    const child = spawn(process.execPath, ["-e", script, root, join(outside, "secret.ts"), String(files), String(millis)], { stdio: ["ignore", "pipe", "inherit"] })
-    let out = ""
-    child.stdout.on("data", (chunk) => (out += chunk))
-    child.on("error", fail)
-    child.on("exit", (code) => (code === 0 ? done(Number(out)) : fail(new Error(`the swapping process exited with ${code}`))))
-  })
-
 describe("reading only inside the repository", () => {
   it("holds no outside text in any run while files are swapped for links out, over a few seconds of swaps", async () => {
     const root = repository()
     let swapped = false
-    const swaps = swapping(root, 4000).finally(() => (swapped = true))
+    const swaps = LinkSwapper.swap(Array.from({ length: files }, (_, i) => join(root, "src", `f${i}.ts`)), join(outside, "secret.ts"), 4000).finally(() => (swapped = true))
     let runs = 0
     let sawLinks = 0
     const leaks: Array<string> = []
