@@ -9,7 +9,7 @@
  * (same device and inode), which narrows the window without closing it: the service's documented
  * platform is Linux (decision 0035).
  */
-import { closeSync, constants, type Dirent, existsSync, fstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, type Stats, statSync } from "node:fs"
+import { closeSync, constants, type Dirent, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, type Stats, statSync } from "node:fs"
 import { sep } from "node:path"
 
 /** Whether `path` (a real path) lies inside `root` (a real path). */
@@ -57,6 +57,10 @@ const whereIs = (fd: number, absolute: string, stats: Stats): string | undefined
  * reads from `fd` and closes it.
  */
 export const openInside = (root: string, absolute: string): Opened => {
+  // A socket, a FIFO or a device is no file of a repository: never opened (opening some has effects).
+  const entry = lstatSync(absolute, { throwIfNoEntry: false })
+  if (entry === undefined) return { kind: "absent" }
+  if (!entry.isFile() && !entry.isDirectory() && !entry.isSymbolicLink()) return { kind: "absent" }
   let fd: number
   try {
     hooks.beforeOpen?.(absolute)
