@@ -375,31 +375,11 @@ describe("repositories on a server with no roots and file: URLs allowed", () => 
       error: "FORBIDDEN",
       message: "Local paths are not accepted: the operator has allowed no directories (set HUDDLE_REPO_ROOTS to allow some)"
     })
-  })
-
-  it("clones an allowed git URL shallow, indexes it, and fetches it anew on re-index", async () => {
-    const user = await Accounts.signupAndLogin(server)
-    const workspace = (await server.request("GET", "/v1/workspaces", { token: user.session })).body.data[0].id
-    const status = () => server.request("GET", `/v1/workspaces/${workspace}/repository`, { token: user.session })
-    const waitFor = async (version: number) => {
-      for (let i = 0; i < 400; i++) {
-        const res = await status()
-        if (res.body.status === "failed") throw new Error(res.text)
-        if (res.body.status === "ready" && res.body.index_version >= version) return res.body
-        await sleep(25)
-      }
-      throw new Error((await status()).text)
-    }
-    const res = await server.request("PUT", `/v1/workspaces/${workspace}/repository`, { token: user.session, body: { git_url: `file://${origin}` } })
-    expect(res.status).toBe(202)
-    // The clone's .git is not indexed.
-    expect(await waitFor(1)).toMatchObject({ source: "git", files: { total: 2, by_category: { source: 1, docs: 1 } }, skipped: { total: 0 } })
-
-    write(origin, { "src/b.ts": "export const b = 2\n" })
-    git("add", ".")
-    git("commit", "-q", "-m", "second")
-    await server.request("POST", `/v1/workspaces/${workspace}/repository/reindex`, { token: user.session })
-    expect(await waitFor(2)).toMatchObject({ changes: { added: 1, changed: 0, removed: 0 }, files: { total: 3 } })
+    // A file: URL reads the disk too: refused alike, though the scheme is allowed.
+    const byUrl = await server.request("PUT", `/v1/workspaces/${workspace}/repository`, { token: user.session, body: { git_url: `file://${origin}` } })
+    expect(byUrl.status).toBe(403)
+    expect(byUrl.body).toEqual(res.body)
+    expect((await server.request("GET", `/v1/workspaces/${workspace}/repository`, { token: user.session })).status).toBe(404)
   })
 
   it("fails cleanly when a git URL cannot be cloned", async () => {
@@ -422,5 +402,145 @@ describe("repositories on a server with no roots and file: URLs allowed", () => 
     expect(last.error).not.toContain("Cloning into")
     expect(last.error).not.toContain(tmpdir())
     expect(last).toMatchObject({ index_version: 0, files: null })
+  })
+})
+
+describe("file: git URLs, confined to HUDDLE_REPO_ROOTS like local paths", () => {
+  let server: TestServer.TestServer
+  let root: string
+  let outside: string
+  let origin: string
+
+  /** A git repository at `dir` with `files` committed. */
+  const gitRepo = (dir: string, files: Record<string, string>) => {
+    mkdirSync(dir, { recursive: true })
+    write(dir, files)
+    execFileSync("git", ["init", "-q", "-b", "main", dir])
+    commit(dir, "first")
+    return dir
+  }
+  const commit = (dir: string, message: string) => {
+    const git = (...args: Array<string>) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", "-C", dir, ...args], { stdio: "pipe" })
+    git("add", ".")
+    git("commit", "-q", "-m", message)
+  }
+
+  beforeAll(async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), "huddle-file-roots-")))
+    outside = realpathSync(mkdtempSync(join(tmpdir(), "huddle-file-outside-")))
+    origin = gitRepo(join(root, "origin"), { "src/a.ts": "export const a = 1\n", "README.md": "# Origin\n" })
+    gitRepo(join(outside, "secret"), { "secret.txt": "outside the roots\n" })
+    server = await TestServer.start({
+      grounding: { roots: [root], gitSchemes: ["https", "file"], indexer: DirectoryIndexer.layer(), jobs: { pollEvery: Duration.millis(200) } }
+    })
+  })
+  afterAll(async () => {
+    await server.stop()
+    rmSync(root, { recursive: true, force: true })
+    rmSync(outside, { recursive: true, force: true })
+  })
+
+  const workspaceOf = async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const workspace = (await server.request("GET", "/v1/workspaces", { token: user.session })).body.data[0].id as string
+    return { user, workspace }
+  }
+  const settled = async (token: string, workspace: string, version: number) => {
+    for (let i = 0; i < 400; i++) {
+      const res = await server.request("GET", `/v1/workspaces/${workspace}/repository`, { token })
+      if (res.body.status === "failed" || (res.body.status === "ready" && res.body.index_version >= version)) return res.body
+      await sleep(25)
+    }
+    throw new Error("the run never finished")
+  }
+
+  it("clones an allowed git URL shallow, indexes it, and fetches it anew on re-index", async () => {
+    const user = await Accounts.signupAndLogin(server)
+    const workspace = (await server.request("GET", "/v1/workspaces", { token: user.session })).body.data[0].id
+    const status = () => server.request("GET", `/v1/workspaces/${workspace}/repository`, { token: user.session })
+    const waitFor = async (version: number) => {
+      for (let i = 0; i < 400; i++) {
+        const res = await status()
+        if (res.body.status === "failed") throw new Error(res.text)
+        if (res.body.status === "ready" && res.body.index_version >= version) return res.body
+        await sleep(25)
+      }
+      throw new Error((await status()).text)
+    }
+    const res = await server.request("PUT", `/v1/workspaces/${workspace}/repository`, { token: user.session, body: { git_url: `file://${origin}` } })
+    expect(res.status).toBe(202)
+    // The clone's .git is not indexed.
+    expect(await waitFor(1)).toMatchObject({ source: "git", files: { total: 2, by_category: { source: 1, docs: 1 } }, skipped: { total: 0 } })
+
+    write(origin, { "src/b.ts": "export const b = 2\n" })
+    commit(origin, "second")
+    await server.request("POST", `/v1/workspaces/${workspace}/repository/reindex`, { token: user.session })
+    expect(await waitFor(2)).toMatchObject({ changes: { added: 1, changed: 0, removed: 0 }, files: { total: 3 } })
+  })
+
+  it("refuses a file: URL leading outside the roots, plainly, through .., an escape, a symlink, a .git file or alternates", async () => {
+    const { user, workspace } = await workspaceOf()
+    const connect = (git_url: string) => server.request("PUT", `/v1/workspaces/${workspace}/repository`, { token: user.session, body: { git_url } })
+    const outsideRoots = { error: "FORBIDDEN", message: "git_url is outside the directories the operator allows (HUDDLE_REPO_ROOTS)" }
+    const secret = join(outside, "secret")
+    const name = (dir: string) => dir.split("/").at(-1)!
+    // A symlink in the roots to the repository outside.
+    symlinkSync(secret, join(root, "link"))
+    // A repository in the roots whose .git is a file naming the outside one's.
+    mkdirSync(join(root, "gitfile"))
+    writeFileSync(join(root, "gitfile", ".git"), `gitdir: ${join(secret, ".git")}\n`)
+    // A repository in the roots borrowing the outside one's objects, and one whose packed refs are a link out.
+    const borrowing = gitRepo(join(root, "borrowing"), { "x.txt": "x\n" })
+    writeFileSync(join(borrowing, ".git", "objects", "info", "alternates"), `${join(secret, ".git", "objects")}\n`)
+    const linked = gitRepo(join(root, "linked"), { "x.txt": "x\n" })
+    symlinkSync(join(secret, ".git", "config"), join(linked, ".git", "packed-refs"))
+    for (
+      const url of [
+        `file://${secret}`,
+        `file://${join(outside, "no-such-repo")}`,
+        `file://${root}/../${name(outside)}/secret`,
+        `file://${root}/%2e%2e/${name(outside)}/secret`,
+        `file://${root}%2F..%2F${name(outside)}%2Fsecret`,
+        `FILE://${secret}`,
+        `file://localhost${secret}`,
+        `file://${root}/link`,
+        `file://${root}/gitfile`,
+        `file://${borrowing}`,
+        `file://${linked}`
+      ]
+    ) {
+      const res = await connect(url)
+      expect(res.status, `${url}: ${res.text}`).toBe(403)
+      expect(res.body, url).toEqual(outsideRoots)
+    }
+    // Forms git reads its own way (any host is ignored, brackets unwrapped): refused, not guessed.
+    for (const url of [`file://example.com${secret}`, `file://[x]${secret}`, `file://${secret}?x`, `file://${secret}#x`, "file://relative/path"]) {
+      const res = await connect(url)
+      expect(res.status, `${url}: ${res.text}`).toBe(400)
+      expect(res.body, url).toMatchObject({ error: "INVALID_REQUEST", message: expect.stringContaining("git_url") })
+    }
+    // Inside the roots but no repository: git would go looking for "<dir>.git" next to it.
+    mkdirSync(join(root, "plain"))
+    expect((await connect(`file://${root}/plain`)).body).toEqual({ error: "INVALID_REQUEST", message: "git_url's path is not a git repository" })
+    expect((await server.request("GET", `/v1/workspaces/${workspace}/repository`, { token: user.session })).status).toBe(404)
+    expect((await server.request("GET", `/v1/workspaces/${workspace}/repository/files?path=secret.txt`, { token: user.session })).status).toBe(404)
+  })
+
+  it("checks a file: URL again before every clone: a repository swapped for a link out fails the run, and the old index stays", async () => {
+    const { user, workspace } = await workspaceOf()
+    const moving = gitRepo(join(root, "moving"), { "secret.txt": "inside the roots\n" })
+    const res = await server.request("PUT", `/v1/workspaces/${workspace}/repository`, { token: user.session, body: { git_url: `file://${moving}` } })
+    expect(res.status, res.text).toBe(202)
+    expect(await settled(user.session, workspace, 1)).toMatchObject({ status: "ready", index_version: 1 })
+    rmSync(moving, { recursive: true, force: true })
+    symlinkSync(join(outside, "secret"), moving)
+    await server.request("POST", `/v1/workspaces/${workspace}/repository/reindex`, { token: user.session })
+    const failed = await settled(user.session, workspace, 2)
+    expect(failed).toMatchObject({ status: "failed", index_version: 1 })
+    expect(failed.error).toContain("HUDDLE_REPO_ROOTS")
+    const file = await server.request("GET", `/v1/workspaces/${workspace}/repository/files?path=secret.txt`, { token: user.session })
+    expect(file.status, file.text).toBe(200)
+    expect(JSON.stringify(file.body)).toContain("inside the roots")
+    expect(JSON.stringify(file.body)).not.toContain("outside the roots")
   })
 })

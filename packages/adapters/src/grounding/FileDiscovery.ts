@@ -6,10 +6,11 @@
  * reported once each, as `dir/`). Paths are relative to the root's real path, with `/`.
  */
 import { execFile } from "node:child_process"
-import { readdir, readFile, realpath, stat } from "node:fs/promises"
+import { realpath, stat } from "node:fs/promises"
 import { join, sep } from "node:path"
 import { SkippedFile } from "@huddle/domain/grounding/Snapshot"
 import ignore, { type Ignore } from "ignore"
+import { isInside, listInside, readInside } from "./ConfinedFiles.js"
 import { skipForDirectory } from "./FileRules.js"
 
 export interface Discovery {
@@ -24,8 +25,7 @@ export interface Discovery {
 
 const toPosix = (path: string): string => (sep === "/" ? path : path.split(sep).join("/"))
 
-/** Whether `path` (a real path) lies inside `root` (a real path). */
-export const isInside = (root: string, path: string): boolean => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep)
+export { isInside } from "./ConfinedFiles.js"
 
 // git reads these from the environment before its own discovery: set, they would point it elsewhere.
 const gitEnvironment = (): NodeJS.ProcessEnv => {
@@ -79,16 +79,16 @@ const walk = async (root: string, signal?: AbortSignal): Promise<{ paths: Array<
   const visit = async (directory: string, scopes: ReadonlyArray<IgnoreScope>): Promise<void> => {
     signal?.throwIfAborted()
     const absolute = join(root, directory)
-    let entries
-    try {
-      entries = await readdir(absolute, { withFileTypes: true })
-    } catch {
+    // Listed through the descriptor of the directory opened and checked, so a directory swapped
+    // for a link out after it was seen is not listed (`ConfinedFiles`).
+    const entries = listInside(root, absolute)
+    if (entries === undefined) {
       if (directory !== "") skipped.push(new SkippedFile({ path: `${directory}/`, reason: "unreadable" }))
       return
     }
     let here = scopes
     if (entries.some((entry) => entry.name === ".gitignore" && entry.isFile())) {
-      const text = await readFile(join(absolute, ".gitignore"), "utf8").catch(() => "")
+      const text = readInside(root, join(absolute, ".gitignore"))?.toString("utf8") ?? ""
       here = [...scopes, { base: directory, rules: ignore().add(text) }]
     }
     const subdirectories: Array<string> = []

@@ -12,7 +12,7 @@
  * A vendored or build-output tree is reported once, as a skipped `dir/`, not file by file.
  */
 import { createHash } from "node:crypto"
-import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs"
+import { closeSync, lstatSync, readFileSync } from "node:fs"
 import { stat } from "node:fs/promises"
 import { join } from "node:path"
 import {
@@ -25,8 +25,9 @@ import {
 } from "@huddle/domain/grounding/Snapshot"
 import { Data, Effect } from "effect"
 import { chunk, splitLines } from "./Chunking.js"
+import { isInside, openInside } from "./ConfinedFiles.js"
 import { definitionsOf } from "./Definitions.js"
-import { discover, isInside } from "./FileDiscovery.js"
+import { discover } from "./FileDiscovery.js"
 import { categoryOf, defaultMaxFileBytes, languageOf, skipForContent, skipForDirectory, skipForPath } from "./FileRules.js"
 import { type ImportFacts, importFactsOf, resolveImports } from "./Imports.js"
 import { testLinks } from "./TestLinks.js"
@@ -56,6 +57,12 @@ export interface IndexOptions {
   readonly definitions?: DefinitionReader | undefined
   /** `false` walks the directory even in a git work tree. */
   readonly useGit?: boolean | undefined
+  /**
+   * The directory the root must be in when it is read (the real path the operator's rules were
+   * checked against): a root swapped for a link leading elsewhere since fails the run instead of
+   * being read.
+   */
+  readonly within?: string | undefined
 }
 
 export interface Changes {
@@ -84,38 +91,42 @@ const absent: Examined = { kind: "absent" }
 const skipped = (reason: SkipReason): Examined => ({ kind: "skipped", reason })
 
 /**
- * One candidate: is it a file inside the root, worth reading, and what is it. Synchronous on
- * purpose: a sync `lstat` + `readFileSync` costs a fraction of the five thread-pool round trips
- * of their promise versions, and the caller yields to the event loop between slices of files.
+ * One candidate: is it a file inside the root, worth reading, and what is it. The file is opened
+ * once, what was opened is checked to be inside the root, and the content is read from that same
+ * descriptor (`ConfinedFiles`): a link swapped in at any moment is either not followed out or not
+ * read. Synchronous on purpose: sync calls cost a fraction of the thread-pool round trips of their
+ * promise versions, and the caller yields to the event loop between slices of files.
  */
 const examine = (root: string, path: string, maxBytes: number): Examined => {
   const absolute = join(root, path)
-  // Every path is resolved, not only links: a directory on the way may have become a link since git listed it.
-  let real: string
-  try {
-    real = realpathSync.native(absolute)
-  } catch {
+  const opened = openInside(root, absolute)
+  if (opened.kind !== "opened") {
+    if (opened.kind === "outside") return skipped("outside_root")
     // A link to nothing is unreadable; a path gone from the work tree since git listed it is not there at all.
-    return lstatSync(absolute, { throwIfNoEntry: false }) === undefined ? absent : skipped("unreadable")
+    const entry = lstatSync(absolute, { throwIfNoEntry: false })
+    if (entry === undefined) return absent
+    return opened.kind === "unreadable" || entry.isSymbolicLink() ? skipped("unreadable") : absent
   }
-  if (!isInside(root, real)) return skipped("outside_root")
-  const stats = statSync(real, { throwIfNoEntry: false })
-  if (stats === undefined) return absent
-  // A directory (a submodule, a linked directory), a socket, a device: not a file to index.
-  if (!stats.isFile()) return absent
-  const byPath = skipForPath(path)
-  if (byPath !== undefined) return skipped(byPath)
-  if (stats.size > maxBytes) return skipped("too_large")
-  let content: Buffer
+  const { fd, stats } = opened
   try {
-    content = readFileSync(real)
-  } catch {
-    return skipped("unreadable")
+    // A directory (a submodule, a linked directory), a socket, a device: not a file to index.
+    if (!stats.isFile()) return absent
+    const byPath = skipForPath(path)
+    if (byPath !== undefined) return skipped(byPath)
+    if (stats.size > maxBytes) return skipped("too_large")
+    let content: Buffer
+    try {
+      content = readFileSync(fd)
+    } catch {
+      return skipped("unreadable")
+    }
+    if (content.byteLength > maxBytes) return skipped("too_large")
+    const byContent = skipForContent(path, content)
+    if (byContent !== undefined) return skipped(byContent)
+    return { kind: "indexed", content, hash: createHash("sha1").update(content).digest("hex") }
+  } finally {
+    closeSync(fd)
   }
-  if (content.byteLength > maxBytes) return skipped("too_large")
-  const byContent = skipForContent(path, content)
-  if (byContent !== undefined) return skipped(byContent)
-  return { kind: "indexed", content, hash: createHash("sha1").update(content).digest("hex") }
 }
 
 const decode = (content: Buffer): string => {
@@ -154,6 +165,10 @@ export const indexRepository = async (root: string, options: IndexOptions = {}, 
   const maxBytes = options.maxFileBytes ?? defaultMaxFileBytes
   const readDefinitions = options.definitions ?? definitionsOf
   const discovery = await discover(root, { ...(options.useGit === undefined ? {} : { useGit: options.useGit }), ...(signal ? { signal } : {}) })
+  // Every read is confined to the root's real path as discovery found it: it must be the directory checked.
+  if (options.within !== undefined && !isInside(options.within, discovery.root)) {
+    throw new IndexError({ root, reason: "unreadable", message: `${root} leads outside the directory that was checked` })
+  }
   const paths = discovery.paths
   const report = options.onProgress
   report?.({ seen: paths.length, processed: 0 })

@@ -15,6 +15,8 @@ export const layer = Layer.succeed(RepositoryIndexer, {
       yield* Effect.forkScoped(Effect.repeat(report, Schedule.spaced("500 millis")))
       const result = yield* Indexer.index(root, {
         previous,
+        // The sources give the real path they checked (a local path's, or the clone's).
+        within: root,
         onProgress: (p) => {
           latest.seen = p.seen
           latest.processed = p.processed

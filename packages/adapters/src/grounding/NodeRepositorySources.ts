@@ -11,6 +11,9 @@
  *   shell), no terminal prompts, a timeout, only the allowed protocols (submodules and
  *   redirects included), and symlinks checked out as plain files, so nothing in a clone points
  *   outside it. Every index run fetches it anew.
+ * - a `file:` git URL is a local path under the same rules (roots, `..`, symlinks), and so is
+ *   every place git would read through the repository it names (`.git` file, common directory,
+ *   alternates, symlinks); git is given the checked git directory, never the URL as written.
  * - a git URL's host must be public: a name or address that is (or resolves to) loopback,
  *   private, link-local or otherwise not on the internet is refused, unless the operator allows
  *   them (`HUDDLE_REPO_GIT_PRIVATE_HOSTS=on`), so that connecting a repository cannot reach the
@@ -166,6 +169,24 @@ export const gitUrlScheme = (url: string): { readonly scheme: string } | { reado
   return { refused: "git_url must be a URL such as https://host/owner/repo.git; connect a local directory with path" }
 }
 
+/**
+ * The local path a `file:` git URL names, percent-escapes decoded as git decodes them. Only
+ * `file:///path` and `file://localhost/path`: git ignores any other host (`file://host/etc` reads
+ * `/etc`) and reads brackets, `?` and `#` its own way, so such URLs are refused rather than guessed.
+ */
+export const fileUrlPath = (url: string): { readonly path: string } | { readonly refused: string } => {
+  const refused = { refused: "a file: git_url must be file:///absolute/path (no host other than localhost, no query or fragment)" }
+  const match = /^file:\/\/(?:localhost)?(\/[^?#\[\]]*)$/i.exec(url)
+  if (match === null) return refused
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(match[1]!)
+  } catch {
+    return refused
+  }
+  return decoded.includes("\0") ? refused : { path: decoded }
+}
+
 interface GitRun {
   readonly stdout: string
   readonly stderr: string
@@ -195,26 +216,124 @@ export const make = (options: Options) =>
     const noRoots = new Forbidden({
       message: `Local paths are not accepted: the operator has allowed no directories (set ${rootsVariable} to allow some)`
     })
-    const outside = new Forbidden({ message: `path is outside the directories the operator allows (${rootsVariable})` })
+    const outsideOf = (field: "path" | "git_url") =>
+      new Forbidden({ message: `${field} is outside the directories the operator allows (${rootsVariable})` })
+    /** How a message names the path: a `path` itself, or the one a `file:` git URL names. */
+    const named = (field: "path" | "git_url") => field === "path" ? "path" : "git_url's path"
 
     /** The directory's real path, when it is inside a root; the same refusal for any path outside. */
     const resolvePath = (
-      given: string
+      given: string,
+      field: "path" | "git_url" = "path"
     ): Effect.Effect<string, InvalidRequest | Forbidden> =>
       Effect.gen(function*() {
         if (options.roots.length === 0) return yield* noRoots
-        if (!path.isAbsolute(given)) return yield* invalid("path must be absolute", "path")
+        if (!path.isAbsolute(given)) return yield* invalid(`${named(field)} must be absolute`, field)
         const allowedRoots = yield* roots
         if (allowedRoots.length === 0) return yield* noRoots
         const lexical = path.resolve(given)
-        if (!allowedRoots.some((root) => isInside(root.given, lexical) || isInside(root.real, lexical))) return yield* outside
+        if (!allowedRoots.some((root) => isInside(root.given, lexical) || isInside(root.real, lexical))) return yield* outsideOf(field)
         const real = yield* Effect.promise(() => fs.realpath(lexical).catch(() => undefined))
-        if (real === undefined) return yield* invalid("path does not exist or cannot be read", "path")
+        if (real === undefined) return yield* invalid(`${named(field)} does not exist or cannot be read`, field)
         // A symlink inside a root may lead out of it: only the real path counts.
-        if (!allowedRoots.some((root) => isInside(root.real, real))) return yield* outside
+        if (!allowedRoots.some((root) => isInside(root.real, real))) return yield* outsideOf(field)
         const stat = yield* Effect.promise(() => fs.stat(real).catch(() => undefined))
-        if (stat === undefined || !stat.isDirectory()) return yield* invalid("path is not a directory", "path")
+        if (stat === undefined || !stat.isDirectory()) return yield* invalid(`${named(field)} is not a directory`, field)
         return real
+      })
+
+    const insideRoots = (real: string) => Effect.map(roots, (all) => all.some((root) => isInside(root.real, real)))
+
+    /**
+     * The git directory a `file:` URL's checked directory holds, as git's `upload-pack` finds it
+     * (`<dir>/.git`, a `.git` file's `gitdir:`, else the directory itself when bare), when it and
+     * everything git would read through it — the common directory of a worktree, the object
+     * stores its `alternates` name, any symlink in it — are inside the roots. It is the path git
+     * is then given, so git has nothing left to guess (given a directory that is no repository,
+     * git would try `<dir>.git`, which may be outside).
+     */
+    const gitDirectoryOf = (directory: string): Effect.Effect<string, InvalidRequest | Forbidden> =>
+      Effect.gen(function*() {
+        const notRepository = invalid("git_url's path is not a git repository", "git_url")
+        const dotGit = path.join(directory, ".git")
+        const entry = yield* Effect.promise(() => fs.lstat(dotGit).catch(() => undefined))
+        let candidate = directory
+        if (entry?.isFile() === true) {
+          const text = yield* Effect.promise(() => fs.readFile(dotGit, "utf8").catch(() => ""))
+          const target = /^gitdir: (.+)$/m.exec(text)?.[1]?.trim()
+          if (target === undefined) return yield* notRepository
+          candidate = path.resolve(directory, target)
+        } else if (entry !== undefined) candidate = dotGit
+        const gitDir = yield* Effect.promise(() => fs.realpath(candidate).catch(() => undefined))
+        if (gitDir === undefined) return yield* notRepository
+        if (!(yield* insideRoots(gitDir))) return yield* outsideOf("git_url")
+        const present = (name: string) => Effect.promise(() => fs.lstat(path.join(gitDir, name)).then(() => true, () => false))
+        // What upload-pack takes for a repository (HEAD, objects, refs), and nothing it would look at first.
+        if (!(yield* present("HEAD")) || (yield* present(".git"))) return yield* notRepository
+        const leaks = yield* Effect.promise(() => leadsOutside(gitDir))
+        if (leaks) return yield* outsideOf("git_url")
+        return gitDir
+      })
+
+    /**
+     * Whether anything git reads through `gitDir` lies outside the roots: a symlink (to a pack, a
+     * ref, the objects), the `commondir` of a worktree, an `alternates` object store — followed
+     * into those directories too, a bounded number of them.
+     */
+    const leadsOutside = async (gitDir: string): Promise<boolean> => {
+      const allowedRoots = await Effect.runPromise(roots)
+      const inside = (real: string) => allowedRoots.some((root) => isInside(root.real, real))
+      const pending = [gitDir]
+      const seen = new Set<string>()
+      while (pending.length > 0) {
+        const dir = pending.pop()!
+        if (seen.has(dir)) continue
+        if (seen.size >= 16) return true
+        seen.add(dir)
+        const indirections = [
+          ...(await fs.readFile(path.join(dir, "commondir"), "utf8").then((text) => [path.resolve(dir, text.trim())], () => [])),
+          ...(await fs.readFile(path.join(dir, "objects", "info", "alternates"), "utf8").then(
+            (text) => text.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"))
+              .map((line) => path.resolve(dir, "objects", line)),
+            () => []
+          ))
+        ]
+        for (const target of indirections) {
+          const real = await fs.realpath(target).catch(() => undefined)
+          if (real === undefined) continue
+          if (!inside(real)) return true
+          pending.push(real)
+        }
+        const walk = async (current: string): Promise<boolean> => {
+          const entries = await fs.readdir(current, { withFileTypes: true }).catch(() => [])
+          for (const entry of entries) {
+            const full = path.join(current, entry.name)
+            if (entry.isSymbolicLink()) {
+              const real = await fs.realpath(full).catch(() => undefined)
+              if (real !== undefined && !inside(real)) return true
+            } else if (entry.isDirectory() && await walk(full)) return true
+          }
+          return false
+        }
+        if (await walk(dir)) return true
+      }
+      return false
+    }
+
+    /**
+     * A `file:` URL is a local path: confined to the roots exactly like one (`..`, symlinks and
+     * percent-encoded separators included), then handed to git as the real path of the git
+     * directory checked, never as the URL given (git reads hosts, brackets and escapes in
+     * `file://` URLs in ways of its own).
+     */
+    const localGitUrl = (url: string): Effect.Effect<string, InvalidRequest | Forbidden> =>
+      Effect.gen(function*() {
+        const local = fileUrlPath(url)
+        if ("refused" in local) return yield* invalid(local.refused, "git_url")
+        const directory = yield* resolvePath(local.path, "git_url")
+        const gitDir = yield* gitDirectoryOf(directory)
+        // git decodes %XX in a URL's path: a literal "%" is written as one.
+        return `file://${gitDir.replace(/%/g, "%25")}`
       })
 
     /**
@@ -259,10 +378,13 @@ export const make = (options: Options) =>
           })
         )
       }
+      if (scheme.scheme === "file") return Effect.map(localGitUrl(url), (local) => ({ url: local, pin: [] }))
       return Effect.map(publicHost(url, scheme.scheme), ({ pin }) => ({ url, pin }))
     }
 
-    const checkGitUrl = (url: string): Effect.Effect<string, InvalidRequest | Forbidden> => Effect.map(allowedGitUrl(url), (allowed) => allowed.url)
+    // The URL is stored as given (a `file:` one is confined again before every clone).
+    const checkGitUrl = (url: string): Effect.Effect<string, InvalidRequest | Forbidden> =>
+      Effect.as(allowedGitUrl(url), withLowerScheme(url))
 
     /** Only the allowed protocols, for every step git takes (redirects and submodules too). */
     const gitConfig = [
@@ -344,7 +466,8 @@ export const make = (options: Options) =>
 
     const checkout = (connection: RepositoryConnection): Effect.Effect<string, IndexFailed> =>
       connection.source === "git"
-        ? clone(connection)
+        // The clone's real path: the indexer confines every read to the directory it is given.
+        ? Effect.flatMap(clone(connection), (dir) => Effect.promise(() => fs.realpath(dir)))
         : resolvePath(connection.location).pipe(
           Effect.mapError((error) => new IndexFailed({ message: `The repository's directory can no longer be indexed: ${error.message}` }))
         )
@@ -368,7 +491,7 @@ export const make = (options: Options) =>
         }
       })
 
-    return RepositorySources.of({ checkPath: resolvePath, checkGitUrl, checkout, prune })
+    return RepositorySources.of({ checkPath: (given) => resolvePath(given), checkGitUrl, checkout, prune })
   })
 
 export const layer = (options: Options) => Layer.effect(RepositorySources, make(options))

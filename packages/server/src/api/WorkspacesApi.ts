@@ -27,7 +27,7 @@ export const ConnectRepositoryRequest = Schema.Struct({
   ),
   git_url: Schema.optional(
     Line.pipe(Schema.maxLength(2048, { message: () => "git_url must be at most 2048 characters" })).annotations({
-      description: "A git URL with a scheme the operator allows (`HUDDLE_REPO_GIT_SCHEMES`, default `https`); cloned shallow by the server"
+      description: "A git URL with a scheme the operator allows (`HUDDLE_REPO_GIT_SCHEMES`, default `https`); cloned shallow by the server. A `file:///path` URL names a directory on the server and is held to `HUDDLE_REPO_ROOTS` like `path`"
     })
   )
 }).annotations({ description: "Either `path` or `git_url`, not both" })
@@ -101,7 +101,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
       .annotate(
         OpenApi.Description,
         "Connect a local directory (`path`) or a git repository (`git_url`), replacing any connected one, and start indexing it in the background (answered at once, `pending`; poll the status). " +
-          "The owner of a personal workspace or an admin of an org workspace's organization. A path outside the allowed roots, or a URL with a scheme that is not allowed, is 403."
+          "The owner of a personal workspace or an admin of an org workspace's organization. A path outside the allowed roots (a `file:` URL's too), or a URL with a scheme that is not allowed, is 403."
       )
   )
   .add(
