@@ -231,7 +231,7 @@ for (const engine of TestDatabase.availableEngines()) {
           const otherWorkspace = yield* personalWorkspace(admin)
           yield* stored(admin, "workspace", "Not yours.", { workspace_id: otherWorkspace.id })
 
-          const request = { userId: user.id, orgId: org.id, workspaceId: null, budgetTokens: 1000 }
+          const request = { userId: user.id, orgId: org.id, workspaceId: null, personal: true, budgetTokens: 1000 }
           // Not a member yet: the org's memories are left out (and so the personal copy stays).
           const before = yield* assembly.memoriesFor(request)
           expect(idsOf(before.memories)).toEqual(idsOf([inWorkspace, personal, duplicate]))
@@ -256,6 +256,10 @@ for (const engine of TestDatabase.availableEngines()) {
           expect(idsOf(tight.memories)).toEqual([orgMemory.id, inWorkspace.id])
           const personalOnly = yield* assembly.memoriesFor({ ...request, orgId: null })
           expect(idsOf(personalOnly.memories)).toEqual(idsOf(before.memories))
+          // Without the personal context (a key bound to the org): the org's memories alone, not
+          // the personal ones nor the personal workspace's, even when that workspace is named.
+          expect(idsOf((yield* assembly.memoriesFor({ ...request, personal: false })).memories)).toEqual([orgMemory.id])
+          expect(idsOf((yield* assembly.memoriesFor({ ...request, personal: false, workspaceId: workspace.id })).memories)).toEqual([orgMemory.id])
         }))
 
       it.effect("without a personal workspace, gathers personal memories only", () =>
@@ -263,7 +267,7 @@ for (const engine of TestDatabase.availableEngines()) {
           const assembly = yield* ContextAssembly.ContextAssembly
           const user = yield* createdUser()
           const note = yield* stored(user, "personal", "Be brief.")
-          const result = yield* assembly.memoriesFor({ userId: user.id, orgId: "org_nope", workspaceId: null, budgetTokens: 100 })
+          const result = yield* assembly.memoriesFor({ userId: user.id, orgId: "org_nope", workspaceId: null, personal: true, budgetTokens: 100 })
           expect(result).toEqual({ memories: [{ id: note.id, scope: "personal", content: "Be brief." }], tokens: 3, dropped: 0 })
         }))
     })

@@ -67,7 +67,8 @@ describe("a request's scope", () => {
     Effect.gen(function*() {
       const scopes = yield* RequestScopes
       const bound = InMemoryDomain.principal(ann, { boundOrgId: orgId })
-      expect(yield* scopes.resolve(bound, {})).toMatchObject({ orgId, role: "member" })
+      // Without its user's personal context: no personal memories or workspace in its requests.
+      expect(yield* scopes.resolve(bound, {})).toMatchObject({ orgId, role: "member", personal: false })
       expect(yield* roleReads).toBe(1)
 
       const elsewhere = InMemoryDomain.principal(ann, { boundOrgId: "org_other" })
@@ -87,7 +88,7 @@ describe("a request's scope", () => {
     Effect.gen(function*() {
       const script = yield* setup
       const scope = yield* (yield* RequestScopes).resolve(InMemoryDomain.principal(ann), {})
-      expect(scope).toMatchObject({ orgId: null, role: null })
+      expect(scope).toMatchObject({ orgId: null, role: null, personal: true })
 
       yield* Stream.runDrain((yield* Completions).stream({ scope, model: "economy", messages: [{ role: "user", content: "Hi" }] }))
       const outcome = yield* outcomeOf((yield* IntentPipeline).submit({ scope, sessionId: null, input: "Hi" }))

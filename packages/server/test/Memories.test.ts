@@ -223,9 +223,11 @@ describe("memories over HTTP", () => {
 
     expect((await server.request("GET", `/v1/memories/${memory.id}`, { token: boundToB.key })).status).toBe(404)
     expect((await server.request("GET", `/v1/memories?org_id=${orgA}`, { token: boundToB.key })).status).toBe(404)
-    expect(ids(await server.request("GET", "/v1/memories", { token: boundToB.key }))).toEqual([personal.id])
+    // Nor the personal ones: a key bound to an org reaches that org's memories only (decision 0039).
+    expect(ids(await server.request("GET", "/v1/memories", { token: boundToB.key }))).toEqual([])
     expect((await server.request("GET", `/v1/memories/${memory.id}`, { token: boundToA.key })).status).toBe(200)
-    expect(ids(await server.request("GET", "/v1/memories", { token: boundToA.key }))).toEqual([personal.id, memory.id])
+    expect(ids(await server.request("GET", "/v1/memories", { token: boundToA.key }))).toEqual([memory.id])
+    expect(ids(await server.request("GET", "/v1/memories", { token: admin.session }))).toEqual([personal.id, memory.id])
   })
 
   it("deleting an organization deletes its memories", async () => {

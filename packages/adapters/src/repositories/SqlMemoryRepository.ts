@@ -31,7 +31,12 @@ export const make = Effect.gen(function*() {
     }
     if (selection.workspaces !== null) {
       const { orgIds, ownerId, workspaceId } = selection.workspaces
-      const place = orgIds.length === 0 ? sql`w.owner_id = ${ownerId}` : sql`(w.owner_id = ${ownerId} OR w.org_id IN ${sql.in(orgIds)})`
+      const places = [
+        ...(ownerId === null ? [] : [sql`w.owner_id = ${ownerId}`]),
+        ...(orgIds.length === 0 ? [] : [sql`w.org_id IN ${sql.in(orgIds)}`])
+      ]
+      // `sql.or` of nothing is true: no place selects no workspace memory.
+      const place = places.length === 0 ? sql`FALSE` : sql.or(places)
       parts.push(sql`(m.scope = 'workspace' AND ${place}
                      ${workspaceId === null ? sql`` : sql`AND m.workspace_id = ${workspaceId}`})`)
     }

@@ -26,6 +26,15 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  /** Workspaces owned by `ownerId` (none when null) or of `orgIds`; none at all when neither (`sql.or` of nothing is true). */
+  const placeOf = (ownerId: string | null, orgIds: ReadonlyArray<string>) => {
+    const parts = [
+      ...(ownerId === null ? [] : [sql`owner_id = ${ownerId}`]),
+      ...(orgIds.length === 0 ? [] : [sql`org_id IN ${sql.in(orgIds)}`])
+    ]
+    return parts.length === 0 ? sql`FALSE` : sql.or(parts)
+  }
+
   return WorkspaceRepository.of({
     findById: (id) =>
       sql<WorkspaceRow>`SELECT ${columns} FROM workspaces WHERE id = ${id}`.pipe(
@@ -61,7 +70,7 @@ export const make = Effect.gen(function*() {
     list: ({ orgIds, ownerId }, { cursor, limit }) =>
       sql<WorkspaceRow>`
         SELECT ${columns} FROM workspaces
-        WHERE ${orgIds.length === 0 ? sql`owner_id = ${ownerId}` : sql`(owner_id = ${ownerId} OR org_id IN ${sql.in(orgIds)})`}
+        WHERE ${placeOf(ownerId, orgIds)}
           ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
         ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
         Effect.map((rows) => rows.map(fromRow)),

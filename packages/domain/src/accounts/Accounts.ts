@@ -2,7 +2,7 @@
  * Sign-up, login, logout and the caller's own profile.
  */
 import { Context, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { Conflict, SessionRequired, Unauthorized } from "../shared/Errors.js"
+import { Conflict, type NotFound, SessionRequired, Unauthorized } from "../shared/Errors.js"
 import { Ids } from "../shared/Ids.js"
 import { OrgMembership } from "../orgs/Membership.js"
 import { Preferences } from "./Preferences.js"
@@ -18,6 +18,7 @@ import { WebSessionRepository } from "./WebSessionRepository.js"
 import { type Email, User, type UserId } from "./User.js"
 import { AccountSettings } from "./AccountSettings.js"
 import { Organizations } from "../orgs/Organizations.js"
+import { personalContext, reaches } from "../orgs/OrgAccess.js"
 import { AuditLog } from "../audit/AuditLog.js"
 import type { AuditEvent } from "../audit/Audit.js"
 import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
@@ -47,15 +48,21 @@ export interface Service {
   /** The same `Unauthorized` for an unknown email and a wrong password. */
   readonly login: (credentials: Credentials) => Effect.Effect<LoginResult, Unauthorized>
   readonly logout: (principal: Principal) => Effect.Effect<void, SessionRequired>
+  /**
+   * The user, their personal balance, preferences and orgs. A key bound to an org sees that org
+   * only, and the balance and preferences (its requests are paid from that balance first, and run
+   * with those preferences below the org's), not the personal ledger, audit log or a change of
+   * preferences: those answer as for the personal context it lacks (`personalContext`).
+   */
   readonly profile: (principal: Principal) => Effect.Effect<Profile>
-  readonly setPreferences: (principal: Principal, preferences: Preferences) => Effect.Effect<Preferences>
+  readonly setPreferences: (principal: Principal, preferences: Preferences) => Effect.Effect<Preferences, NotFound>
   /** Account-level audit events the user took part in (API keys, deleted organizations), newest first. */
-  readonly auditLog: (principal: Principal, page: PageRequest) => Effect.Effect<Page<AuditEvent>>
+  readonly auditLog: (principal: Principal, page: PageRequest) => Effect.Effect<Page<AuditEvent>, NotFound>
   /**
    * The caller's personal credit ledger, newest first, with the balance now: what their requests
    * were charged and what they were granted. Only their own account; org pools are the admins'.
    */
-  readonly ledger: (principal: Principal, page: PageRequest) => Effect.Effect<Page<LedgerEntry> & { readonly balance: number }>
+  readonly ledger: (principal: Principal, page: PageRequest) => Effect.Effect<Page<LedgerEntry> & { readonly balance: number }, NotFound>
 }
 
 export class Accounts extends Context.Tag("@huddle/domain/Accounts")<Accounts, Service>() {}
@@ -152,24 +159,26 @@ export const make = Effect.gen(function*() {
       orgs: memberships.listForUser(principal.user.id)
     }, { concurrency: "unbounded" }).pipe(
       Effect.map(({ balance, orgs, preferences }) =>
-        new Profile({ user: principal.user, credits: { balance }, preferences, orgs })
+        new Profile({ user: principal.user, credits: { balance }, preferences, orgs: orgs.filter((org) => reaches(principal, org.id)) })
       )
     )
 
   const setPreferences: Service["setPreferences"] = (principal, next) =>
-    preferences.put(principal.user.id, next).pipe(Effect.as(next))
+    personalContext(principal).pipe(Effect.zipRight(preferences.put(principal.user.id, next)), Effect.as(next))
 
   const auditLog: Service["auditLog"] = (principal, page) =>
-    audit.list({ orgId: null, userId: principal.user.id, limit: page.limit, cursor: page.cursor }).pipe(
+    personalContext(principal).pipe(
+      Effect.zipRight(audit.list({ orgId: null, userId: principal.user.id, limit: page.limit, cursor: page.cursor })),
       Effect.map((rows) => fromRows(rows, page.limit))
     )
 
   const ledger: Service["ledger"] = (principal, page) => {
     const account = { ownerType: "user", ownerId: principal.user.id, pool: "personal" } as const
-    return Effect.all({
-      rows: credits.ledger(account, page),
-      balance: credits.balance(account)
-    }, { concurrency: "unbounded" }).pipe(
+    return personalContext(principal).pipe(
+      Effect.zipRight(Effect.all({
+        rows: credits.ledger(account, page),
+        balance: credits.balance(account)
+      }, { concurrency: "unbounded" })),
       Effect.map(({ balance, rows }) => ({
         ...fromRows(rows.map((row) => new LedgerEntry(row, { disableValidation: true })), page.limit),
         balance

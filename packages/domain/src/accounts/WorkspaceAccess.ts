@@ -1,7 +1,7 @@
 /**
- * Who may use a workspace, and who may manage it. A personal workspace is its owner's alone; an
- * org workspace is used by every member of the org (an API key bound to another org does not
- * reach it) and managed (repository connected, re-indexed, disconnected) by the org's admins.
+ * Who may use a workspace, and who may manage it. A personal workspace is its owner's alone (an
+ * API key bound to an org does not reach it); an org workspace is used by every member of the org
+ * (an API key bound to another org does not reach it) and managed (repository connected, re-indexed, disconnected) by the org's admins.
  * A workspace the caller may not use does not exist for them (404); a member who tries to manage
  * an org workspace is refused (403).
  *
@@ -10,7 +10,7 @@
 import { DateTime, Effect, Option } from "effect"
 import { Forbidden, NotFound } from "../shared/Errors.js"
 import { Ids } from "../shared/Ids.js"
-import { OrgAccess } from "../orgs/OrgAccess.js"
+import { OrgAccess, personalContext, reaches } from "../orgs/OrgAccess.js"
 import type { Role } from "../orgs/Membership.js"
 import type { Principal } from "./Principal.js"
 import { personalWorkspaceName, Workspace } from "./Workspace.js"
@@ -29,8 +29,8 @@ export interface WorkspaceAccess {
   readonly usable: (principal: Principal, workspaceId: string) => Effect.Effect<Usable, NotFound>
   /** The workspace, when the caller may manage it: its owner, or an admin of its org. */
   readonly manageable: (principal: Principal, workspaceId: string) => Effect.Effect<Workspace, NotFound | Forbidden>
-  /** The caller's personal workspace, made on first use. */
-  readonly personal: (principal: Principal) => Effect.Effect<Workspace>
+  /** The caller's personal workspace, made on first use; a key bound to an org has none. */
+  readonly personal: (principal: Principal) => Effect.Effect<Workspace, NotFound>
 }
 
 export const make = Effect.gen(function*() {
@@ -48,7 +48,7 @@ export const make = Effect.gen(function*() {
               Effect.map((role) => ({ workspace, role })),
               Effect.mapError(() => workspaceNotFound)
             )
-            : workspace.owner_id === principal.user.id
+            : workspace.owner_id === principal.user.id && reaches(principal, null)
             ? Effect.succeed({ workspace, role: null })
             : Effect.fail(workspaceNotFound)
       }))
@@ -65,6 +65,7 @@ export const make = Effect.gen(function*() {
 
   const personal: WorkspaceAccess["personal"] = (principal) =>
     Effect.gen(function*() {
+      yield* personalContext(principal)
       const existing = yield* workspaces.findPersonal(principal.user.id)
       if (Option.isSome(existing)) return existing.value
       return yield* workspaces.ensurePersonal(

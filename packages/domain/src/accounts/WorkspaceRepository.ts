@@ -14,9 +14,9 @@ export interface Service {
   readonly createForOrg: (workspace: Workspace) => Effect.Effect<boolean>
   /** Whether a workspace was deleted (with what is in it: memories, repository, snapshot). */
   readonly delete: (id: string) => Effect.Effect<boolean>
-  /** The personal workspace of `ownerId` and the workspaces of `orgIds`, newest first, up to `limit + 1`. */
+  /** The personal workspace of `ownerId` (none when null) and the workspaces of `orgIds`, newest first, up to `limit + 1`. */
   readonly list: (
-    selection: { readonly ownerId: string; readonly orgIds: ReadonlyArray<string> },
+    selection: { readonly ownerId: string | null; readonly orgIds: ReadonlyArray<string> },
     page: PageRequest
   ) => Effect.Effect<ReadonlyArray<Workspace>>
 }

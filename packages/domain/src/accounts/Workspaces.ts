@@ -74,9 +74,10 @@ export const make = Effect.gen(function*() {
 
   const list: Service["list"] = (principal, page) =>
     Effect.gen(function*() {
-      yield* workspaces.personal(principal)
+      // Made on first use; a key bound to an org has none, and lists that org's workspaces only.
+      const personal = yield* workspaces.personal(principal).pipe(Effect.as(true), Effect.catchTag("NotFound", () => Effect.succeed(false)))
       const orgIds = (yield* memberships.listForUser(principal.user.id)).filter((org) => reaches(principal, org.id)).map((org) => org.id)
-      const rows = yield* repository.list({ ownerId: principal.user.id, orgIds }, page)
+      const rows = yield* repository.list({ ownerId: personal ? principal.user.id : null, orgIds }, page)
       const { data, next_cursor } = fromRows(rows, page.limit)
       return { data: yield* views(data), next_cursor }
     })

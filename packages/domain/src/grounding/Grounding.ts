@@ -5,7 +5,7 @@
  * citations, and what citations are checked against afterwards (`Citations`).
  *
  * ```ts
- * const grounded = yield* grounding.ground({ userId, workspaceId, question, contextWindow })
+ * const grounded = yield* grounding.ground({ userId, workspaceId, personal, question, contextWindow })
  * // Option.some({ instructions, citable, report, … }) when a repository is connected and indexed
  * ```
  */
@@ -38,8 +38,10 @@ export interface Service {
   /** None when the workspace has no repository, or none indexed yet. */
   readonly ground: (request: {
     readonly userId: string
-    /** The request's workspace; the user's personal workspace when null. */
+    /** The request's workspace; the user's personal workspace when null (and `personal`). */
     readonly workspaceId: string | null
+    /** Whether the user's personal context counts (`RequestScope.personal`): false for a key bound to an org. */
+    readonly personal: boolean
     readonly question: string
     /** The smallest context window of the models that will answer: the excerpts take a share of it. */
     readonly contextWindow: number
@@ -114,8 +116,9 @@ export const make = Effect.gen(function*() {
 
   const ground: Service["ground"] = (request) =>
     Effect.gen(function*() {
-      const workspaceId = request.workspaceId ??
-        Option.getOrUndefined(Option.map(yield* workspaces.findPersonal(request.userId), (w) => w.id))
+      const workspaceId = request.workspaceId ?? (request.personal
+        ? Option.getOrUndefined(Option.map(yield* workspaces.findPersonal(request.userId), (w) => w.id))
+        : undefined)
       if (workspaceId === undefined) return Option.none()
       const connection = yield* store.find(workspaceId)
       if (Option.isNone(connection) || connection.value.index_version === 0) return Option.none()

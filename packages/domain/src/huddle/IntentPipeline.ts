@@ -555,6 +555,7 @@ export const make = Effect.gen(function*() {
         orgId: scope.orgId,
         member: scope.role !== null,
         workspaceId: scope.workspaceId,
+        personal: scope.personal,
         budgetTokens: Math.floor(primary.context_window * memoryShare)
       })
       const system = systemPrompt(settings, memories.memories)
@@ -563,6 +564,7 @@ export const make = Effect.gen(function*() {
       const grounded = Option.getOrUndefined(yield* grounding.ground({
         userId: principal.user.id,
         workspaceId: scope.workspaceId,
+        personal: scope.personal,
         question: submission.input,
         contextWindow
       }))

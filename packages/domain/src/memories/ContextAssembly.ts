@@ -1,7 +1,8 @@
 /**
  * Builds the model input of a request. Memories: the org's (when the user is a member), the
  * workspace's and the user's personal ones, without duplicates, in precedence order, within a
- * token budget.
+ * token budget. A request without its personal context (a key bound to an org) has neither the
+ * personal memories nor the personal workspace's.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { MemoryScope } from "./Memory.js"
@@ -32,8 +33,10 @@ export interface MemoriesRequest {
   readonly orgId: string | null
   /** Whether the user is a member of `orgId`, when the caller knows (a request's scope); read otherwise. */
   readonly member?: boolean | undefined
-  /** A workspace the user may use (their own, or one of an org they belong to); the personal one when null. */
+  /** A workspace the user may use (their own, or one of an org they belong to); the personal one when null (and `personal`). */
   readonly workspaceId: string | null
+  /** Whether the user's personal context counts (`RequestScope.personal`): false for a key bound to an org. */
+  readonly personal: boolean
   readonly budgetTokens: number
 }
 
@@ -114,18 +117,24 @@ export const make = Effect.gen(function*() {
 
   const isMember = (userId: string, orgId: string) => Effect.map(memberships.roleOf(userId, orgId), Option.isSome)
 
-  const memoriesFor: Service["memoriesFor"] = ({ budgetTokens, member, orgId, userId, workspaceId }) =>
+  const memoriesFor: Service["memoriesFor"] = ({ budgetTokens, member, orgId, personal, userId, workspaceId }) =>
     Effect.gen(function*() {
       const orgIds = orgId !== null && (member ?? (yield* isMember(userId, orgId))) ? [orgId] : []
-      const workspace = workspaceId === null ? yield* workspaces.findPersonal(userId) : yield* workspaces.findById(workspaceId)
+      const workspace = workspaceId !== null
+        ? yield* workspaces.findById(workspaceId)
+        : personal
+        ? yield* workspaces.findPersonal(userId)
+        : Option.none()
+      // Without the personal context, a personal workspace (even named) contributes nothing either.
+      const ownerId = personal ? userId : null
       // The user's own, or one of an org they belong to: another's workspace contributes nothing.
       const workspaceOrg = Option.flatMap(workspace, (_) => Option.fromNullable(_.org_id))
       const workspaceOrgs = Option.isSome(workspaceOrg) && (yield* isMember(userId, workspaceOrg.value)) ? [workspaceOrg.value] : []
       const candidates = yield* memories.listAll({
-        personalOf: userId,
+        personalOf: ownerId,
         workspaces: Option.match(workspace, {
           onNone: () => null,
-          onSome: (_) => ({ ownerId: userId, orgIds: workspaceOrgs, workspaceId: _.id })
+          onSome: (_) => ({ ownerId, orgIds: workspaceOrgs, workspaceId: _.id })
         }),
         orgIds
       })

@@ -3,7 +3,8 @@
  * author's alone; a workspace memory is read by whoever may use the workspace (its owner, or every
  * member of its org) and changed by its author (or, in an org workspace, an org admin); an org
  * memory is read by every member and written by admins. Whatever the caller may not read does not
- * exist for them.
+ * exist for them. An API key bound to an org reaches that org's memories and its workspaces' only:
+ * nothing personal (`reaches`).
  */
 import { Context, DateTime, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Forbidden, InvalidRequest, NotFound } from "../shared/Errors.js"
@@ -14,7 +15,7 @@ import type { Principal } from "../accounts/Principal.js"
 import { MembershipRepository } from "../orgs/MembershipRepository.js"
 import { MemoryRepository, type Selection } from "./MemoryRepository.js"
 import * as WorkspaceAccess from "../accounts/WorkspaceAccess.js"
-import { OrgAccess, reaches } from "../orgs/OrgAccess.js"
+import { OrgAccess, personalContext, reaches } from "../orgs/OrgAccess.js"
 import { traced } from "../observability/Traced.js"
 
 export interface NewMemory {
@@ -67,7 +68,7 @@ export const make = Effect.gen(function*() {
   const readable = (principal: Principal, memory: Memory): Effect.Effect<void, NotFound> => {
     switch (memory.scope) {
       case "personal":
-        return memory.author_id === principal.user.id ? Effect.void : Effect.fail(memoryNotFound)
+        return memory.author_id === principal.user.id && reaches(principal, null) ? Effect.void : Effect.fail(memoryNotFound)
       case "workspace":
         return workspaces.usable(principal, memory.workspace_id ?? "").pipe(Effect.asVoid, Effect.mapError(() => memoryNotFound))
       case "org":
@@ -108,6 +109,7 @@ export const make = Effect.gen(function*() {
           if (input.orgId !== null || input.workspaceId !== null) {
             return yield* invalid("A personal memory takes neither org_id nor workspace_id")
           }
+          yield* personalContext(principal)
           return { org_id: null, workspace_id: null }
         }
         case "workspace": {
@@ -178,9 +180,10 @@ export const make = Effect.gen(function*() {
       }
       const wants = (scope: MemoryScope) => filter.scope === null || filter.scope === scope
       const orgs = wants("org") || wants("workspace") ? yield* readableOrgs(principal) : []
+      const personal = reaches(principal, null)
       return {
-        personalOf: wants("personal") ? userId : null,
-        workspaces: wants("workspace") ? { ownerId: userId, orgIds: orgs, workspaceId: null } : null,
+        personalOf: wants("personal") && personal ? userId : null,
+        workspaces: wants("workspace") ? { ownerId: personal ? userId : null, orgIds: orgs, workspaceId: null } : null,
         orgIds: wants("org") ? orgs : []
       }
     })

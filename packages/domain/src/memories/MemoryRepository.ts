@@ -7,11 +7,11 @@ export interface Selection {
   /** The personal memories written by this user. */
   readonly personalOf: string | null
   /**
-   * The workspace memories of the workspaces this user owns and of the workspaces of these orgs,
-   * or of just one of them.
+   * The workspace memories of the workspaces this user owns (none when null) and of the
+   * workspaces of these orgs, or of just one of them.
    */
   readonly workspaces: {
-    readonly ownerId: string
+    readonly ownerId: string | null
     readonly orgIds: ReadonlyArray<string>
     readonly workspaceId: string | null
   } | null

@@ -157,6 +157,7 @@ export const make = Effect.gen(function*() {
         orgId: scope.orgId,
         member: scope.role !== null,
         workspaceId: scope.workspaceId,
+        personal: scope.personal,
         budgetTokens: Math.floor(Math.min(...candidates.map((model) => model.context_window)) * memoryShare)
       })
       // Only an enforced low risk tolerance overrides what the client asked for.

@@ -18,9 +18,20 @@ export class OrgAccess extends Context.Tag("@huddle/domain/OrgAccess")<OrgAccess
 
 export const orgNotFound = new NotFound({ message: "Organization not found" })
 
-/** Whether the principal's credential reaches `orgId` (null: the personal context): a key bound to an org reaches that org only. */
+/**
+ * Whether the principal's credential reaches `orgId` (null: the personal context): a key bound to
+ * an org reaches that org only, and nothing personal (memories, the personal workspace and its
+ * repository, sessions, intents, preferences, ledger). Every check of a bound key comes here.
+ */
 export const reaches = (principal: Principal, orgId: string | null): boolean =>
   principal.bound_org_id === null || principal.bound_org_id === orgId
+
+/** What a key bound to an org is told when it asks for the personal context: it has none. */
+export const noPersonalContext = new NotFound({ message: "This key is bound to an organization: it has no personal context" })
+
+/** The personal context, for a credential that reaches it (any but a key bound to an org). */
+export const personalContext = (principal: Principal): Effect.Effect<void, NotFound> =>
+  reaches(principal, null) ? Effect.void : Effect.fail(noPersonalContext)
 
 /** Admins act on everything in their org; members on what is theirs. */
 export const isAdmin = (role: Role): boolean => role === "admin"

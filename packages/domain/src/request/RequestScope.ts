@@ -11,13 +11,13 @@
  * workspace does not by itself choose the org the request runs in.
  */
 import { Context, Effect, Layer } from "effect"
-import { NotFound } from "../shared/Errors.js"
+import type { NotFound } from "../shared/Errors.js"
 import type { Role } from "../orgs/Membership.js"
 import type { EffectiveSettings } from "../orgs/Policy.js"
 import type { Preferences } from "../accounts/Preferences.js"
 import type { Principal } from "../accounts/Principal.js"
 import * as WorkspaceAccess from "../accounts/WorkspaceAccess.js"
-import { OrgAccess, orgNotFound, reaches } from "../orgs/OrgAccess.js"
+import { noPersonalContext, OrgAccess, orgNotFound, reaches } from "../orgs/OrgAccess.js"
 import { OrgSettings, type Rules } from "../orgs/OrgSettings.js"
 import { resolve } from "../orgs/Policies.js"
 import { traced } from "../observability/Traced.js"
@@ -28,16 +28,19 @@ export interface RequestScope {
   readonly orgId: string | null
   /** The caller's role in `orgId`, read once for the request; null in the personal context. */
   readonly role: Role | null
-  /** Whose workspace memories (and repository) count; the caller's personal workspace when null. */
+  /** Whose workspace memories (and repository) count; the caller's personal workspace when null (and `personal`). */
   readonly workspaceId: string | null
+  /**
+   * Whether the caller's personal context counts: their personal memories, and their personal
+   * workspace when none is named. False for a key bound to an org, which reaches nothing personal.
+   */
+  readonly personal: boolean
   /** What the request's settings are decided by. */
   readonly rules: Rules
 }
 
 /** The name of the context of no organization, in headers both ways (`Huddle-Organization`). */
 export const personalContext = "personal"
-
-const noPersonalContext = new NotFound({ message: "This key is bound to an organization: it has no personal context" })
 
 export interface Requested {
   readonly orgId?: string | null | undefined
@@ -86,7 +89,7 @@ export const make = Effect.gen(function*() {
           resolveWorkspace(principal, requested.workspaceId),
           settings.rulesFor(principal.user.id, orgId)
         ])
-        return { principal, orgId, role, workspaceId, rules } satisfies RequestScope
+        return { principal, orgId, role, workspaceId, personal: reaches(principal, null), rules } satisfies RequestScope
       })
   }))
 })

@@ -15,21 +15,21 @@ export class MeApi extends HttpApiGroup.make("me")
     HttpApiEndpoint.get("me", "/me")
       .annotate(OpenApi.Summary, "Get the caller")
       .addSuccess(Profile)
-      .annotate(OpenApi.Description, "The caller: user, personal credit balance, preferences and organizations.")
+      .annotate(OpenApi.Description, "The caller: user, personal credit balance, preferences and organizations (for an API key bound to an organization, that organization only).")
   )
   .add(
     HttpApiEndpoint.put("setPreferences", "/me/preferences")
       .annotate(OpenApi.Summary, "Replace personal preferences")
       .setPayload(Preferences)
       .addSuccess(Preferences)
-      .annotate(OpenApi.Description, "Replace the caller's personal preferences; an omitted field is unset (inherited).")
+      .annotate(OpenApi.Description, "Replace the caller's personal preferences; an omitted field is unset (inherited). An API key bound to an organization has no personal context: NOT_FOUND.")
   )
   .add(
     HttpApiEndpoint.get("auditLog", "/me/audit-log")
       .annotate(OpenApi.Summary, "List the caller's security events")
       .setUrlParams(ListParams)
       .addSuccess(page(AuditEvent))
-      .annotate(OpenApi.Description, "Account-level security events the caller took part in: API keys created and revoked, organizations deleted.")
+      .annotate(OpenApi.Description, "Account-level security events the caller took part in: API keys created and revoked, organizations deleted. Not for an API key bound to an organization (NOT_FOUND).")
   )
   .add(
     HttpApiEndpoint.get("ledger", "/me/credits/ledger")
@@ -38,7 +38,7 @@ export class MeApi extends HttpApiGroup.make("me")
       .addSuccess(LedgerPage)
       .annotate(
         OpenApi.Description,
-        "The caller's personal credit ledger, newest first (grants, reservations for their requests, settlements returning what was not used, with the tokens a model call was charged for), each row with the balance after it, and the balance now; page with `limit` and `cursor`."
+        "The caller's personal credit ledger, newest first (grants, reservations for their requests, settlements returning what was not used, with the tokens a model call was charged for), each row with the balance after it, and the balance now; page with `limit` and `cursor`. Not for an API key bound to an organization (NOT_FOUND)."
       )
   )
   .middleware(RateLimited)

@@ -22,7 +22,7 @@ export const layer = Layer.effect(
           if (wanted.workspaceId !== null && wanted.workspaceId !== memory.workspace_id) return Effect.succeed(false)
           return Effect.map(workspaces.findById(memory.workspace_id), (found) =>
             Option.isSome(found) &&
-            (found.value.owner_id === wanted.ownerId || (found.value.org_id !== null && wanted.orgIds.includes(found.value.org_id))))
+            ((wanted.ownerId !== null && found.value.owner_id === wanted.ownerId) || (found.value.org_id !== null && wanted.orgIds.includes(found.value.org_id))))
         }
       }
     }

@@ -108,7 +108,7 @@ export const workspaces = (initial: ReadonlyArray<Workspace> = []) =>
       list: ({ orgIds, ownerId }, { cursor, limit }) =>
         Effect.sync(() =>
           [...byId.values()]
-            .filter((workspace) => workspace.owner_id === ownerId || (workspace.org_id !== null && orgIds.includes(workspace.org_id)))
+            .filter((workspace) => (ownerId !== null && workspace.owner_id === ownerId) || (workspace.org_id !== null && orgIds.includes(workspace.org_id)))
             .filter((workspace) => cursor === undefined || workspace.id < cursor)
             .sort((a, b) => (a.id < b.id ? 1 : -1))
             .slice(0, limit + 1)
