@@ -201,7 +201,7 @@ describe("a configured provider that is down, with HUDDLE_OFFLINE_FALLBACK=on", 
     expect(metadata.output).toMatch(failedFirst)
     // Said before the answer's first token too, and in the response's headers.
     const said = stream.events.findIndex((event) => event.event === "stage" && event.data.offline_fallback !== undefined)
-    expect(stream.events[said]?.data).toMatchObject({ stage: "execution", status: "progress", model: "offline-standard" })
+    expect(stream.events[said]?.data).toMatchObject({ stage: "execution", status: "started", model: "offline-standard" })
     expect(said).toBeLessThan(stream.events.findIndex((event) => event.event === "token"))
     expect(stream.headers.get("huddle-offline-fallback")).toBe(`gpt-4o; reason="connection"`)
   })

@@ -369,7 +369,7 @@ export const make = Effect.gen(function*() {
                 progress.fallback = offlineFallbackOf(event)
                 // Said as it happens, before the stand-in's answer (a stream's headers say it too).
                 if (progress.fallback !== undefined) {
-                  out.push(stage("execution", "progress", { model: event.model.id, offline_fallback: progress.fallback }))
+                  out.push(stage("execution", "started", { model: event.model.id, offline_fallback: progress.fallback }))
                 }
                 break
               case "AttemptFailed":

@@ -33,7 +33,7 @@ export const dialect: Dialect<HuddleEvent> = {
   // A council's run is long: the response starts with its first round, once its credits are held.
   isOutput: (event) => event._tag !== "Reply" && isCommitted(event),
   // The `execution` stage's start, held back with the run's first events, says when the credits lowered the cap.
-  // So does the `execution` stage's progress when the offline model stands in for failed configured models.
+  // So does the `execution` stage event that says the offline model stands in for failed configured models.
   headers: (head) => {
     const out: Record<string, string> = {}
     for (const event of head) {
