@@ -105,8 +105,9 @@ export const layer = (options: Options) => {
   const models = Council.layerWith(options.council ?? {}).pipe(
     Layer.provideMerge(MeteredCall.layer),
     Layer.provideMerge(Router.layer),
-    Layer.provideMerge(Providers.layer(options.providers ?? {})),
-    Layer.provideMerge(Catalog.layer(options.catalog ?? {}))
+    // The catalog routes by the providers configured (decision 0034).
+    Layer.provideMerge(Catalog.layer(options.catalog ?? {})),
+    Layer.provideMerge(Providers.layer(options.providers ?? {}))
   )
   const huddles = Intents.layer.pipe(
     Layer.provideMerge(Huddles.layer),

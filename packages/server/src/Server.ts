@@ -21,6 +21,7 @@ import { Intents } from "@huddle/domain/huddle/Intents"
 import { Memories } from "@huddle/domain/memories/Memories"
 import * as Metrics from "@huddle/domain/observability/Metrics"
 import { Completions } from "@huddle/domain/models/Completions"
+import { Router } from "@huddle/domain/models/Router"
 import { Operator } from "@huddle/domain/operator/Operator"
 import { OrgSettings } from "@huddle/domain/orgs/OrgSettings"
 import { Organizations } from "@huddle/domain/orgs/Organizations"
@@ -86,7 +87,7 @@ const apiLayer = (config: ServerConfig) =>
   HttpApiBuilder.api(Api).pipe(
     // Each group built among what it reads, which is then all its requests carry (RequestContext).
     Layer.provide([
-      isolated(SqlClient.SqlClient)(HealthHttp),
+      isolated(SqlClient.SqlClient, Router)(HealthHttp),
       isolated(Accounts, ...groupMiddleware)(AuthHttp),
       isolated(Accounts, ...groupMiddleware)(MeHttp),
       isolated(ApiKeys, ...groupMiddleware)(ApiKeysHttp),

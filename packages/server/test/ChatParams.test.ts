@@ -156,15 +156,19 @@ describe("chat completion parameters, per provider", () => {
     expect(stopped.usage!.completion_tokens).toBeLessThan(plain.usage!.completion_tokens)
   })
 
-  it("skips a tier's model that cannot take a parameter, and answers with the next", async () => {
+  it("answers a tier with its configured model, even with an offline model listed ahead of it", async () => {
     openai.enqueue({ answer: "From the upstream.", usage: { prompt_tokens: 5, completion_tokens: 3 } })
     const penalised = await client.chat.completions.create({ model: "economy", messages: question, presence_penalty: 1 })
     expect(penalised.choices[0]!.message.content).toBe("From the upstream.")
     expect(sentTo(openai)[0]).toMatchObject({ presence_penalty: 1 })
 
-    const seeded = await client.chat.completions.create({ model: "standard", messages: question, seed: 9 })
-    expect(seeded.choices[0]!.message.content).toMatch(/^\[offline\] This answer comes from the offline model \(offline-standard\)/)
-    expect(anthropic.requests).toHaveLength(0)
+  })
+
+  it("does not hand a parameter the tier's configured model cannot take to the offline model: it refuses it (decision 0034)", async () => {
+    // The standard tier is claude-fake; its offline model is no stand-in without HUDDLE_OFFLINE_FALLBACK=on.
+    const refused = await refusal({ model: "standard", messages: question, seed: 9 })
+    expect(refused).toMatchObject({ status: 400, param: "seed" })
+    expect(refused.message).toContain("asked of claude-fake")
   })
 
   it("refuses, naming it, a parameter no model of the target can take, before anything is reserved", async () => {

@@ -21,13 +21,15 @@
  * ```
  *
  * Within a tier, models are tried in file order: the first is preferred, the others are the
- * fallbacks. A file that does not match is refused with a message naming the field
+ * fallbacks; the offline models of a tier that has a configured model stand in for it only with
+ * `HUDDLE_OFFLINE_FALLBACK=on`, last (`tierModels`, decision 0034). A file that does not match is refused with a message naming the field
  * (`models[1].price.input_per_1k: Expected a non-negative number, actual -1`), and so is a
  * repeated `id`.
  */
 import { readFile } from "node:fs/promises"
 import { CatalogModel, ModelCatalog } from "@huddle/domain/models/Model"
 import { Catalog } from "@huddle/domain/models/Catalog"
+import { ModelProviders } from "@huddle/domain/models/ModelProviders"
 import type { ModelTier } from "@huddle/domain/accounts/Preferences"
 import { Array as Arr, Config, type ConfigError, Data, Effect, Either, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 
@@ -117,7 +119,8 @@ export interface Enabled {
 
 /**
  * The offline models, with OpenAI's and then Anthropic's ahead of them in each tier when those
- * providers are configured (so offline is the last fallback).
+ * providers are configured. The offline models stay listed (a client may name them); a tier with
+ * a configured model is served by them only as the opt-in fallback (`Catalog.tierModels`).
  */
 export const defaultCatalog = (enabled: Enabled = {}): ModelCatalog => {
   const models = tiers.flatMap((tier) => [
@@ -132,27 +135,48 @@ export const defaultCatalog = (enabled: Enabled = {}): ModelCatalog => {
 export interface Options extends Enabled {
   /** A catalog file; without one, `defaultCatalog`. */
   readonly path?: string | undefined
+  /**
+   * `HUDDLE_OFFLINE_FALLBACK=on`: when every configured model of a tier fails, the offline model
+   * answers instead, saying so; off (the default), the caller gets 502 `UPSTREAM_UNAVAILABLE`.
+   */
+  readonly offlineFallback?: boolean | undefined
 }
 
 export const make = (options: Options): Effect.Effect<ModelCatalog, CatalogError> =>
   options.path === undefined ? Effect.succeed(defaultCatalog(options)) : load(options.path)
 
-export const layer = (options: Options): Layer.Layer<Catalog, CatalogError> =>
-  Layer.effect(Catalog, Effect.map(make(options), Catalog.fromCatalog))
+/** The catalog, routed by the providers configured (`ModelProviders`) and `offlineFallback`. */
+export const layer = (options: Options): Layer.Layer<Catalog, CatalogError, ModelProviders> =>
+  Layer.effect(
+    Catalog,
+    Effect.gen(function*() {
+      const providers = yield* ModelProviders
+      const catalog = yield* make(options)
+      return Catalog.fromCatalog(catalog, {
+        configured: (provider) => Option.isSome(providers.get(provider)),
+        offlineFallback: options.offlineFallback === true
+      })
+    })
+  )
 
 const isSet = (name: string) =>
   Config.option(Config.redacted(name)).pipe(Config.map(Option.exists((value) => Redacted.value(value).trim().length > 0)))
 
-/** `HUDDLE_CATALOG`, and which providers have keys (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`). */
+/**
+ * `HUDDLE_CATALOG`, which providers have keys (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`), and
+ * `HUDDLE_OFFLINE_FALLBACK` (`on` or `off`, default `off`).
+ */
 export const fromEnv: Config.Config<Options> = Config.all({
   path: Config.option(Config.string("HUDDLE_CATALOG")),
   openai: isSet("OPENAI_API_KEY"),
-  anthropic: isSet("ANTHROPIC_API_KEY")
-}).pipe(Config.map(({ anthropic, openai, path }): Options => ({
+  anthropic: isSet("ANTHROPIC_API_KEY"),
+  offlineFallback: Config.literal("on", "off")("HUDDLE_OFFLINE_FALLBACK").pipe(Config.withDefault("off" as const))
+}).pipe(Config.map(({ anthropic, offlineFallback, openai, path }): Options => ({
   path: Option.getOrUndefined(Option.filter(path, (value) => value.trim().length > 0)),
   openai,
-  anthropic
+  anthropic,
+  offlineFallback: offlineFallback === "on"
 })))
 
-export const layerConfig = (config: Config.Config<Options>): Layer.Layer<Catalog, CatalogError | ConfigError.ConfigError> =>
+export const layerConfig = (config: Config.Config<Options>): Layer.Layer<Catalog, CatalogError | ConfigError.ConfigError, ModelProviders> =>
   Layer.unwrapEffect(Effect.map(config, layer))

@@ -2,7 +2,8 @@
  * The `offline` model provider: deterministic and network-free, so that a fresh checkout works
  * end to end and tests can see what reached the model.
  *
- * It answers from the messages it is given: a text that starts with `[offline]`, restates the
+ * It answers from the messages it is given: a text that starts with `[offline]` (and, standing in
+ * for configured models that failed, `ModelRequest.failed`, names them and why), restates the
  * last user message, and lists what the system messages hold, one line each (remembered facts,
  * instructions, code excerpts). It streams that text in word groups, then `Usage` (estimated
  * with `estimateTokens`: every message content in, the text out), then `Finish`. The same
@@ -132,8 +133,14 @@ const fitUntested = (lines: ReadonlyArray<string>, budget: number): ReadonlyArra
 /** The full answer text for a request (before truncation to `maxOutputTokens`); a list of untested files fitted to `budget` characters. */
 export const answerFor = (request: ModelRequest, budget = Number.POSITIVE_INFINITY): string => {
   const question = questionOf(request.messages)
+  const failed = request.failed ?? []
   const lines = [
-    `[offline] This answer comes from the offline model (${request.model.id}): no model provider was called.`,
+    failed.length === 0
+      ? `[offline] This answer comes from the offline model (${request.model.id}): no model provider was called.`
+      // Standing in for configured models that failed (HUDDLE_OFFLINE_FALLBACK): it says which, and why.
+      : `[offline] This answer comes from the offline model (${request.model.id}), not a language model: the configured ${
+        failed.length === 1 ? "model" : "models"
+      } failed (${failed.map((f) => `${f.model}: ${f.reason}`).join("; ")}).`,
     question.length > 0 ? `You asked: "${question}"` : "There was no question to answer."
   ]
   const results = toolResults(request.messages)

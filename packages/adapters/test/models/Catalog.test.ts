@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Catalog from "@huddle/adapters/models/Catalog"
+import * as Providers from "@huddle/adapters/models/Providers"
 import { Catalog as CatalogPort } from "@huddle/domain/models/Catalog"
 import { ConfigProvider, Effect, Layer } from "effect"
 
@@ -115,22 +116,38 @@ describe("Catalog", () => {
     }))
 
   const withEnv = (env: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+  /** The Catalog port as the server builds it from `env`: over the providers the same variables configure. */
+  const fromEnv = (env: Record<string, string>) =>
+    Catalog.layerConfig(Catalog.fromEnv).pipe(Layer.provide(Providers.layerConfig(Providers.fromEnv)), Layer.provide(withEnv(env)))
 
   it.effect("builds the Catalog port from the environment: HUDDLE_CATALOG, or the default for the configured keys", () =>
     Effect.gen(function*() {
-      const fromFile = yield* CatalogPort.pipe(
-        Effect.provide(Catalog.layerConfig(Catalog.fromEnv).pipe(Layer.provide(withEnv({ HUDDLE_CATALOG: write(valid) }))))
-      )
+      // `ollama` is not configured here: the tier has no configured model, so its offline model serves it.
+      const fromFile = yield* CatalogPort.pipe(Effect.provide(fromEnv({ HUDDLE_CATALOG: write(valid) })))
       expect(fromFile.forTier("economy").map((model) => model.id)).toEqual(["llama-small", "offline-economy"])
       expect(fromFile.forTier("premium")).toEqual([])
 
-      const withKeys = yield* CatalogPort.pipe(
-        Effect.provide(Catalog.layerConfig(Catalog.fromEnv).pipe(Layer.provide(withEnv({ OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "" }))))
-      )
-      expect(withKeys.forTier("standard").map((model) => model.id)).toEqual(["gpt-4o", "offline-standard"])
+      // A configured provider's tier is its models: the offline model does not stand in for them.
+      const withKeys = yield* CatalogPort.pipe(Effect.provide(fromEnv({ OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "" })))
+      expect(withKeys.forTier("standard").map((model) => model.id)).toEqual(["gpt-4o"])
       expect(withKeys.find("gpt-4o-mini")._tag).toBe("Some")
+      // Still listed, and a client may still name it.
+      expect(withKeys.find("offline-standard")._tag).toBe("Some")
 
-      const bare = yield* CatalogPort.pipe(Effect.provide(Catalog.layerConfig(Catalog.fromEnv).pipe(Layer.provide(withEnv({})))))
+      // Unless the operator opts into it as the fallback: then it comes last.
+      const fallback = yield* CatalogPort.pipe(Effect.provide(fromEnv({ OPENAI_API_KEY: "sk-x", HUDDLE_OFFLINE_FALLBACK: "on" })))
+      expect(fallback.forTier("standard").map((model) => model.id)).toEqual(["gpt-4o", "offline-standard"])
+      const off = yield* CatalogPort.pipe(Effect.provide(fromEnv({ OPENAI_API_KEY: "sk-x", HUDDLE_OFFLINE_FALLBACK: "off" })))
+      expect(off.forTier("standard").map((model) => model.id)).toEqual(["gpt-4o"])
+
+      const bare = yield* CatalogPort.pipe(Effect.provide(fromEnv({})))
       expect(bare.models.map((model) => model.provider)).toEqual(["offline", "offline", "offline"])
+      expect(bare.forTier("economy").map((model) => model.id)).toEqual(["offline-economy"])
+    }))
+
+  it.effect("refuses a HUDDLE_OFFLINE_FALLBACK other than on or off, naming it", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(CatalogPort.pipe(Effect.provide(fromEnv({ HUDDLE_OFFLINE_FALLBACK: "yes" }))))
+      expect(String(error)).toContain("HUDDLE_OFFLINE_FALLBACK")
     }))
 })

@@ -67,6 +67,11 @@ export class HuddleReply extends Schema.Class<HuddleReply>("HuddleReply")({
   /** Set when the answer comes from the offline provider, not a language model. */
   offline: Schema.Boolean,
   /**
+   * Set when the offline model answered in place of the configured models because they failed
+   * (`HUDDLE_OFFLINE_FALLBACK=on`): each model tried, and why it failed.
+   */
+  offline_fallback: Schema.optional(Schema.Array(Schema.Struct({ model: Schema.String, reason: Schema.String }))),
+  /**
    * Set when the member's credits could not cover the worst case of the answer's full length
    * but could cover a shorter one: the output cap it ran under (`to`) and the one it had (`from`).
    */

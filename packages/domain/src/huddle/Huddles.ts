@@ -120,6 +120,7 @@ export const make = Effect.gen(function*() {
       models: intent.models,
       policy: intent.settings,
       offline: outcome.offline,
+      ...(outcome.offlineFallback === undefined ? {} : { offline_fallback: outcome.offlineFallback }),
       ...(intent.plan?.max_output_tokens_lowered_from === undefined
         ? {}
         : { max_tokens_lowered: { from: intent.plan.max_output_tokens_lowered_from, to: intent.plan.max_output_tokens } }),

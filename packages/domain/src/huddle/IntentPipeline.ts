@@ -19,7 +19,7 @@ import { Grounding, withCitations } from "../grounding/Grounding.js"
 import { codeOf, type InsufficientCredits, InvalidRequest, type NotFound, PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
 import { Ids } from "../shared/Ids.js"
 import { Intent, IntentError, Plan } from "./Intent.js"
-import { type CatalogModel, type ChatMessage, estimateTokens } from "../models/Model.js"
+import { type CatalogModel, type ChatMessage, estimateTokens, type FailedModel } from "../models/Model.js"
 import type { DecidedBy, EffectiveSettings } from "../orgs/Policy.js"
 import type { HuddleMode, Preferences } from "../accounts/Preferences.js"
 import { riskFlags } from "./RiskFlags.js"
@@ -29,7 +29,7 @@ import { IntentRepository, type Question } from "./IntentRepository.js"
 import { ContextAssembly, leadingInstructions, memoryShare } from "../memories/ContextAssembly.js"
 import { authorityOf } from "../credits/Credits.js"
 import * as HeldCalls from "../models/HeldCalls.js"
-import { floorOf, type Metered, MeteredCall, type Payer, type Settled, worstCaseOf } from "../models/MeteredCall.js"
+import { floorOf, type Metered, MeteredCall, offlineFallbackOf, type Payer, type Settled, worstCaseOf } from "../models/MeteredCall.js"
 import { OrgSettings } from "../orgs/OrgSettings.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
 import { traced } from "../observability/Traced.js"
@@ -85,6 +85,8 @@ export interface Outcome {
   readonly requestedMode: HuddleMode
   /** Whether the answer came from the offline provider. */
   readonly offline: boolean
+  /** Set when the offline model answered in place of configured models that failed: which, and why. */
+  readonly offlineFallback?: ReadonlyArray<FailedModel> | undefined
   /** The answer recorded with the completed intent (with the submission's `answer` only). */
   readonly answer?: HuddleMessage | undefined
 }
@@ -311,7 +313,13 @@ export const make = Effect.gen(function*() {
         worst_case_credits: call.quote.worstCase
       }, { disableValidation: true })
 
-      const progress = { text: "", answered: false, closed: undefined as Intent | undefined, answer: undefined as HuddleMessage | undefined }
+      const progress = {
+        text: "",
+        answered: false,
+        closed: undefined as Intent | undefined,
+        answer: undefined as HuddleMessage | undefined,
+        fallback: undefined as ReadonlyArray<FailedModel> | undefined
+      }
       const close = (settled: Settled, error: IntentError | null) =>
         Effect.map(
           finish(executing, {
@@ -345,7 +353,16 @@ export const make = Effect.gen(function*() {
           Effect.map((final): ReadonlyArray<PipelineEvent> => [
             stage("execution", "completed", { model: final.models[0] ?? null, output_tokens: final.usage?.output_tokens ?? 0 }),
             stage("completion", "completed", { credits_charged: final.credits_charged }),
-            { _tag: "Done", outcome: { intent: final, requestedMode, offline: priced.model.provider === "offline", answer: progress.answer } }
+            {
+              _tag: "Done",
+              outcome: {
+                intent: final,
+                requestedMode,
+                offline: priced.model.provider === "offline",
+                answer: progress.answer,
+                ...(progress.fallback === undefined ? {} : { offlineFallback: progress.fallback })
+              }
+            }
           ])
         )
 
@@ -356,6 +373,11 @@ export const make = Effect.gen(function*() {
             switch (event._tag) {
               case "Answering":
                 progress.answered = true
+                progress.fallback = offlineFallbackOf(event)
+                // Said as it happens, before the stand-in's answer (a stream's headers say it too).
+                if (progress.fallback !== undefined) {
+                  out.push(stage("execution", "started", { model: event.model.id, offline_fallback: progress.fallback }))
+                }
                 break
               case "AttemptFailed":
                 out.push(stage("execution", "started", { model: event.model.id, failed: event.reason, retrying: event.willRetry }))

@@ -30,10 +30,20 @@
  */
 import { Chunk, Context, Effect, Layer, Option, Scope, Stream } from "effect"
 import { InsufficientCredits, InvalidRequest, NotFound, PolicyViolation, type Unauthorized, UpstreamUnavailable } from "../shared/Errors.js"
-import { type CallOptions, type CatalogModel, type ChatMessage, costOf, estimateTokens, isOutput as isModelOutput, type ToolCallDelta, Usage } from "./Model.js"
+import {
+  type CallOptions,
+  type CatalogModel,
+  type ChatMessage,
+  costOf,
+  estimateTokens,
+  type FailedModel,
+  isOutput as isModelOutput,
+  type ToolCallDelta,
+  Usage
+} from "./Model.js"
 import { tierRank } from "../orgs/Policy.js"
 import { ModelTier } from "../accounts/Preferences.js"
-import { Catalog } from "./Catalog.js"
+import { Catalog, offlineProvider } from "./Catalog.js"
 import type { Authority } from "../credits/CreditStore.js"
 import { chargeOf, Credits, type Reservation } from "../credits/Credits.js"
 import { ModelProviders } from "./ModelProviders.js"
@@ -143,8 +153,11 @@ export interface Lowered {
 export type CallEvent =
   /** First, and only when it happened: the output cap was lowered to what the credits cover. */
   | Lowered
-  /** The model being tried; a later one replaces it when it fails before any output. */
-  | { readonly _tag: "Answering"; readonly model: CatalogModel }
+  /**
+   * The model being tried; a later one replaces it when it fails before any output. `failed`: the
+   * models tried before it that failed (`offlineFallbackOf` reads it).
+   */
+  | { readonly _tag: "Answering"; readonly model: CatalogModel; readonly failed: ReadonlyArray<FailedModel> }
   /** A try that failed before any output; `willRetry` when the same model is tried again. */
   | { readonly _tag: "AttemptFailed"; readonly model: CatalogModel; readonly reason: string; readonly willRetry: boolean }
   | { readonly _tag: "Delta"; readonly text: string }
@@ -155,6 +168,16 @@ export type CallEvent =
 
 /** Whether an event is the model's output (text or a tool call): what a stream is held back for. */
 export const isOutput: (event: CallEvent) => boolean = isModelOutput
+
+/** The event saying which model is being tried. */
+export type Answering = Extract<CallEvent, { readonly _tag: "Answering" }>
+
+/**
+ * The configured models the offline model is answering in place of, when it stands in for them
+ * (`HUDDLE_OFFLINE_FALLBACK`, decision 0034); undefined for any other answer.
+ */
+export const offlineFallbackOf = (answering: Answering): ReadonlyArray<FailedModel> | undefined =>
+  answering.model.provider === offlineProvider && answering.failed.length > 0 ? answering.failed : undefined
 
 export interface Metered {
   /** The model tried first. */
@@ -494,7 +517,7 @@ export const make = Effect.gen(function*() {
               if (progress.reported !== undefined) progress.earlier += costOf(progress.model, progress.reported)
               progress.reported = undefined
               progress.model = chunk.model
-              out.push({ _tag: "Answering", model: chunk.model })
+              out.push({ _tag: "Answering", model: chunk.model, failed: chunk.failed })
               break
             case "Failed":
               out.push({ _tag: "AttemptFailed", model: chunk.model, reason: chunk.reason, willRetry: chunk.willRetry })

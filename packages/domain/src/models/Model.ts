@@ -103,6 +103,12 @@ export class Usage extends Schema.Class<Usage>("Usage")({
   output_tokens: Schema.Int
 }) {}
 
+/** A model of the call that was tried and gave up before any output, and why (`rate_limited (429)`, `connection` …). */
+export interface FailedModel {
+  readonly model: string
+  readonly reason: string
+}
+
 /** One call to one model. */
 export interface ModelRequest {
   readonly model: CatalogModel
@@ -116,6 +122,11 @@ export interface ModelRequest {
    * provider that is only a stream itself; one that is opened (`Provider.open`) must honour it.
    */
   readonly deadline?: number | undefined
+  /**
+   * The models of this call tried before this one that failed, in order: what a fallback answers
+   * in place of (the offline model says so in its answer).
+   */
+  readonly failed?: ReadonlyArray<FailedModel> | undefined
 }
 
 /**

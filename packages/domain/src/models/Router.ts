@@ -2,6 +2,12 @@
  * Runs a model call over the catalog: retries a model on transient failures (honouring the
  * provider's Retry-After within a bound), then falls back to the next model of the list. Once a
  * model has produced output, a failure ends the call: an answer is never stitched from two models.
+ *
+ * Every failed attempt of a configured provider is logged as a warning (provider, model, reason,
+ * status, the provider's cleaned message: no secrets, no stack) and kept in the providers'
+ * health (`health`: consecutive failures, the last failure and success), which `/readyz` reports.
+ * A model tried after others failed is told which (`ModelRequest.failed`), and so is the caller
+ * (`Attempt.failed`): the offline model standing in says so (decision 0034).
  */
 import { Cause, Chunk, Clock, Context, Duration, Effect, Either, ExecutionStrategy, Exit, FiberId, FiberRef, Layer, Option, Scope, Stream, type Tracer } from "effect"
 import * as Instruments from "../observability/Instruments.js"
@@ -10,12 +16,14 @@ import * as Traced from "../observability/Traced.js"
 import * as UpstreamClock from "../observability/UpstreamClock.js"
 import { UpstreamUnavailable } from "../shared/Errors.js"
 import type { Pull } from "../shared/Streams.js"
-import { type CallOptions, type CatalogModel, type ChatMessage, isOutput, type ModelChunk, type ModelRequest } from "./Model.js"
+import { type CallOptions, type CatalogModel, type ChatMessage, type FailedModel, isOutput, type ModelChunk, type ModelRequest } from "./Model.js"
+import { offlineProvider } from "./Catalog.js"
 import { ModelProviders, type Provider, ProviderFailure } from "./ModelProviders.js"
 
 export type RouterChunk =
   | ModelChunk
-  | { readonly _tag: "Attempt"; readonly model: CatalogModel; readonly attempt: number }
+  /** `failed`: the models of the call that failed before this one (none on the first model). */
+  | { readonly _tag: "Attempt"; readonly model: CatalogModel; readonly attempt: number; readonly failed: ReadonlyArray<FailedModel> }
   | { readonly _tag: "Failed"; readonly model: CatalogModel; readonly reason: string; readonly willRetry: boolean }
 
 export interface Call {
@@ -48,10 +56,24 @@ export const defaultPolicy: Policy = {
   maxDuration: Duration.minutes(10)
 }
 
+/** How a configured provider has been doing on this instance, from its model calls. */
+export interface ProviderHealth {
+  readonly provider: string
+  /** Failed attempts since its last answer (0: its last attempt answered). */
+  readonly consecutiveFailures: number
+  /** Epoch milliseconds of its last failed attempt, and why (`connection`, `server_error (503)` …). */
+  readonly lastFailureAt?: number | undefined
+  readonly lastFailure?: string | undefined
+  /** Epoch milliseconds of its last answered attempt. */
+  readonly lastSuccessAt?: number | undefined
+}
+
 export interface Service {
   readonly stream: (models: ReadonlyArray<CatalogModel>, call: Call) => Stream.Stream<RouterChunk, UpstreamUnavailable>
   /** `stream` as its pull, in the caller's scope: for a caller that pulls the call itself (the metered call). */
   readonly open: (models: ReadonlyArray<CatalogModel>, call: Call) => Effect.Effect<Pull<RouterChunk, UpstreamUnavailable>, never, Scope.Scope>
+  /** The providers that were called since the start, by name (the offline model is not watched). */
+  readonly health: Effect.Effect<ReadonlyArray<ProviderHealth>>
 }
 
 export class Router extends Context.Tag("@huddle/domain/Router")<Router, Service>() {}
@@ -70,6 +92,42 @@ export const make = Effect.gen(function*() {
 
   const counted = (model: CatalogModel, outcome: string) =>
     metrics.add(Instruments.upstreamCalls, { provider: model.provider, model: model.id, outcome })
+
+  /** Per provider, mutated in place: a failure or an answer is one write, off the answer's path. */
+  const healthOf = new Map<string, { -readonly [K in keyof ProviderHealth]: ProviderHealth[K] }>()
+  const watched = (model: CatalogModel) => {
+    let entry = healthOf.get(model.provider)
+    if (entry === undefined) healthOf.set(model.provider, entry = { provider: model.provider, consecutiveFailures: 0 })
+    return entry
+  }
+  const answered = (model: CatalogModel) => {
+    if (model.provider === offlineProvider) return
+    const entry = watched(model)
+    entry.consecutiveFailures = 0
+    entry.lastSuccessAt = Date.now()
+  }
+  /** A configured provider's failed attempt: kept in its health, and said at the default log level. */
+  const failedAttempt = (model: CatalogModel, failure: ProviderFailure, attempt: number, willRetry: boolean) => {
+    if (model.provider !== offlineProvider) {
+      const entry = watched(model)
+      entry.consecutiveFailures++
+      entry.lastFailureAt = Date.now()
+      entry.lastFailure = describe(failure)
+    }
+    return Effect.logWarning(`model provider ${model.provider} failed: ${describe(failure)}`).pipe(
+      Effect.annotateLogs({
+        provider: model.provider,
+        model: model.id,
+        reason: failure.reason,
+        ...(failure.status === undefined ? {} : { status: failure.status }),
+        attempt,
+        will_retry: willRetry,
+        // Cleaned by the adapter: the secret removed, one line, bounded.
+        detail: failure.message
+      })
+    )
+  }
+  const health = Effect.sync((): ReadonlyArray<ProviderHealth> => [...healthOf.values()].map((entry) => ({ ...entry })))
 
   const delayFor = (failure: ProviderFailure, attempt: number): Option.Option<Duration.Duration> => {
     if (!failure.retryable || attempt >= policy.attempts) return Option.none()
@@ -123,6 +181,8 @@ export const make = Effect.gen(function*() {
       const clock = yield* FiberRef.get(UpstreamClock.current)
       const traced = yield* Traced.recording
       const failures: Array<string> = []
+      /** The models tried that failed, for the next ones and the caller (`Attempt.failed`). */
+      const gaveUp: Array<FailedModel> = []
       let index = 0
       let attempt = 1
       let current: Attempt | undefined
@@ -190,7 +250,8 @@ export const make = Effect.gen(function*() {
             maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens),
             options: call.options,
             // By the wall clock, which is the provider's (this `Clock` may be a test's).
-            deadline: Date.now() + Math.max(0, deadline - now)
+            deadline: Date.now() + Math.max(0, deadline - now),
+            ...(gaveUp.length === 0 ? {} : { failed: [...gaveUp] })
           }
           const started = performance.now()
           UpstreamClock.enter(clock, started)
@@ -213,7 +274,7 @@ export const make = Effect.gen(function*() {
             }))
           const pull = yield* Scope.extend(openOf(provider, model, span, deadline)(request), child)
           current = { model, pull, scope: child, span, produced: false }
-          return Chunk.of<RouterChunk>({ _tag: "Attempt", model, attempt })
+          return Chunk.of<RouterChunk>({ _tag: "Attempt", model, attempt, failed: request.failed ?? [] })
         }))
 
       const passed = (a: Attempt, chunks: Chunk.Chunk<ModelChunk>): Pull<RouterChunk, UpstreamUnavailable> =>
@@ -245,20 +306,32 @@ export const make = Effect.gen(function*() {
             }
             if (a.produced) {
               counted(model, "failed_mid_answer")
-              return fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
+              return Effect.zipRight(
+                failedAttempt(model, failure, attempt, false),
+                fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
+              )
             }
             const delay = delayFor(failure, attempt)
             if (Option.isSome(delay)) {
               counted(model, "retried")
               wait = Math.min(Duration.toMillis(delay.value), deadline - now)
-              attempt++
-              return Effect.succeed(Chunk.of<RouterChunk>({ _tag: "Failed", model, reason: describe(failure), willRetry: true }))
+              const tried = attempt++
+              return Effect.as(
+                failedAttempt(model, failure, tried, true),
+                Chunk.of<RouterChunk>({ _tag: "Failed", model, reason: describe(failure), willRetry: true })
+              )
             }
             counted(model, index + 1 < models.length ? "fallback" : "exhausted")
-            failures.push(`${model.id}: ${describe(failure)}`)
+            const tried = attempt
+            // Each model tried, why it failed, and how often it was tried: what the caller's 502 names.
+            failures.push(`${model.id}: ${describe(failure)}${tried > 1 ? ` (${tried} attempts)` : ""}`)
+            gaveUp.push({ model: model.id, reason: describe(failure) })
             index++
             attempt = 1
-            return Effect.succeed(Chunk.of<RouterChunk>({ _tag: "Failed", model, reason: describe(failure), willRetry: false }))
+            return Effect.as(
+              failedAttempt(model, failure, tried, false),
+              Chunk.of<RouterChunk>({ _tag: "Failed", model, reason: describe(failure), willRetry: false })
+            )
           })
         )
 
@@ -284,6 +357,7 @@ export const make = Effect.gen(function*() {
             if (Either.isRight(failure)) return Effect.zipRight(end(a, Exit.failCause(failure.right)), Effect.failCause(failure.right))
             if (Option.isSome(failure.left)) return failed(a, failure.left.value)
             counted(a.model, "ok")
+            answered(a.model)
             over = true
             return Effect.zipRight(end(a, Exit.void), Effect.fail(Option.none()))
           }
@@ -294,7 +368,7 @@ export const make = Effect.gen(function*() {
 
   const stream: Service["stream"] = (models, call) => Stream.fromPull(open(models, call))
 
-  return Router.of({ stream, open })
+  return Router.of({ stream, open, health })
 })
 
 export const layer = Layer.effect(Router, make)

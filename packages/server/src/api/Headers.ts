@@ -52,3 +52,13 @@ export const maxTokensValue = (lowered: { readonly from: number; readonly to: nu
 /** The lowering as the body's usage carries it (`usage.max_tokens_lowered`). */
 export const loweredUsage = (lowered: { readonly from: number; readonly to: number } | undefined) =>
   lowered === undefined ? {} : { max_tokens_lowered: { from: lowered.from, to: lowered.to } }
+
+/**
+ * The response header of an answer the offline model gave in place of the configured models,
+ * because they failed (`HUDDLE_OFFLINE_FALLBACK=on`, decision 0034): each model tried and why,
+ * `Huddle-Offline-Fallback: gpt-4o-mini; reason="connection"`. Absent on any other answer.
+ */
+export const offlineFallbackHeader = "huddle-offline-fallback"
+
+export const offlineFallbackValue = (failed: ReadonlyArray<{ readonly model: string; readonly reason: string }>): string =>
+  failed.map(({ model, reason }) => `${model}; reason="${reason.replace(/["\\]/g, "")}"`).join(", ")

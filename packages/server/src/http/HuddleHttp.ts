@@ -8,7 +8,7 @@ import { type HuddleEvent, Huddles, replyOf } from "@huddle/domain/huddle/Huddle
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Effect, type Scope, Stream, Struct } from "effect"
 import { Api } from "../Api.js"
-import { maxTokensHeader, maxTokensValue, orgAsked } from "../api/Headers.js"
+import { maxTokensHeader, maxTokensValue, offlineFallbackHeader, offlineFallbackValue, orgAsked } from "../api/Headers.js"
 import * as EventStream from "./streaming/EventStream.js"
 import * as HuddleDialect from "./streaming/HuddleDialect.js"
 import { reportContext } from "./reportContext.js"
@@ -27,13 +27,21 @@ export const HuddleHttp = HttpApiBuilder.group(Api, "huddle", (handlers) =>
       stream: boolean,
       events: Stream.Stream<HuddleEvent, E>
     ): Effect.Effect<HuddleReply | HttpServerResponse.HttpServerResponse, E, Scope.Scope> =>
-      stream ? EventStream.respond(Stream.toPull(events), dialect) : Effect.tap(replyOf(events), loweredHeader)
+      stream ? EventStream.respond(Stream.toPull(events), dialect) : Effect.tap(replyOf(events), replyHeaders)
 
-    /** `Huddle-Max-Tokens` on a reply whose output cap the member's credits lowered. */
-    const loweredHeader = (reply: HuddleReply) =>
-      reply.max_tokens_lowered === undefined ? Effect.void : HttpApp.appendPreResponseHandler((_request, response) =>
-        Effect.succeed(HttpServerResponse.setHeader(response, maxTokensHeader, maxTokensValue(reply.max_tokens_lowered!)))
+    /**
+     * `Huddle-Max-Tokens` on a reply whose output cap the member's credits lowered;
+     * `Huddle-Offline-Fallback` on one the offline model gave in place of failed configured models.
+     */
+    const replyHeaders = (reply: HuddleReply) => {
+      const { max_tokens_lowered: lowered, offline_fallback: fallback } = reply
+      return lowered === undefined && fallback === undefined ? Effect.void : HttpApp.appendPreResponseHandler((_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeaders(response, {
+          ...(lowered === undefined ? {} : { [maxTokensHeader]: maxTokensValue(lowered) }),
+          ...(fallback === undefined ? {} : { [offlineFallbackHeader]: offlineFallbackValue(fallback) })
+        }))
       )
+    }
 
     return handlers
       .handle("start", ({ headers, payload, urlParams }) =>

@@ -9,7 +9,7 @@ import type { ModelTier } from "@huddle/domain/accounts/Preferences"
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { ModelProviders } from "@huddle/domain/models/ModelProviders"
 import * as Router from "@huddle/domain/models/Router"
-import { Duration, Effect, Option, Stream } from "effect"
+import { Duration, Effect, Layer, Option, Stream } from "effect"
 import type { Backend } from "./CouncilEval.js"
 import { letterOf, messagesOf, type Question } from "./Questions.js"
 import * as SimulatedPanel from "./SimulatedPanel.js"
@@ -56,7 +56,8 @@ export const realConfigured = (env: NodeJS.ProcessEnv): boolean =>
 
 export const real = (tier: ModelTier): Backend => ({
   providers: Providers.layerConfig(Providers.fromEnv),
-  catalog: CatalogFile.layerConfig(CatalogFile.fromEnv),
+  // Routed by the same providers (decision 0034).
+  catalog: CatalogFile.layerConfig(CatalogFile.fromEnv).pipe(Layer.provide(Providers.layerConfig(Providers.fromEnv))),
   tier,
   routerPolicy: Router.defaultPolicy,
   simulated: false,

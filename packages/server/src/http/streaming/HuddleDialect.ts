@@ -9,7 +9,7 @@ import { isCommitted } from "@huddle/domain/huddle/IntentPipeline"
 import { Chunk, Schema } from "effect"
 import * as ErrorTable from "../../api/ErrorTable.js"
 import type { Dialect } from "./EventStream.js"
-import { maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
+import { maxTokensHeader, maxTokensValue, offlineFallbackHeader, offlineFallbackValue } from "../../api/Headers.js"
 
 const encoder = new TextEncoder()
 
@@ -33,12 +33,17 @@ export const dialect: Dialect<HuddleEvent> = {
   // A council's run is long: the response starts with its first round, once its credits are held.
   isOutput: (event) => event._tag !== "Reply" && isCommitted(event),
   // The `execution` stage's start, held back with the run's first events, says when the credits lowered the cap.
+  // So does the `execution` stage event that says the offline model stands in for failed configured models.
   headers: (head) => {
+    const out: Record<string, string> = {}
     for (const event of head) {
-      const lowered = event._tag === "Stage" ? event.detail["max_tokens_lowered"] as { from: number; to: number } | undefined : undefined
-      if (lowered !== undefined) return { [maxTokensHeader]: maxTokensValue(lowered) }
+      if (event._tag !== "Stage") continue
+      const lowered = event.detail["max_tokens_lowered"] as { from: number; to: number } | undefined
+      if (lowered !== undefined) out[maxTokensHeader] = maxTokensValue(lowered)
+      const fallback = event.detail["offline_fallback"] as ReadonlyArray<{ model: string; reason: string }> | undefined
+      if (fallback !== undefined) out[offlineFallbackHeader] = offlineFallbackValue(fallback)
     }
-    return {}
+    return out
   },
   frames: (events) => {
     let text = ""

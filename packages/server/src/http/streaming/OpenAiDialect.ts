@@ -13,7 +13,16 @@ import { type Concluded, type Event, isOutput, type Settled } from "@huddle/doma
 import { Chunk, Effect, Schema } from "effect"
 import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
-import { creditsChargedHeader, loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
+import {
+  creditsChargedHeader,
+  loweredUsage,
+  maxTokensHeader,
+  maxTokensValue,
+  offlineFallbackHeader,
+  offlineFallbackValue
+} from "../../api/Headers.js"
+import { type FailedModel } from "@huddle/domain/models/Model"
+import { offlineFallbackOf } from "@huddle/domain/models/MeteredCall"
 import type { Dialect } from "./EventStream.js"
 import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
 
@@ -48,10 +57,20 @@ const usageOf = (spent: Settled | Concluded) => ({
   ...loweredUsage(spent._tag === "Settled" ? spent.lowered : undefined)
 })
 
-/** `Huddle-Max-Tokens` when the call's output cap was lowered (its first event says so). */
-export const loweredHeaders = (head: ReadonlyArray<Event>): Record<string, string> => {
+/**
+ * The headers the events held back before the first output say: `Huddle-Max-Tokens` when the
+ * call's output cap was lowered (its first event), `Huddle-Offline-Fallback` when the model
+ * answering is the offline one standing in for configured models that failed (its last
+ * `Answering`: the router never switches models once output has begun).
+ */
+export const answerHeaders = (head: ReadonlyArray<Event>): Record<string, string> => {
   const lowered = head.find((event) => event._tag === "Lowered")
-  return lowered === undefined || lowered._tag !== "Lowered" ? {} : { [maxTokensHeader]: maxTokensValue(lowered) }
+  let fallback: ReadonlyArray<FailedModel> | undefined
+  for (const event of head) if (event._tag === "Answering") fallback = offlineFallbackOf(event)
+  return {
+    ...(lowered === undefined || lowered._tag !== "Lowered" ? {} : { [maxTokensHeader]: maxTokensValue(lowered) }),
+    ...(fallback === undefined ? {} : { [offlineFallbackHeader]: offlineFallbackValue(fallback) })
+  }
 }
 
 
@@ -69,7 +88,8 @@ export const completion = <E>(events: Opened<Event, E>, id: string, created: num
     calls: [] as Array<Call | undefined>,
     finish: "stop" as Finish,
     settled: undefined as Settled | Concluded | undefined,
-    report: undefined as ConsensusReport | undefined
+    report: undefined as ConsensusReport | undefined,
+    fallback: undefined as ReadonlyArray<FailedModel> | undefined
   }
   return Effect.map(
     forEachPull(events, (chunk) => {
@@ -77,6 +97,7 @@ export const completion = <E>(events: Opened<Event, E>, id: string, created: num
         switch (event._tag) {
           case "Answering":
             acc.model = event.model.id
+            acc.fallback = offlineFallbackOf(event)
             break
           case "Delta":
             acc.text += event.text
@@ -132,7 +153,8 @@ export const completion = <E>(events: Opened<Event, E>, id: string, created: num
       return HttpServerResponse.unsafeJson(body, {
         headers: {
           [creditsChargedHeader]: String(acc.settled?.charged ?? 0),
-          ...(lowered === undefined ? {} : { [maxTokensHeader]: maxTokensValue(lowered) })
+          ...(lowered === undefined ? {} : { [maxTokensHeader]: maxTokensValue(lowered) }),
+          ...(acc.fallback === undefined ? {} : { [offlineFallbackHeader]: offlineFallbackValue(acc.fallback) })
         }
       })
     }
@@ -217,7 +239,7 @@ export const dialect = (
 
   return {
     isOutput,
-    headers: loweredHeaders,
+    headers: answerHeaders,
     frames: (events) => {
       let text = ""
       for (const event of events) text += frame(event)

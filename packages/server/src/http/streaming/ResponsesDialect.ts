@@ -14,8 +14,17 @@ import { Chunk, Effect } from "effect"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import type { CreateResponse, ResponseObject } from "../../api/ResponsesApi.js"
 import type { Dialect } from "./EventStream.js"
-import { consensusOf, loweredHeaders } from "./OpenAiDialect.js"
-import { creditsChargedHeader, loweredUsage, maxTokensHeader, maxTokensValue } from "../../api/Headers.js"
+import { answerHeaders, consensusOf } from "./OpenAiDialect.js"
+import {
+  creditsChargedHeader,
+  loweredUsage,
+  maxTokensHeader,
+  maxTokensValue,
+  offlineFallbackHeader,
+  offlineFallbackValue
+} from "../../api/Headers.js"
+import type { FailedModel } from "@huddle/domain/models/Model"
+import { offlineFallbackOf } from "@huddle/domain/models/MeteredCall"
 import type { Lowered } from "@huddle/domain/models/MeteredCall"
 import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
 
@@ -65,6 +74,8 @@ class Builder {
   report: ConsensusReport | undefined
   /** Set when the credits lowered the output cap: the response then shows the cap it ran under. */
   lowered: Lowered | undefined
+  /** Set when the offline model answers in place of configured models that failed. */
+  fallback: ReadonlyArray<FailedModel> | undefined
 
   constructor(readonly meta: Meta) {
     this.model = meta.request.model
@@ -106,6 +117,7 @@ class Builder {
     switch (event._tag) {
       case "Answering":
         this.model = event.model.id
+        this.fallback = offlineFallbackOf(event)
         return []
       case "Lowered":
         this.lowered = event
@@ -203,7 +215,8 @@ export const response = <E>(events: Opened<Event, E>, meta: Meta) =>
         HttpServerResponse.unsafeJson(builder.snapshot(builder.status()), {
           headers: {
             [creditsChargedHeader]: String(builder.settled?.charged ?? 0),
-            ...(builder.lowered === undefined ? {} : { [maxTokensHeader]: maxTokensValue(builder.lowered) })
+            ...(builder.lowered === undefined ? {} : { [maxTokensHeader]: maxTokensValue(builder.lowered) }),
+            ...(builder.fallback === undefined ? {} : { [offlineFallbackHeader]: offlineFallbackValue(builder.fallback) })
           }
         })
       )
@@ -233,7 +246,7 @@ export const dialect = (meta: Meta): Dialect<Event> => {
     headers: (head) => {
       const lowered = head.find((event): event is Lowered => event._tag === "Lowered")
       if (lowered !== undefined) builder.lowered = lowered
-      return loweredHeaders(head)
+      return answerHeaders(head)
     },
     frames: (events) => {
       let text = opening()
