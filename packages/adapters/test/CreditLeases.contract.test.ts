@@ -457,6 +457,40 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
     }
   }, 60_000)
 
+  it("refuses, on every instance, a reservation made after its key's revocation was answered, whatever it waited for", async () => {
+    // A holds the whole balance earmarked for a while; B's requests, asked before the revoke, wait
+    // for that earmark to come back (its tick) and would reserve from it after the revoke answered.
+    const holder = instance("300 millis")
+    const b = instance("20 millis")
+    const { authority, personal, userId } = await grantedPayer(100)
+    // Both built (a runtime builds its layers on first use), so that B's requests ask at once.
+    for (const runtime of [holder, b]) await runtime.runPromise(Effect.flatMap(CreditStore, (store) => store.balance(personal)))
+    const reserveOn = (runtime: Runtime, amount: number) =>
+      runtime.runPromise(Effect.flatMap(Credits.Credits, (credits) =>
+        Effect.either(Effect.tap(
+          credits.reserve({ userId, orgId: null, amount, creditFallback: false, purpose: "revoke", authority }),
+          (held) => credits.settle(held, amount)
+        ))))
+    expect((await reserveOn(holder, 4))._tag).toBe("Right") // a block of 32 × 4: earmarks all 100 for up to 300 ms
+    const waiting = Array.from({ length: 8 }, () => reserveOn(b, 5).then((outcome) => ({ outcome, at: Date.now() })))
+    await new Promise((done) => setTimeout(done, 100))
+    await a.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${authority.credentialId}`).pipe(Effect.orDie))
+    const revokeAnswered = Date.now()
+    const outcomes = await Promise.all(waiting)
+    // Every one of them was still waiting when the revoke was answered: none may be charged.
+    expect(outcomes.map(({ at, outcome }) => at > revokeAnswered ? "after" : `before: ${Either.isLeft(outcome) ? outcome.left._tag : "Right"}`))
+      .toEqual(Array(8).fill("after"))
+    const reservedAfter = outcomes.filter(({ outcome }) => outcome._tag === "Right").length
+    expect(reservedAfter).toBe(0)
+    expect(outcomes.map(({ outcome }) => Either.isLeft(outcome) ? outcome.left._tag : "Right")).toEqual(Array(8).fill("Unauthorized"))
+    // Only the holder's reservation, made before the revoke, is charged.
+    await holder.runPromise(Effect.flatMap(CreditStore, (store) => store.flush))
+    const after = await b.runPromise(Effect.flatMap(CreditStore, (store) =>
+      Effect.all([store.balance(personal), store.ledgerTotal(personal), leasedOn(userId), heldOf(userId)])))
+    expect(after).toEqual([96, 96, 0, 0])
+  }, 60_000)
+
   it("returns, on a clean stop, what its leases did not use, and writes what is still held", async () => {
     const stopping = instance("1 hour")
     const { authority, personal, userId } = await grantedPayer(1000)

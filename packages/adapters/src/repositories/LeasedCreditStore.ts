@@ -276,10 +276,43 @@ export const make = Effect.gen(function*() {
       }
     })
 
+  /**
+   * The revocation rule (decision 0015) with leases (decision 0041): a reservation counts only once
+   * a read of the credential and the memberships that *started after it was made in memory* found
+   * them standing. A revoke whose answer came before that read began committed before it, so the
+   * read sees it and the reservation is given back, charging nothing. A read made only before the
+   * reservation is not enough: a request may wait there for a lease (up to `shortWait`) while the
+   * revoke is answered.
+   */
+  const confirmed = (request: NewReservation, held: Extract<ReserveOutcome, { _tag: "Held" }>) =>
+    Effect.flatMap(authorityOk(request), (authority): Effect.Effect<ReserveOutcome> => {
+      if (authority.credentialOk && authority.memberOk) return Effect.succeed(held)
+      const refused = { _tag: "Refused", reason: authority.credentialOk ? "membership" : "credential" } as const
+      const reservation = local.get(held.id)
+      if (reservation === undefined) return Effect.succeed(refused)
+      // Not yet part of a batch: withdrawn, as if never made (the ledger shows nothing of it).
+      if (!reservation.attempted && reservation.status === "held") {
+        const pot = pots.get(reservation.pot)
+        if (pot !== undefined) pot.free += reservation.amount
+        local.delete(reservation.id)
+        dirty.delete(reservation.id)
+        return Effect.succeed(refused)
+      }
+      return Effect.as(close(reservation, 0, "released"), refused)
+    })
+
   const reserve = (request: NewReservation): Effect.Effect<ReserveOutcome, SqlError> =>
     Effect.gen(function*() {
       const [first] = request.accounts
       if (stopped || first === undefined) return yield* inner.reserve(request)
+      const chosen = { id: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
+      // This instance's earmark on the first source covers it: reserved at once, then confirmed by
+      // one read (the common case under load: one read per request, as before).
+      if (reserveLocally(request, first, chosen.ledgerId, chosen.id)) {
+        return yield* confirmed(request, { _tag: "Held", id: chosen.id, account: first })
+      }
+      // Otherwise a first read refuses early and says whether the personal account is settled and
+      // short (then no lease of it is taken); a second read confirms the reservation once made.
       const authority = yield* authorityOk(request)
       if (!authority.credentialOk) return { _tag: "Refused", reason: "credential" } as const
       if (!authority.memberOk) return { _tag: "Refused", reason: "membership" } as const
@@ -290,7 +323,6 @@ export const make = Effect.gen(function*() {
         ownWritten = true
         return true
       }
-      const chosen = { id: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
       let cap: Short["cap"] = null
       for (const account of request.accounts) {
         // Settled and short (nothing earmarked or held anywhere): a lease would take nothing.
@@ -298,7 +330,7 @@ export const make = Effect.gen(function*() {
           authority.settledBalance < request.amount && !pots.has(potKey(account, request.userId))
         if (settledShort) continue
         const outcome = yield* fromSource(request, account, chosen, giveUpAt, writeOwn)
-        if (outcome._tag === "Held") return outcome
+        if (outcome._tag === "Held") return yield* confirmed(request, outcome)
         // The member's cap on the org pool, as the SQL store reports it when no source could pay.
         if (outcome.cap !== null) cap = outcome.cap
       }
