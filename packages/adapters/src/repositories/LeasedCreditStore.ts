@@ -31,7 +31,7 @@ import {
 } from "@huddle/domain/credits/CreditStore"
 import { Instances } from "@huddle/domain/credits/Instances"
 import { Ids } from "@huddle/domain/shared/Ids"
-import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, FiberId, Layer, Option, Schedule } from "effect"
 import * as AuthorityReads from "./AuthorityReads.js"
 import { make as makeSqlCreditStore } from "./SqlCreditStore.js"
 
@@ -47,9 +47,28 @@ export interface Settings {
    * of their ticks) before its personal balance counts as short: the next source pays, or 402.
    */
   readonly shortWait: Duration.Duration
+  /**
+   * A settle that charges is answered only once its charge is written (decision 0041): the batch
+   * then comes this long after it rather than a tick later, so that the settles of other requests
+   * ending meanwhile share its transaction (a group commit). Only while other reservations are
+   * held here (requests that may end soon); otherwise the batch is written at once.
+   */
+  readonly commitWindow: Duration.Duration
+  /**
+   * How long a settle waits for its charge to be written (the database unreachable): then it is
+   * answered anyway, and the charge is written by a later batch.
+   */
+  readonly durableWait: Duration.Duration
 }
 
-export const defaults: Settings = { enabled: true, tick: Duration.millis(100), blockFactor: 32, shortWait: Duration.millis(500) }
+export const defaults: Settings = {
+  enabled: true,
+  tick: Duration.millis(100),
+  blockFactor: 32,
+  shortWait: Duration.millis(500),
+  commitWindow: Duration.millis(2),
+  durableWait: Duration.seconds(5)
+}
 
 export class CreditLeases extends Context.Reference<CreditLeases>()("@huddle/adapters/CreditLeases", {
   defaultValue: () => defaults
@@ -132,6 +151,10 @@ export const make = Effect.gen(function*() {
    */
   const work = yield* Effect.makeLatch(false)
   const pending = () => pots.size > 0 || dirty.size > 0 || carried.length > 0
+  /** Settles waiting for their charge to be written: the next batch answers them. */
+  let waiters: Array<Deferred.Deferred<void>> = []
+  /** Open while a settle waits: the next batch then comes after `commitWindow` rather than a tick. */
+  const soon = yield* Effect.makeLatch(false)
   /** A reservation changed in memory: the next batch writes it. */
   const mark = (id: string) => {
     dirty.add(id)
@@ -360,6 +383,21 @@ export const make = Effect.gen(function*() {
       return Option.some(charged)
     })
 
+  /**
+   * Waits until a batch begun after now is written: the charge just made in memory is then in the
+   * database, so the answer it pays for cannot outlive it (an instance killed now has written it).
+   */
+  const durable = Effect.suspend(() => {
+    const written = Deferred.unsafeMake<void>(FiberId.none)
+    waiters.push(written)
+    soon.unsafeOpen()
+    work.unsafeOpen()
+    return Deferred.await(written).pipe(
+      Effect.timeout(settings.durableWait),
+      Effect.catchAll(() => Effect.logWarning("a charge is not written yet; the answer goes out and a later batch writes it"))
+    )
+  })
+
   const settle: CreditStoreService["settle"] = (reservationId, actual, tokens) => {
     const reservation = local.get(reservationId)
     if (reservation === undefined) return inner.settle(reservationId, actual, tokens)
@@ -367,7 +405,10 @@ export const make = Effect.gen(function*() {
       local.delete(reservationId)
       return inner.settle(reservationId, actual, tokens)
     }
-    return Effect.map(close(reservation, actual, "settled", tokens), Option.map((charged) => ({ charged })))
+    return Effect.flatMap(close(reservation, actual, "settled", tokens), (charged) =>
+      Option.isSome(charged) && charged.value > 0
+        ? Effect.as(durable, Option.some({ charged: charged.value }))
+        : Effect.succeed(Option.map(charged, (charged) => ({ charged }))))
   }
 
   const release: CreditStoreService["release"] = (reservationId) => {
@@ -614,8 +655,15 @@ export const make = Effect.gen(function*() {
    * while its tick's batch is written) would leave its reservations out of every later batch.
    */
   const flush: Effect.Effect<void> = gate.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
+    // The settles waiting now are answered by this batch (their closes are in it, or were written).
+    const group = waiters
+    waiters = []
+    soon.unsafeClose()
+    const answer = () => {
+      for (const written of group) Deferred.unsafeDone(written, Exit.void)
+    }
     // Nothing to write or close (the leases of a failed batch count: they are closed by the next).
-    if (!pending()) return Effect.void
+    if (!pending()) return Effect.sync(answer)
     // Swap in fresh state: reservations from here on take new leases (after this batch).
     const leaseIds = [...carried, ...[...pots.values()].flatMap((pot) => pot.leases)]
     pots = new Map()
@@ -639,6 +687,8 @@ export const make = Effect.gen(function*() {
             // leases' free credits are not used again (a lease still open is closed, whole, by the
             // next batch, since nothing more is taken from it).
             carried = leaseIds
+            // Still not written: they wait for a later batch.
+            waiters = [...group, ...waiters]
             for (const r of batch) {
               r.inFlight = false
               mark(r.id)
@@ -649,6 +699,7 @@ export const make = Effect.gen(function*() {
         onSuccess: ({ lost }) =>
           Effect.sync(() => {
             carried = []
+            answer()
             states.forEach((state, i) => {
               const r = batch[i]!
               r.inFlight = false
@@ -681,9 +732,20 @@ export const make = Effect.gen(function*() {
     work.unsafeClose()
     return work.await
   })
+  /** A tick, or sooner when a settle waits for its charge to be written: a window for others to join it, if any may. */
+  const untilBatch = Effect.raceFirst(
+    Effect.sleep(settings.tick),
+    Effect.zipRight(
+      soon.await,
+      Effect.suspend(() => {
+        for (const r of local.values()) if (r.status === "held" && !r.attempted) return Effect.sleep(settings.commitWindow)
+        return Effect.void
+      })
+    )
+  )
   yield* Effect.forkScoped(Effect.forever(
     idle.pipe(
-      Effect.zipRight(Effect.sleep(settings.tick)),
+      Effect.zipRight(untilBatch),
       Effect.zipRight(flush),
       Effect.catchAllCause((cause) => Effect.logError("credit batch failed", cause))
     )
