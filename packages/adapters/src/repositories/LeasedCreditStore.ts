@@ -13,9 +13,10 @@
  * batch is written only while its leases are open. A lost instance's leases are reclaimed whole by
  * the others (its unwritten requests are not charged, as a lost instance's held reservations are
  * released today); a paused one that comes back finds them reclaimed and discards its batch.
- * The revocation rule still holds: a read of the credential and the memberships precedes every
- * reservation from a lease (a read locks nothing and so does not serialise; the reads of
- * reservations asking at the same time go in one round trip, `AuthorityReads`).
+ * The revocation rule still holds: a read of the credential and the memberships begun after a
+ * reservation from a lease was made confirms it, or it is withdrawn (a read locks nothing and so
+ * does not serialise; the reads of reservations asking at the same time go in one round trip,
+ * `AuthorityReads`). A settle that charges returns once a batch has written it (decision 0041).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
