@@ -87,7 +87,8 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
     const { id, onLease } = await paused.runPromise(Effect.gen(function*() {
       const credits = yield* Credits.Credits
       const first = yield* reserve(30)(credits)
-      yield* credits.settle(first, 10)
+      // Settled for nothing: closed in memory, unwritten (a charge would be written at once, decision 0041).
+      yield* credits.settle(first, 0)
       yield* reserve(20)(credits)
       const sql = yield* SqlClient.SqlClient
       const id = (yield* Instances).id
@@ -339,7 +340,8 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
       credits.reserve({ userId, orgId, amount, creditFallback: true, purpose: "lost", authority })
     const earmarked = await paused.runPromise(Effect.gen(function*() {
       const credits = yield* Credits.Credits
-      yield* credits.settle(yield* reserve(10)(credits), 10)
+      // Settled for nothing: closed in memory, unwritten (a charge would be written at once, decision 0041).
+      yield* credits.settle(yield* reserve(10)(credits), 0)
       yield* reserve(10)(credits)
       const sql = yield* SqlClient.SqlClient
       const id = (yield* Instances).id
@@ -455,6 +457,71 @@ describe.skipIf(!TestDatabase.availableEngines().includes(engine))(`credit lease
     } finally {
       await refusal.remove()
     }
+  }, 60_000)
+
+  it("refuses, on every instance, a reservation made after its key's revocation was answered, whatever it waited for", async () => {
+    // A holds the whole balance earmarked for a while; B's requests, asked before the revoke, wait
+    // for that earmark to come back (its tick) and would reserve from it after the revoke answered.
+    const holder = instance("300 millis")
+    const b = instance("20 millis")
+    const { authority, personal, userId } = await grantedPayer(100)
+    // Both built (a runtime builds its layers on first use), so that B's requests ask at once.
+    for (const runtime of [holder, b]) await runtime.runPromise(Effect.flatMap(CreditStore, (store) => store.balance(personal)))
+    const reserveOn = (runtime: Runtime, amount: number) =>
+      runtime.runPromise(Effect.flatMap(Credits.Credits, (credits) =>
+        Effect.either(Effect.tap(
+          credits.reserve({ userId, orgId: null, amount, creditFallback: false, purpose: "revoke", authority }),
+          (held) => credits.settle(held, amount)
+        ))))
+    // Held, not settled (a charge is written at once, which gives the earmark back): a block of
+    // 32 × 4 earmarks all 100 until the holder's tick, 300 ms later.
+    const held = await holder.runPromise(Effect.flatMap(Credits.Credits, (credits) =>
+      credits.reserve({ userId, orgId: null, amount: 4, creditFallback: false, purpose: "revoke", authority })))
+    const waiting = Array.from({ length: 8 }, () => reserveOn(b, 5).then((outcome) => ({ outcome, at: Date.now() })))
+    await new Promise((done) => setTimeout(done, 100))
+    await a.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${authority.credentialId}`).pipe(Effect.orDie))
+    const revokeAnswered = Date.now()
+    const outcomes = await Promise.all(waiting)
+    // Every one of them was still waiting when the revoke was answered: none may be charged.
+    expect(outcomes.map(({ at, outcome }) => at > revokeAnswered ? "after" : `before: ${Either.isLeft(outcome) ? outcome.left._tag : "Right"}`))
+      .toEqual(Array(8).fill("after"))
+    const reservedAfter = outcomes.filter(({ outcome }) => outcome._tag === "Right").length
+    expect(reservedAfter).toBe(0)
+    expect(outcomes.map(({ outcome }) => Either.isLeft(outcome) ? outcome.left._tag : "Right")).toEqual(Array(8).fill("Unauthorized"))
+    // Only the holder's reservation, made before the revoke, is charged.
+    await holder.runPromise(Effect.flatMap(Credits.Credits, (credits) => credits.settle(held, 4)))
+    const after = await b.runPromise(Effect.flatMap(CreditStore, (store) =>
+      Effect.all([store.balance(personal), store.ledgerTotal(personal), leasedOn(userId), heldOf(userId)])))
+    expect(after).toEqual([96, 96, 0, 0])
+  }, 60_000)
+
+  it("answers a settle that charges only once the charge is written, and so the settles ending together", async () => {
+    const slow = instance("1 hour") // no tick would write it: only the settle's own wait does
+    const { authority, personal, userId } = await grantedPayer(1000)
+    /** What the database says, read directly (no instance's batch written first). */
+    const inDatabase = () =>
+      a.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ balance: string; settled: string }>`
+          SELECT c.balance, (SELECT count(*) FROM credit_reservations r WHERE r.account_id = c.id AND r.status = 'settled') AS settled
+          FROM credit_accounts c WHERE c.owner_type = 'user' AND c.owner_id = ${userId} AND c.pool = 'personal'`.pipe(
+          Effect.map(([row]) => ({ balance: Number(row!.balance), settled: Number(row!.settled) })),
+          Effect.orDie
+        )))
+    const reserveAndSettle = (charge: number) =>
+      slow.runPromise(Effect.gen(function*() {
+        const credits = yield* Credits.Credits
+        const held = yield* credits.reserve({ userId, orgId: null, amount: 10, creditFallback: false, purpose: "durable", authority })
+        return yield* credits.settle(held, charge)
+      }))
+    expect(await reserveAndSettle(7)).toBe(7)
+    expect(await inDatabase()).toEqual({ balance: 993, settled: 1 })
+    // Twenty ending together: every one answered with its charge in the database.
+    const charges = await Promise.all(Array.from({ length: 20 }, (_, i) => reserveAndSettle(1 + (i % 5))))
+    expect(await inDatabase()).toEqual({ balance: 993 - charges.reduce((sum, c) => sum + c, 0), settled: 21 })
+    const after = await slow.runPromise(Effect.flatMap(CreditStore, (store) =>
+      Effect.all([store.balance(personal), store.ledgerTotal(personal), leasedOn(userId), heldOf(userId)])))
+    expect(after).toEqual([993 - 60, 993 - 60, 0, 0])
   }, 60_000)
 
   it("returns, on a clean stop, what its leases did not use, and writes what is still held", async () => {

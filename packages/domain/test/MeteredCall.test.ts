@@ -76,6 +76,26 @@ describe("the metered call", () => {
       expect(yield* held).toBe(0)
     }).pipe(Effect.provide(InMemoryDomain.layer())))
 
+  it.effect("lets the model's finish reach the caller only once the call is settled (a client takes the finish for the end of the answer)", () =>
+    Effect.gen(function*() {
+      yield* grant(1000)
+      const usage = { input_tokens: 12, output_tokens: 30 }
+      yield* (yield* ScriptedModels).queue(models.economy.id, answer(["Hel", "lo"], usage))
+      const { quote, candidates } = yield* prepare({ _tag: "Model", id: models.economy.id })
+      const heldAt: Array<string> = []
+      yield* Effect.scoped(Effect.gen(function*() {
+        const call = yield* (yield* MeteredCall).run({ payer, purpose: "test", candidates, quote, messages })
+        yield* Stream.runForEach(call.events, (event) => Effect.map(held, (amount) => void heldAt.push(`${event._tag}:${amount}`)))
+      }))
+      expect(heldAt).toEqual([
+        `Answering:${quote.worstCase}`,
+        `Delta:${quote.worstCase}`,
+        `Delta:${quote.worstCase}`,
+        "Finish:0",
+        "Settled:0"
+      ])
+    }).pipe(Effect.provide(InMemoryDomain.layer())))
+
   it.effect("with settleAfter, prices the call at its end without charging; the caller settles it, or releases it, or the scope settles it", () =>
     Effect.gen(function*() {
       yield* grant(1000)

@@ -13,9 +13,10 @@
  * batch is written only while its leases are open. A lost instance's leases are reclaimed whole by
  * the others (its unwritten requests are not charged, as a lost instance's held reservations are
  * released today); a paused one that comes back finds them reclaimed and discards its batch.
- * The revocation rule still holds: a read of the credential and the memberships precedes every
- * reservation from a lease (a read locks nothing and so does not serialise; the reads of
- * reservations asking at the same time go in one round trip, `AuthorityReads`).
+ * The revocation rule still holds: a read of the credential and the memberships begun after a
+ * reservation from a lease was made confirms it, or it is withdrawn (a read locks nothing and so
+ * does not serialise; the reads of reservations asking at the same time go in one round trip,
+ * `AuthorityReads`). A settle that charges returns once a batch has written it (decision 0041).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -31,7 +32,7 @@ import {
 } from "@huddle/domain/credits/CreditStore"
 import { Instances } from "@huddle/domain/credits/Instances"
 import { Ids } from "@huddle/domain/shared/Ids"
-import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, FiberId, Layer, Option, Schedule } from "effect"
 import * as AuthorityReads from "./AuthorityReads.js"
 import { make as makeSqlCreditStore } from "./SqlCreditStore.js"
 
@@ -47,9 +48,28 @@ export interface Settings {
    * of their ticks) before its personal balance counts as short: the next source pays, or 402.
    */
   readonly shortWait: Duration.Duration
+  /**
+   * A settle that charges is answered only once its charge is written (decision 0041): the batch
+   * then comes this long after it rather than a tick later, so that the settles of other requests
+   * ending meanwhile share its transaction (a group commit). Only while other reservations are
+   * held here (requests that may end soon); otherwise the batch is written at once.
+   */
+  readonly commitWindow: Duration.Duration
+  /**
+   * How long a settle waits for its charge to be written (the database unreachable): then it is
+   * answered anyway, and the charge is written by a later batch.
+   */
+  readonly durableWait: Duration.Duration
 }
 
-export const defaults: Settings = { enabled: true, tick: Duration.millis(100), blockFactor: 32, shortWait: Duration.millis(500) }
+export const defaults: Settings = {
+  enabled: true,
+  tick: Duration.millis(100),
+  blockFactor: 32,
+  shortWait: Duration.millis(500),
+  commitWindow: Duration.millis(2),
+  durableWait: Duration.seconds(5)
+}
 
 export class CreditLeases extends Context.Reference<CreditLeases>()("@huddle/adapters/CreditLeases", {
   defaultValue: () => defaults
@@ -132,6 +152,10 @@ export const make = Effect.gen(function*() {
    */
   const work = yield* Effect.makeLatch(false)
   const pending = () => pots.size > 0 || dirty.size > 0 || carried.length > 0
+  /** Settles waiting for their charge to be written: the next batch answers them. */
+  let waiters: Array<Deferred.Deferred<void>> = []
+  /** Open while a settle waits: the next batch then comes after `commitWindow` rather than a tick. */
+  const soon = yield* Effect.makeLatch(false)
   /** A reservation changed in memory: the next batch writes it. */
   const mark = (id: string) => {
     dirty.add(id)
@@ -276,10 +300,43 @@ export const make = Effect.gen(function*() {
       }
     })
 
+  /**
+   * The revocation rule (decision 0015) with leases (decision 0041): a reservation counts only once
+   * a read of the credential and the memberships that *started after it was made in memory* found
+   * them standing. A revoke whose answer came before that read began committed before it, so the
+   * read sees it and the reservation is given back, charging nothing. A read made only before the
+   * reservation is not enough: a request may wait there for a lease (up to `shortWait`) while the
+   * revoke is answered.
+   */
+  const confirmed = (request: NewReservation, held: Extract<ReserveOutcome, { _tag: "Held" }>) =>
+    Effect.flatMap(authorityOk(request), (authority): Effect.Effect<ReserveOutcome> => {
+      if (authority.credentialOk && authority.memberOk) return Effect.succeed(held)
+      const refused = { _tag: "Refused", reason: authority.credentialOk ? "membership" : "credential" } as const
+      const reservation = local.get(held.id)
+      if (reservation === undefined) return Effect.succeed(refused)
+      // Not yet part of a batch: withdrawn, as if never made (the ledger shows nothing of it).
+      if (!reservation.attempted && reservation.status === "held") {
+        const pot = pots.get(reservation.pot)
+        if (pot !== undefined) pot.free += reservation.amount
+        local.delete(reservation.id)
+        dirty.delete(reservation.id)
+        return Effect.succeed(refused)
+      }
+      return Effect.as(close(reservation, 0, "released"), refused)
+    })
+
   const reserve = (request: NewReservation): Effect.Effect<ReserveOutcome, SqlError> =>
     Effect.gen(function*() {
       const [first] = request.accounts
       if (stopped || first === undefined) return yield* inner.reserve(request)
+      const chosen = { id: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
+      // This instance's earmark on the first source covers it: reserved at once, then confirmed by
+      // one read (the common case under load: one read per request, as before).
+      if (reserveLocally(request, first, chosen.ledgerId, chosen.id)) {
+        return yield* confirmed(request, { _tag: "Held", id: chosen.id, account: first })
+      }
+      // Otherwise a first read refuses early and says whether the personal account is settled and
+      // short (then no lease of it is taken); a second read confirms the reservation once made.
       const authority = yield* authorityOk(request)
       if (!authority.credentialOk) return { _tag: "Refused", reason: "credential" } as const
       if (!authority.memberOk) return { _tag: "Refused", reason: "membership" } as const
@@ -290,7 +347,6 @@ export const make = Effect.gen(function*() {
         ownWritten = true
         return true
       }
-      const chosen = { id: yield* ids.next("res"), ledgerId: yield* ids.next("led") }
       let cap: Short["cap"] = null
       for (const account of request.accounts) {
         // Settled and short (nothing earmarked or held anywhere): a lease would take nothing.
@@ -298,7 +354,7 @@ export const make = Effect.gen(function*() {
           authority.settledBalance < request.amount && !pots.has(potKey(account, request.userId))
         if (settledShort) continue
         const outcome = yield* fromSource(request, account, chosen, giveUpAt, writeOwn)
-        if (outcome._tag === "Held") return outcome
+        if (outcome._tag === "Held") return yield* confirmed(request, outcome)
         // The member's cap on the org pool, as the SQL store reports it when no source could pay.
         if (outcome.cap !== null) cap = outcome.cap
       }
@@ -328,6 +384,21 @@ export const make = Effect.gen(function*() {
       return Option.some(charged)
     })
 
+  /**
+   * Waits until a batch begun after now is written: the charge just made in memory is then in the
+   * database, so the answer it pays for cannot outlive it (an instance killed now has written it).
+   */
+  const durable = Effect.suspend(() => {
+    const written = Deferred.unsafeMake<void>(FiberId.none)
+    waiters.push(written)
+    soon.unsafeOpen()
+    work.unsafeOpen()
+    return Deferred.await(written).pipe(
+      Effect.timeout(settings.durableWait),
+      Effect.catchAll(() => Effect.logWarning("a charge is not written yet; the answer goes out and a later batch writes it"))
+    )
+  })
+
   const settle: CreditStoreService["settle"] = (reservationId, actual, tokens) => {
     const reservation = local.get(reservationId)
     if (reservation === undefined) return inner.settle(reservationId, actual, tokens)
@@ -335,7 +406,10 @@ export const make = Effect.gen(function*() {
       local.delete(reservationId)
       return inner.settle(reservationId, actual, tokens)
     }
-    return Effect.map(close(reservation, actual, "settled", tokens), Option.map((charged) => ({ charged })))
+    return Effect.flatMap(close(reservation, actual, "settled", tokens), (charged) =>
+      Option.isSome(charged) && charged.value > 0
+        ? Effect.as(durable, Option.some({ charged: charged.value }))
+        : Effect.succeed(Option.map(charged, (charged) => ({ charged }))))
   }
 
   const release: CreditStoreService["release"] = (reservationId) => {
@@ -582,8 +656,15 @@ export const make = Effect.gen(function*() {
    * while its tick's batch is written) would leave its reservations out of every later batch.
    */
   const flush: Effect.Effect<void> = gate.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
+    // The settles waiting now are answered by this batch (their closes are in it, or were written).
+    const group = waiters
+    waiters = []
+    soon.unsafeClose()
+    const answer = () => {
+      for (const written of group) Deferred.unsafeDone(written, Exit.void)
+    }
     // Nothing to write or close (the leases of a failed batch count: they are closed by the next).
-    if (!pending()) return Effect.void
+    if (!pending()) return Effect.sync(answer)
     // Swap in fresh state: reservations from here on take new leases (after this batch).
     const leaseIds = [...carried, ...[...pots.values()].flatMap((pot) => pot.leases)]
     pots = new Map()
@@ -607,6 +688,8 @@ export const make = Effect.gen(function*() {
             // leases' free credits are not used again (a lease still open is closed, whole, by the
             // next batch, since nothing more is taken from it).
             carried = leaseIds
+            // Still not written: they wait for a later batch.
+            waiters = [...group, ...waiters]
             for (const r of batch) {
               r.inFlight = false
               mark(r.id)
@@ -617,6 +700,7 @@ export const make = Effect.gen(function*() {
         onSuccess: ({ lost }) =>
           Effect.sync(() => {
             carried = []
+            answer()
             states.forEach((state, i) => {
               const r = batch[i]!
               r.inFlight = false
@@ -649,9 +733,20 @@ export const make = Effect.gen(function*() {
     work.unsafeClose()
     return work.await
   })
+  /** A tick, or sooner when a settle waits for its charge to be written: a window for others to join it, if any may. */
+  const untilBatch = Effect.raceFirst(
+    Effect.sleep(settings.tick),
+    Effect.zipRight(
+      soon.await,
+      Effect.suspend(() => {
+        for (const r of local.values()) if (r.status === "held" && !r.attempted) return Effect.sleep(settings.commitWindow)
+        return Effect.void
+      })
+    )
+  )
   yield* Effect.forkScoped(Effect.forever(
     idle.pipe(
-      Effect.zipRight(Effect.sleep(settings.tick)),
+      Effect.zipRight(untilBatch),
       Effect.zipRight(flush),
       Effect.catchAllCause((cause) => Effect.logError("credit batch failed", cause))
     )

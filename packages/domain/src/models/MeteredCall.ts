@@ -447,7 +447,13 @@ export const make = Effect.gen(function*() {
         /** What earlier attempts reported before failing, at their own models' prices. */
         earlier: 0,
         settled: undefined as Settled | undefined,
-        lowered: undefined as Lowered | undefined
+        lowered: undefined as Lowered | undefined,
+        /**
+         * The model's finish, held back until the call is settled: a client takes the finish (its
+         * `finish_reason`, its stop) for the end of the answer, which must not reach it before the
+         * charge is written (decision 0041). Let go at once if more output follows it.
+         */
+        finish: undefined as Extract<CallEvent, { _tag: "Finish" }> | undefined
       }
 
       /** What the call consumed so far, and its cost; `charged` is 0 until settled. */
@@ -510,7 +516,12 @@ export const make = Effect.gen(function*() {
       /** The router's chunks as the call's events; the progress that settling reads is kept as they pass. */
       const eventsOf = (chunks: Chunk.Chunk<RouterChunk>): Chunk.Chunk<CallEvent> => {
         const out: Array<CallEvent> = []
+        const letFinishGo = () => {
+          if (progress.finish !== undefined) out.push(progress.finish)
+          progress.finish = undefined
+        }
         for (const chunk of chunks) {
+          if (chunk._tag !== "Usage" && chunk._tag !== "Finish") letFinishGo()
           switch (chunk._tag) {
             case "Attempt":
               // A failed attempt's reported usage is its own model's, not the next one's.
@@ -534,7 +545,8 @@ export const make = Effect.gen(function*() {
               progress.reported = chunk.usage
               break
             case "Finish":
-              out.push(chunk)
+              letFinishGo()
+              progress.finish = chunk
               break
           }
         }
@@ -571,7 +583,11 @@ export const make = Effect.gen(function*() {
                     Effect.fail(Option.some(new UpstreamUnavailable({ message: failure.value.message, charged: settled.charged }))))
                 }
                 ended = true
-                return Effect.map(end, (settled) => Chunk.of<CallEvent>(settled))
+                return Effect.map(end, (settled) => {
+                  const finish = progress.finish
+                  progress.finish = undefined
+                  return finish === undefined ? Chunk.of<CallEvent>(settled) : Chunk.make<[CallEvent, CallEvent]>(finish, settled)
+                })
               }
             })
           })
