@@ -128,6 +128,20 @@ describe("address throttles", () => {
   })
 })
 
+describe("reset tokens", () => {
+  let server: TestServer.TestServer
+  beforeAll(async () => {
+    server = await TestServer.start({ rateLimits: { throttles: { failuresPerAddress: 3 } } })
+  })
+  afterAll(() => server.stop())
+
+  it("counts failed redemptions per address", async () => {
+    const redeem = (token: string) => server.request("POST", "/v1/auth/password/reset", { body: { token, new_password: "a new long password" } })
+    for (let i = 0; i < 3; i++) expect((await redeem(`hr_00000000000${i}_${"A".repeat(43)}`)).status).toBe(401)
+    limited(await redeem(`hr_000000000009_${"A".repeat(43)}`), 3)
+  })
+})
+
 describe("changing the password", () => {
   let server: TestServer.TestServer
   beforeAll(async () => {
