@@ -81,6 +81,9 @@ export const serverEnv = ({ port, databaseUrl, dataDir, catalogPath, upstreamBas
     HUDDLE_RATE_CHAT: "1000000",
     HUDDLE_RATE_READ: "1000000",
     HUDDLE_RATE_INTENT: "1000000",
+    // The sign-in throttles count per address, and every bench client is 127.0.0.1.
+    HUDDLE_SIGNUPS_PER_ADDRESS: "1000000",
+    HUDDLE_SIGNIN_FAILURES_PER_ADDRESS: "1000000",
     ...(redisUrl ? { REDIS_URL: redisUrl, HUDDLE_RATE_LIMIT_PREFIX: `huddle-bench-${process.pid}-${port}:` } : {}),
     ...(observability === "off"
       ? { HUDDLE_METRICS: "off" }

@@ -96,7 +96,8 @@ export const layer = (options: Options) => {
   )
   const settings = Layer.succeed(AccountSettings, {
     starterCredits: options.starterCredits ?? AccountSettings.defaults.starterCredits,
-    sessionTtl: options.sessionTtl ?? AccountSettings.defaults.sessionTtl
+    sessionTtl: options.sessionTtl ?? AccountSettings.defaults.sessionTtl,
+    passwordResetTtl: AccountSettings.defaults.passwordResetTtl
   })
   const organizations = Layer.mergeAll(Organizations.layer, OrgSettings.layer, OrgCredits.layer, Credits.layer).pipe(
     Layer.provideMerge(OrgAccess.layer)

@@ -22,6 +22,7 @@ import * as SqlOrgSettingsRepository from "./repositories/SqlOrgSettingsReposito
 import * as LeasedCreditStore from "./repositories/LeasedCreditStore.js"
 import * as SqlMembershipRepository from "./repositories/SqlMembershipRepository.js"
 import * as SqlMemoryRepository from "./repositories/SqlMemoryRepository.js"
+import * as SqlPasswordResetRepository from "./repositories/SqlPasswordResetRepository.js"
 import * as SqlPreferenceRepository from "./repositories/SqlPreferenceRepository.js"
 import * as SqlSpendRepository from "./repositories/SqlSpendRepository.js"
 import * as SqlTransactor from "./repositories/SqlTransactor.js"
@@ -32,6 +33,7 @@ import * as SqlWorkspaceRepository from "./repositories/SqlWorkspaceRepository.j
 export const layer = Layer.mergeAll(
   SqlUserRepository.layer,
   SqlWebSessionRepository.layer,
+  SqlPasswordResetRepository.layer,
   Layer.provide(CachedApiKeys.layer, SqlApiKeyRepository.layer),
   Layer.provide(CachedMemberships.layer, SqlMembershipRepository.layer),
   Layer.provide(CachedPreferences.layer, SqlPreferenceRepository.layer),

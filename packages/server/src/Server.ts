@@ -61,6 +61,7 @@ import { OrgAdminHttp } from "./http/OrgAdminHttp.js"
 import { OrgsHttp } from "./http/OrgsHttp.js"
 import { RateLimitedLive } from "./http/middleware/RateLimitedLive.js"
 import * as RateLimiting from "./http/RateLimiting.js"
+import * as SignInThrottle from "./http/SignInThrottle.js"
 import { RpcHttp } from "./http/RpcHttp.js"
 import { WorkspacesHttp } from "./http/WorkspacesHttp.js"
 import type { ServerConfig } from "./ServerConfig.js"
@@ -88,7 +89,7 @@ const apiLayer = (config: ServerConfig) =>
     // Each group built among what it reads, which is then all its requests carry (RequestContext).
     Layer.provide([
       isolated(SqlClient.SqlClient, Router)(HealthHttp),
-      isolated(Accounts, ...groupMiddleware)(AuthHttp),
+      isolated(Accounts, SignInThrottle.SignInThrottle, ...groupMiddleware)(AuthHttp),
       isolated(Accounts, ...groupMiddleware)(MeHttp),
       isolated(ApiKeys, ...groupMiddleware)(ApiKeysHttp),
       isolated(Organizations, OrgSettings, OrgCredits, ...groupMiddleware)(OrgsHttp),
@@ -102,6 +103,7 @@ const apiLayer = (config: ServerConfig) =>
       isolated(Operator, Spend, OperatorAuthenticated)(OperatorHttp)
     ]),
     Layer.provide([
+      SignInThrottle.layer({ trustedProxies: config.trustProxy ?? 0 }),
       AuthenticatedLive,
       RateLimitedLive,
       IdempotencyLive.IdempotentLive(),

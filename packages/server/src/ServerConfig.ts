@@ -11,7 +11,7 @@ import * as Providers from "@huddle/adapters/models/Providers"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import { Config, Duration, LogLevel, Option, Redacted } from "effect"
 import * as Tracing from "./edge/Tracing.js"
-import type * as RateLimiting from "./http/RateLimiting.js"
+import * as RateLimiting from "./http/RateLimiting.js"
 
 export interface ServerConfig {
   readonly host: string
@@ -25,6 +25,8 @@ export interface ServerConfig {
   readonly providers: Providers.Options
   readonly catalog: Catalog.Options
   readonly rateLimits: RateLimiting.Options
+  /** How many proxies in front append to `X-Forwarded-For` (`HUDDLE_TRUST_PROXY`); 0 or absent: the socket's address. */
+  readonly trustProxy?: number | undefined
   /** The operator API's credential (`HUDDLE_OPERATOR_TOKEN`); none: the operator API is off. */
   readonly operatorToken: Option.Option<Redacted.Redacted>
   /** A credential that opens `GET /metrics` and nothing else (`HUDDLE_METRICS_TOKEN`); the operator token opens it too. */
@@ -61,6 +63,16 @@ const perMinute = (name: string, fallback: number) =>
     Config.withDefault(fallback)
   )
 
+/** A sign-in throttle: a whole number of attempts per window (`HUDDLE_SIGNIN_WINDOW`). */
+const throttleLimit = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({
+      message: `must be a whole number of attempts per window, from 1 to ${maxPerMinute}`,
+      validation: (n) => Number.isSafeInteger(n) && n >= 1 && n <= maxPerMinute
+    }),
+    Config.withDefault(fallback)
+  )
+
 const isRedisUrl = (url: Redacted.Redacted) => {
   try {
     RateLimitStore.redisOptions(Redacted.value(url))
@@ -82,10 +94,18 @@ export const rateLimitsFromEnv: Config.Config<RateLimiting.Options> = Config.all
   ),
   prefix: Config.string("HUDDLE_RATE_LIMIT_PREFIX").pipe(Config.withDefault(RateLimitStore.defaultPrefix)),
   timeout: Config.duration("HUDDLE_RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(RateLimitStore.defaultTimeout)),
-  onStoreError: Config.literal("open", "closed")("HUDDLE_RATE_LIMIT_ON_STORE_ERROR").pipe(Config.withDefault("open" as const))
+  onStoreError: Config.literal("open", "closed")("HUDDLE_RATE_LIMIT_ON_STORE_ERROR").pipe(Config.withDefault("open" as const)),
+  throttleWindow: Config.duration("HUDDLE_SIGNIN_WINDOW").pipe(
+    Config.validate({ message: "must be from 1 second to 1 day", validation: (d) => Duration.toMillis(d) >= 1000 && Duration.toMillis(d) <= 86_400_000 }),
+    Config.withDefault(RateLimiting.defaultThrottles.window)
+  ),
+  failuresPerAccount: throttleLimit("HUDDLE_SIGNIN_FAILURES_PER_ACCOUNT", RateLimiting.defaultThrottles.failuresPerAccount),
+  failuresPerAddress: throttleLimit("HUDDLE_SIGNIN_FAILURES_PER_ADDRESS", RateLimiting.defaultThrottles.failuresPerAddress),
+  signupsPerAddress: throttleLimit("HUDDLE_SIGNUPS_PER_ADDRESS", RateLimiting.defaultThrottles.signupsPerAddress)
 }).pipe(
-  Config.map(({ chat, intent, onStoreError, prefix, read, redisUrl, timeout }): RateLimiting.Options => ({
+  Config.map(({ chat, failuresPerAccount, failuresPerAddress, intent, onStoreError, prefix, read, redisUrl, signupsPerAddress, throttleWindow, timeout }): RateLimiting.Options => ({
     limits: { intent, chat, read },
+    throttles: { window: throttleWindow, failuresPerAccount, failuresPerAddress, signupsPerAddress },
     store: Option.match(redisUrl, {
       onNone: (): RateLimitStore.Options => ({ _tag: "Memory" }),
       onSome: (url): RateLimitStore.Options => ({ _tag: "Redis", url, prefix, timeout })
@@ -195,6 +215,10 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
   providers: Providers.fromEnv,
   catalog: Catalog.fromEnv,
   rateLimits: rateLimitsFromEnv,
+  trustProxy: Config.integer("HUDDLE_TRUST_PROXY").pipe(
+    Config.validate({ message: "must be the number of proxies in front that append to X-Forwarded-For, from 0 to 10", validation: (n) => n >= 0 && n <= 10 }),
+    Config.withDefault(0)
+  ),
   operatorToken: Config.option(secretToken("HUDDLE_OPERATOR_TOKEN")),
   metricsToken: Config.option(secretToken("HUDDLE_METRICS_TOKEN")),
   metricsOff: Config.literal("on", "off")("HUDDLE_METRICS").pipe(Config.withDefault("on" as const), Config.map((value) => value === "off")),

@@ -270,7 +270,13 @@ describe("organizations over HTTP", () => {
     await Operator.grant(server, { org_id: org.id, balance: "addon" }, 10, "test")
     await server.request("POST", "/v1/auth/login", { body: { email: member.email, password: "not the password" } })
 
-    const log = await server.request("GET", `/v1/orgs/${org.id}/admin/audit-log`, { token: org.admin.session })
+    // A failed login is recorded just after its answer (decision 0040): wait for it.
+    const readLog = () => server.request("GET", `/v1/orgs/${org.id}/admin/audit-log`, { token: org.admin.session })
+    let log = await readLog()
+    for (let tries = 0; log.body.data?.[0]?.event_type !== "auth.login_failed" && tries < 100; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      log = await readLog()
+    }
     expect(log.status).toBe(200)
     expect(log.body.data.map((e: { event_type: string }) => e.event_type)).toEqual([
       "auth.login_failed",

@@ -2,11 +2,13 @@
  * The operator's command line (`packages/server/dist/bin/huddle.js`, `npm run huddle -- …`) as a
  * new process each time, over an embedded database of its own: it creates a user, mints credits
  * with a reason, shows the ledger, revokes keys, and refuses bad input with exit code 2 without
- * touching the database. `npm test` builds it first (`tsc -b`).
+ * touching the database; it issues a one-time password reset that a server on the same database
+ * redeems. `npm test` builds it first (`tsc -b`).
  */
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { TestServer } from "@huddle/testkit"
 import { afterAll, describe, expect, it } from "vitest"
 import { killAll, mainJs, scratchDir } from "./serverProcesses.js"
 
@@ -62,5 +64,29 @@ describe("the operator command line", () => {
     // Nothing refused was minted.
     const after = JSON.parse((await huddle(["ledger", "--user", "ops@example.com"])).stdout) as { balance: number }
     expect(after.balance).toBe(entries.balance)
+  }, 180_000)
+
+  it("issues a one-time password reset that the user redeems over HTTP (decision 0040)", async () => {
+    const created = await huddle(["create-user", "--email", "reset@example.com", "--password-stdin"], "forgotten password\n")
+    expect(created.code, created.stderr).toBe(0)
+    const issued = await huddle(["password-reset", "--user", "reset@example.com"])
+    expect(issued.code, issued.stderr).toBe(0)
+    const reset = JSON.parse(issued.stdout) as { user_id: string; token: string; expires_at: string }
+    expect(reset).toEqual({ user_id: JSON.parse(created.stdout).id, token: expect.stringMatching(/^hr_/), expires_at: expect.any(String) })
+    expect((await huddle(["password-reset"])).code).toBe(2)
+    expect((await huddle(["password-reset", "--user", "nobody@example.com"])).code).toBe(1)
+
+    // The CLI is done with the embedded database: a server may open it now.
+    const server = await TestServer.start({ database: { engine: { _tag: "Pglite", dataDir }, drop: async () => {} } })
+    try {
+      const login = (password: string) => server.request("POST", "/v1/auth/login", { body: { email: "reset@example.com", password } })
+      expect((await login("forgotten password")).status).toBe(200)
+      const redeemed = await server.request("POST", "/v1/auth/password/reset", { body: { token: reset.token, new_password: "remembered at last" } })
+      expect(redeemed.status, redeemed.text).toBe(204)
+      expect((await login("forgotten password")).status).toBe(401)
+      expect((await login("remembered at last")).status).toBe(200)
+    } finally {
+      await server.stop()
+    }
   }, 180_000)
 })

@@ -4,7 +4,7 @@
  * happens when Redis cannot be reached (HUDDLE_RATE_LIMIT_ON_STORE_ERROR open and closed). Every
  * server and store here uses a key prefix of its own, so runs never see each other's counters.
  */
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import * as RateLimiting from "@huddle/server/http/RateLimiting"
 import { Accounts, TestServer } from "@huddle/testkit"
@@ -131,6 +131,13 @@ const redisProxy = async () => {
   return { url: `redis://127.0.0.1:${proxy.port}`, cut: proxy.cut, restore: proxy.restore }
 }
 
+/** A user with a web session, written straight into the database of a server that cannot sign anyone in. */
+const downSession = `hs_${"d".repeat(12)}_${"s".repeat(43)}`
+const downUserSql = `
+  INSERT INTO users (id, email, password_hash, created_at) VALUES ('usr_down', 'down@example.com', 'unused', now());
+  INSERT INTO web_sessions (id, user_id, prefix, token_hash, created_at, expires_at)
+  VALUES ('ses_down', 'usr_down', 'hs_${"d".repeat(12)}', '${createHash("sha256").update(downSession).digest("hex")}', now(), now() + interval '1 day');`
+
 describe("Redis unreachable, failing closed", () => {
   let server: TestServer.TestServer
   let down: TestServer.TestServer
@@ -139,7 +146,8 @@ describe("Redis unreachable, failing closed", () => {
     proxy = await redisProxy()
     ;[server, down] = await Promise.all([
       TestServer.start({ rateLimits: { ...limits, redisUrl: proxy.url, redisPrefix: uniquePrefix(), onStoreError: "closed" } }),
-      TestServer.start({ rateLimits: { ...limits, redisUrl: unreachable, redisPrefix: uniquePrefix(), onStoreError: "closed" } })
+      // Sign-up and login are throttled in the same store, so refused too: its user is made in SQL.
+      TestServer.start({ rateLimits: { ...limits, redisUrl: unreachable, redisPrefix: uniquePrefix(), onStoreError: "closed" }, setupSql: downUserSql })
     ])
   })
   afterAll(async () => {
@@ -154,7 +162,13 @@ describe("Redis unreachable, failing closed", () => {
   }
 
   it("answers every limited endpoint 503 with Retry-After, in each endpoint's envelope; unlimited ones still work", async () => {
-    const user = await Accounts.signupAndLogin(down)
+    // The sign-in throttles fail closed too (decision 0040): no unthrottled guessing while Redis is away.
+    const credentials = { email: "down@example.com", password: "a long password" }
+    expectUnavailable(await down.request("POST", "/v1/auth/signup", { body: { email: Accounts.uniqueEmail(), password: "a long password" } }))
+    const login = await down.request("POST", "/v1/auth/login", { body: credentials })
+    expectUnavailable(login)
+    expect(login.body).toEqual({ error: "SERVICE_UNAVAILABLE", message: expect.any(String) })
+    const user = { session: downSession }
     const huddle = await down.request("POST", "/v1/huddle", { token: user.session, body: { input: "hello" } })
     expectUnavailable(huddle)
     expect(huddle.body).toEqual({ error: "SERVICE_UNAVAILABLE", message: expect.any(String) })

@@ -10,7 +10,7 @@ import * as RateLimit from "@huddle/server/api/RateLimit"
 import { routeClasses } from "@huddle/server/http/middleware/RateLimitedLive"
 import { rateLimitsFromEnv } from "@huddle/server/ServerConfig"
 import { Accounts, TestServer } from "@huddle/testkit"
-import { ConfigProvider, Effect, Either, Redacted } from "effect"
+import { ConfigProvider, Duration, Effect, Either, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectLimited, limits, rateHeaders, registerAnyLimit, registerScenarios } from "./rateLimitScenarios.js"
 
@@ -85,7 +85,34 @@ describe("rate-limit configuration", () => {
     Effect.runSync(Effect.either(Effect.withConfigProvider(rateLimitsFromEnv, ConfigProvider.fromMap(new Map(Object.entries(env))))))
 
   it("defaults to 60, 60 and 120 a minute in memory, failing open", () => {
-    expect(read({})).toEqual(Either.right({ limits: { intent: 60, chat: 60, read: 120 }, store: { _tag: "Memory" }, onStoreError: "open" }))
+    expect(read({})).toEqual(Either.right({
+      limits: { intent: 60, chat: 60, read: 120 },
+      throttles: { window: Duration.minutes(15), failuresPerAccount: 10, failuresPerAddress: 50, signupsPerAddress: 20 },
+      store: { _tag: "Memory" },
+      onStoreError: "open"
+    }))
+  })
+
+  it("reads the sign-in throttles and refuses ones that cannot work (decision 0040)", () => {
+    const config = read({
+      HUDDLE_SIGNIN_WINDOW: "1 hour",
+      HUDDLE_SIGNIN_FAILURES_PER_ACCOUNT: "5",
+      HUDDLE_SIGNIN_FAILURES_PER_ADDRESS: "100",
+      HUDDLE_SIGNUPS_PER_ADDRESS: "3"
+    })
+    if (Either.isLeft(config)) throw new Error(String(config.left))
+    expect(config.right.throttles).toEqual({ window: Duration.hours(1), failuresPerAccount: 5, failuresPerAddress: 100, signupsPerAddress: 3 })
+    for (const [name, value] of [
+      ["HUDDLE_SIGNIN_WINDOW", "0 seconds"],
+      ["HUDDLE_SIGNIN_WINDOW", "2 days"],
+      ["HUDDLE_SIGNIN_FAILURES_PER_ACCOUNT", "0"],
+      ["HUDDLE_SIGNIN_FAILURES_PER_ADDRESS", "many"],
+      ["HUDDLE_SIGNUPS_PER_ADDRESS", "-1"]
+    ] as const) {
+      const refused = read({ [name]: value })
+      expect(Either.isLeft(refused), `${name}=${value}`).toBe(true)
+      if (Either.isLeft(refused)) expect(String(refused.left), `${name}=${value}`).toContain(name)
+    }
   })
 
   it("reads the limits, REDIS_URL and the choice on store errors", () => {

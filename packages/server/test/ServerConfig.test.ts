@@ -126,3 +126,15 @@ describe("metrics and traces", () => {
     }
   })
 })
+
+describe("HUDDLE_TRUST_PROXY", () => {
+  it("trusts no X-Forwarded-For by default, and takes a number of proxies from 0 to 10", () => {
+    expect(Either.map(read({}), (config) => config.trustProxy)).toEqual(Either.right(0))
+    expect(Either.map(read({ HUDDLE_TRUST_PROXY: "2" }), (config) => config.trustProxy)).toEqual(Either.right(2))
+    for (const value of ["-1", "11", "true", "1.5"]) {
+      const config = read({ HUDDLE_TRUST_PROXY: value })
+      expect(Either.isLeft(config), value).toBe(true)
+      if (Either.isLeft(config)) expect(String(config.left), value).toContain("HUDDLE_TRUST_PROXY")
+    }
+  })
+})

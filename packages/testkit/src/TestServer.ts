@@ -35,6 +35,8 @@ export interface Options {
   readonly providers?: Providers.Options
   readonly catalog?: Catalog.Options
   readonly rateLimits?: RateLimitOptions
+  /** `HUDDLE_TRUST_PROXY` (default 0: the socket's address). */
+  readonly trustProxy?: number
   /** The operator token (default: a random one, so that tests can mint; null: the operator API is off). */
   readonly operatorToken?: string | null
   /** `HUDDLE_METRICS_TOKEN` (default: none; the operator token opens `/metrics` too). */
@@ -88,6 +90,11 @@ export interface RateLimitOptions {
   readonly redisTimeout?: Duration.DurationInput
   /** `HUDDLE_RATE_LIMIT_ON_STORE_ERROR` (default `open`). */
   readonly onStoreError?: "open" | "closed"
+  /**
+   * The sign-in throttles. Per account, the service's default; per address (every test client is
+   * 127.0.0.1, and suites sign up many users), effectively none unless a test sets them.
+   */
+  readonly throttles?: Partial<RateLimiting.Throttles>
 }
 
 export const rateLimitsFor = (options: RateLimitOptions = {}): ServerConfig["rateLimits"] => ({
@@ -104,7 +111,13 @@ export const rateLimitsFor = (options: RateLimitOptions = {}): ServerConfig["rat
       prefix: options.redisPrefix ?? `huddle-test:${randomBytes(6).toString("hex")}:`,
       timeout: options.redisTimeout ?? RateLimitStore.defaultTimeout
     },
-  onStoreError: options.onStoreError ?? "open"
+  onStoreError: options.onStoreError ?? "open",
+  throttles: {
+    window: options.throttles?.window ?? RateLimiting.defaultThrottles.window,
+    failuresPerAccount: options.throttles?.failuresPerAccount ?? RateLimiting.defaultThrottles.failuresPerAccount,
+    failuresPerAddress: options.throttles?.failuresPerAddress ?? 1_000_000,
+    signupsPerAddress: options.throttles?.signupsPerAddress ?? 1_000_000
+  }
 })
 
 export interface Response {
@@ -170,6 +183,7 @@ export const configFor = (engine: ServerConfig["engine"], options: Options = {})
   providers: options.providers ?? {},
   catalog: options.catalog ?? {},
   rateLimits: rateLimitsFor(options.rateLimits),
+  trustProxy: options.trustProxy,
   operatorToken: options.operatorToken === null
     ? Option.none()
     : Option.some(Redacted.make(options.operatorToken ?? `op-${randomBytes(24).toString("hex")}`)),

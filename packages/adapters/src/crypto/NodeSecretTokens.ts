@@ -7,7 +7,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { SecretTokens, type TokenKind } from "@huddle/domain/accounts/SecretTokens"
 import { Effect, Layer, Option } from "effect"
 
-const shape = /^(hk|hs)_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/
+const shape = /^(hk|hs|hr)_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/
 
 const digest = (token: string) => createHash("sha256").update(token).digest()
 

@@ -30,7 +30,9 @@ export const make = Effect.gen(function*() {
       sql<UserRow>`${select} WHERE id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), userFromRow)),
         Effect.orDie
-      )
+      ),
+    setPasswordHash: (id, passwordHash) =>
+      sql`UPDATE users SET password_hash = ${passwordHash} WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
   })
 })
 

@@ -29,7 +29,12 @@ export const make = Effect.gen(function*() {
       sql`UPDATE web_sessions SET revoked_at = ${toDate(at)} WHERE id = ${id} AND revoked_at IS NULL`.pipe(
         Effect.asVoid,
         Effect.orDie
-      )
+      ),
+    revokeAllForUser: (userId, at, except) =>
+      sql<{ id: string }>`
+        UPDATE web_sessions SET revoked_at = ${toDate(at)}
+        WHERE user_id = ${userId} AND revoked_at IS NULL AND id <> ${except ?? ""}
+        RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
   })
 })
 

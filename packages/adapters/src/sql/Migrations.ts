@@ -22,6 +22,7 @@ import orgIntents from "../migrations/0014_org_intents.js"
 import heldByAccount from "../migrations/0015_held_by_account.js"
 import memberLeases from "../migrations/0016_member_leases.js"
 import ledgerTokens from "../migrations/0017_ledger_tokens.js"
+import passwordResets from "../migrations/0018_password_resets.js"
 
 export const loader = Migrator.fromRecord({
   "0001_accounts": accounts,
@@ -40,7 +41,8 @@ export const loader = Migrator.fromRecord({
   "0014_org_intents": orgIntents,
   "0015_held_by_account": heldByAccount,
   "0016_member_leases": memberLeases,
-  "0017_ledger_tokens": ledgerTokens
+  "0017_ledger_tokens": ledgerTokens,
+  "0018_password_resets": passwordResets
 })
 
 /** An arbitrary constant: the advisory lock that serialises creating the migrations table. */

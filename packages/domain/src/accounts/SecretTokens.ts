@@ -5,7 +5,8 @@
  */
 import { Context, type Effect, type Option } from "effect"
 
-export type TokenKind = "hk" | "hs"
+/** `hk` API keys, `hs` web sessions, `hr` one-time password resets. */
+export type TokenKind = "hk" | "hs" | "hr"
 
 export interface IssuedToken {
   readonly token: string

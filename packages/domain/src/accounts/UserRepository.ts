@@ -12,6 +12,7 @@ export interface Service {
   readonly create: (user: User, passwordHash: string) => Effect.Effect<void, Conflict>
   readonly findByEmail: (email: Email) => Effect.Effect<Option.Option<UserWithPassword>>
   readonly findById: (id: UserId) => Effect.Effect<Option.Option<User>>
+  readonly setPasswordHash: (id: UserId, passwordHash: string) => Effect.Effect<void>
 }
 
 export class UserRepository extends Context.Tag("@huddle/domain/UserRepository")<UserRepository, Service>() {}

@@ -21,6 +21,8 @@ export interface Service {
   /** The unrevoked, unexpired session with this prefix, with its user. */
   readonly findActive: (prefix: string, now: DateTime.Utc) => Effect.Effect<Option.Option<ActiveWebSession>>
   readonly revoke: (id: string, at: DateTime.Utc) => Effect.Effect<void>
+  /** Revokes every unrevoked session of the user but `except` (if given); returns how many. */
+  readonly revokeAllForUser: (userId: string, at: DateTime.Utc, except?: string) => Effect.Effect<number>
 }
 
 export class WebSessionRepository extends Context.Tag("@huddle/domain/WebSessionRepository")<

@@ -16,7 +16,7 @@ import { OrganizationRepository } from "../orgs/OrganizationRepository.js"
 import { Transactor } from "../shared/Transactor.js"
 import { UserRepository } from "../accounts/UserRepository.js"
 import { type Email, type User, type UserId } from "../accounts/User.js"
-import { Accounts, type Credentials } from "../accounts/Accounts.js"
+import { Accounts, type Credentials, type PasswordReset } from "../accounts/Accounts.js"
 import { traced } from "../observability/Traced.js"
 
 export const OrgBalance = Schema.Literal("subscription", "addon")
@@ -61,6 +61,8 @@ export interface Service {
   readonly createUser: (credentials: Credentials) => Effect.Effect<User, Conflict>
   /** Revokes every key of the user (by id or email); returns how many. */
   readonly revokeKeys: (userRef: string, via: Channel) => Effect.Effect<number, NotFound>
+  /** A one-time password-reset token for the user (by id or email), to hand over out of band. */
+  readonly issuePasswordReset: (userRef: string, via: Channel) => Effect.Effect<PasswordReset, NotFound>
 }
 
 export class Operator extends Context.Tag("@huddle/domain/Operator")<Operator, Service>() {}
@@ -148,7 +150,12 @@ export const make = Effect.gen(function*() {
       return revoked
     })
 
-  return Operator.of(traced("Operator", { grant, ledger, findUser, createUser: accounts.signup, revokeKeys }))
+  const issuePasswordReset: Service["issuePasswordReset"] = (userRef, via) =>
+    Effect.flatMap(findUser(userRef), (user) => accounts.issuePasswordReset(user, { by: "operator", via })).pipe(
+      Effect.tap((reset) => Effect.logInfo("password reset issued by the operator").pipe(Effect.annotateLogs({ user: reset.user_id, via })))
+    )
+
+  return Operator.of(traced("Operator", { grant, ledger, findUser, createUser: accounts.signup, revokeKeys, issuePasswordReset }))
 })
 
 export const layer = Layer.effect(Operator, make)

@@ -4,7 +4,7 @@
  */
 import { Context, type Effect } from "effect"
 
-export type IdKind = "usr" | "ses" | "key" | "org" | "led" | "aud" | "mem" | "hud" | "msg" | "int" | "res" | "wsp" | "ins" | "rep" | "idx"
+export type IdKind = "usr" | "ses" | "key" | "org" | "led" | "aud" | "mem" | "hud" | "msg" | "int" | "res" | "wsp" | "ins" | "rep" | "idx" | "pwr"
 
 export interface Service {
   readonly next: (kind: IdKind) => Effect.Effect<string>

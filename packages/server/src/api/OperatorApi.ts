@@ -8,6 +8,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { PasswordReset } from "@huddle/domain/accounts/Accounts"
 import { User } from "@huddle/domain/accounts/User"
 import { LedgerEntry } from "@huddle/domain/credits/LedgerEntry"
 import { GrantResult, OrgBalance } from "@huddle/domain/operator/Operator"
@@ -99,6 +100,17 @@ export class OperatorApi extends HttpApiGroup.make("operator")
       .setPath(UserRef)
       .addSuccess(Schema.Struct({ revoked: Schema.Int }))
       .annotate(OpenApi.Description, "Revoke every API key of a user (by id or email); they stop working at once, on every instance.")
+  )
+  .add(
+    HttpApiEndpoint.post("passwordReset", "/operator/users/:user/password-reset")
+      .annotate(OpenApi.Summary, "Issue a password-reset token")
+      .setPath(UserRef)
+      .addSuccess(PasswordReset, { status: 201 })
+      .annotate(
+        OpenApi.Description,
+        "A one-time token (shown once, stored as a digest, valid 24 h) that the user (by id or email) redeems at `POST /v1/auth/password/reset` " +
+          "to set a new password, which ends all their web sessions. Issuing another cancels the earlier one. Hand it over out of band."
+      )
   )
   .addError(Envelope.NotFound)
   .middleware(OperatorAuthenticated)

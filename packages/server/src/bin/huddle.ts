@@ -30,6 +30,8 @@ commands:
   create-user --email <email> --password-stdin
                                             create a user (the password is read from standard input)
   revoke-keys --user <id|email>             revoke every API key of a user
+  password-reset --user <id|email>          issue a one-time password-reset token (shown once, valid 24 h)
+                                            for the user to redeem at POST /v1/auth/password/reset
 
 The database is the server's: DATABASE_URL, or the embedded one in HUDDLE_DATA_DIR (default .huddle).`
 
@@ -118,6 +120,10 @@ const command = Effect.gen(function*() {
     case "revoke-keys": {
       if (values.user === undefined) return yield* Effect.fail(new UsageError("give --user <id|email>"))
       return { revoked: yield* operator.revokeKeys(values.user, "cli") }
+    }
+    case "password-reset": {
+      if (values.user === undefined) return yield* Effect.fail(new UsageError("give --user <id|email>"))
+      return yield* operator.issuePasswordReset(values.user, "cli")
     }
     default:
       return yield* Effect.fail(new UsageError(positionals[0] === undefined ? "no command" : `unknown command: ${positionals[0]}`))

@@ -41,4 +41,5 @@ export const OperatorHttp = HttpApiBuilder.group(Api, "operator", (handlers) =>
       .handle("spend", ({ urlParams }) => spend.deployment(requestOf(urlParams)))
       .handle("user", ({ path }) => operator.findUser(path.user))
       .handle("revokeKeys", ({ path }) => Effect.map(operator.revokeKeys(path.user, "api"), (revoked) => ({ revoked })))
+      .handle("passwordReset", ({ path }) => operator.issuePasswordReset(path.user, "api"))
   ))

@@ -11,6 +11,7 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import type { Principal } from "@huddle/domain/accounts/Principal"
+import { createHash } from "node:crypto"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { RateLimited, ServiceUnavailable } from "../api/EdgeErrors.js"
 import * as RateLimit from "../api/RateLimit.js"
@@ -20,8 +21,31 @@ export type Limits = { readonly [Class in RateLimit.RateClass]: number }
 
 export const defaultLimits: Limits = { intent: 60, chat: 60, read: 120 }
 
+/**
+ * Sign-in throttles (docs/decisions/0040-sign-in-throttles.md): over `window`, failed logins and
+ * password checks per account and per client address, and sign-ups per address.
+ */
+export interface Throttles {
+  readonly window: Duration.Duration
+  readonly failuresPerAccount: number
+  readonly failuresPerAddress: number
+  readonly signupsPerAddress: number
+}
+
+export const defaultThrottles: Throttles = {
+  window: Duration.minutes(15),
+  failuresPerAccount: 10,
+  failuresPerAddress: 50,
+  signupsPerAddress: 20
+}
+
+/** What a throttle counts: an account (by email), or a client address (for sign-ins, for sign-ups). */
+export type ThrottleBucket = "account" | "address" | "signup"
+
 export interface Options {
   readonly limits: Limits
+  /** The sign-in throttles; the defaults when absent. */
+  readonly throttles?: Throttles | undefined
   readonly store: RateLimitStore.Options
   /** When the store cannot be reached: `open` lets requests through (logging a warning), `closed` answers 503. */
   readonly onStoreError: "open" | "closed"
@@ -101,6 +125,12 @@ const describeStoreFailure = (error: RateLimiter.RateLimitStoreError): string =>
 export class RateLimits extends Context.Tag("@huddle/server/RateLimits")<RateLimits, {
   /** Counts one request of `rateClass` against the principal's credential. Never fails. */
   readonly check: (principal: Principal, rateClass: RateLimit.RateClass) => Effect.Effect<Verdict>
+  /**
+   * Counts `tokens` against a sign-in throttle of `subject` (an email or an address); -1 gives back
+   * one counted earlier (an attempt that turned out not to be a failure). Never fails.
+   */
+  readonly throttle: (bucket: ThrottleBucket, subject: string, tokens: 1 | -1) => Effect.Effect<Verdict>
+  readonly throttles: Throttles
 }>() {}
 
 /** At most one warning about the store every this many milliseconds: an outage must not flood the log. */
@@ -126,7 +156,34 @@ export const make = (options: Options) =>
         return options.onStoreError === "open" ? { _tag: "Unknown" } : { _tag: "Unavailable" }
       })
 
+    const throttles = options.throttles ?? defaultThrottles
+    const throttleLimit = (bucket: ThrottleBucket) =>
+      bucket === "account" ? throttles.failuresPerAccount : bucket === "address" ? throttles.failuresPerAddress : throttles.signupsPerAddress
+
     return RateLimits.of({
+      throttles,
+      throttle: (bucket, subject, tokens) =>
+        limiter.consume({
+          algorithm: "fixed-window",
+          onExceeded: "fail",
+          window: throttles.window,
+          limit: throttleLimit(bucket),
+          tokens,
+          // A digest: the store need not hold emails and addresses in the clear.
+          key: `signin:${bucket}:${createHash("sha256").update(subject).digest("base64url").slice(0, 22)}`
+        }).pipe(
+          Effect.map((result): Verdict => ({
+            _tag: "Admitted",
+            limit: result.limit,
+            remaining: Math.max(0, result.remaining),
+            reset: seconds(result.resetAfter)
+          })),
+          Effect.catchAll((error) => {
+            if (!(error instanceof RateLimiter.RateLimitExceeded)) return storeFailed(error)
+            metrics.add(Instruments.rateLimited, { limit: bucket === "signup" ? "signup" : "signin" })
+            return Effect.succeed<Verdict>({ _tag: "Limited", limit: error.limit, reset: seconds(error.retryAfter) })
+          })
+        ),
       check: (principal, rateClass) =>
         limiter.consume({
           algorithm: "fixed-window",
