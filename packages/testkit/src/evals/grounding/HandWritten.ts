@@ -97,7 +97,7 @@ export const questions: ReadonlyArray<Question> = [
   natural(qs("How are percent-encoded strings decoded, and what happens when decoding fails?", "lib/utils.js")),
   natural(resolve("How does it check whether a path is a file or a directory?", "lib/async.js", "lib/sync.js")),
   natural(resolve("How are symbolic links followed to their real location?", "lib/async.js", "lib/sync.js")),
-  natural(resolve("How does it tell which Node versions have a given built-in module?", "lib/is-core.js", "lib/core.js")),
+  natural(resolve("How does it tell which Node versions have a given built-in module?", "lib/is-core.js", "lib/core.js", "lib/core.json")),
 
   // ioredis: TypeScript compiled to built/*.js, each file beside its declarations (built/*.d.ts)
   natural(ioredis("How long does the client wait before reconnecting after the connection drops, and when does it give up?", "built/redis/event_handler.js", "built/redis/RedisOptions.js")),
