@@ -41,7 +41,18 @@ export const questionStopwords: ReadonlySet<string> = new Set([
  * and derive ("redirection", "batched", "shortened") where code says `redirect`, `batch`,
  * `shorten`, and only derivational suffixes (-ion, -ment, -er, -ize) meet those.
  */
-export const fold = (term: string): string => stemmer(term)
+export const fold = (term: string): string => {
+  let stem = stems.get(term)
+  if (stem === undefined) {
+    // The algorithm runs a few regular expressions a word; code repeats its words, and a search
+    // cuts the lines of its excerpts again, so each word is stemmed once (a bounded memo).
+    if (stems.size >= MAX_STEMS) stems.clear()
+    stems.set(term, (stem = stemmer(term)))
+  }
+  return stem
+}
+const stems = new Map<string, string>()
+const MAX_STEMS = 200_000
 
 const push = (out: Array<string>, term: string): void => {
   if (term.length >= 2 && !stopwords.has(term)) out.push(term)

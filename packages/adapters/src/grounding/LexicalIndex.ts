@@ -7,8 +7,9 @@
  *   few files are called): ×2.5 for a path, ×1.5 for a name or a folder;
  * - a definition the question names (`parseArgs`, "parse args"): the passage that defines it ×3
  *   (×1.8 when the name is a plain word that could be prose);
- * - tests weigh ×0.75, and ×1.25 when the question is about tests; documentation likewise, unless
+ * - tests weigh ×0.6, and ×1.25 when the question is about tests; documentation likewise, unless
  *   the question asks about docs (a README restates in prose what the code does, and outranks it);
+ *   configuration ×0.75 unless the question is about configuration;
  * - type declarations (`index.d.ts`) weigh ×0.5 unless the question is about types, and bundles or
  *   build variants (`esm/`, `*.umd.js`) ×0.7: they restate the implementation's names and its
  *   documentation comments, and would otherwise outrank it (`FileRules.derivedKind`);
