@@ -12,7 +12,9 @@
  *   configuration ×0.75 unless the question is about configuration;
  * - type declarations (`index.d.ts`) weigh ×0.5 unless the question is about types, and bundles or
  *   build variants (`esm/`, `*.umd.js`) ×0.7: they restate the implementation's names and its
- *   documentation comments, and would otherwise outrank it (`FileRules.derivedKind`);
+ *   documentation comments, and would otherwise outrank it (`FileRules.derivedKind`); the
+ *   implementation beside a declaration (`index.js` by `index.d.ts`) ranks at least as high as
+ *   the declaration would unweighted;
  * - the import graph: the files the strongest matches import, and those that import them, get a
  *   share of their score (one hop, divided among a file's neighbours, so that a utility imported
  *   everywhere spreads thinly).
