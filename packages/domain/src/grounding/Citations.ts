@@ -95,7 +95,7 @@ interface Found {
 
 const LINK = /\[([^[\]\n]*)\]\(([^()\s]+)\)/g
 const CORE =
-  /(?<![\w./:@+~#$-])((?:\.{1,2}\/|\/|\.(?=[\w@+~]))?[\w@+~](?:[\w.@+~/-]*\w)?)(?::L?(\d{1,7})(?:[-–]L?(\d{1,7}))?(?::\d{1,5})?|#L(\d{1,7})(?:-L?(\d{1,7}))?)(?![\w]|[-–]\d)/g
+  /(?<![\w./:@+~#$-])((?:\.{1,2}\/|\/)?[\w@+~](?:[\w.@+~/-]*\w)?)(?::L?(\d{1,7})(?:[-–]L?(\d{1,7}))?(?::\d{1,5})?|#L(\d{1,7})(?:-L?(\d{1,7}))?)(?![\w]|[-–]\d)/g
 const CODE_SPAN = /`([^`\n]+)`/g
 /** Extensions of files people cite: a `name.ext:12` without a `/` is a citation only with one of these (or when the file exists). */
 const EXTENSIONS = new Set(

@@ -36,15 +36,6 @@ describe("finding citations", () => {
     ])
   })
 
-  it("finds a citation of a file in a dot-directory or of a dotfile", () => {
-    expect(parse("CI runs in .github/workflows/ci.yml:3-9; lint rules in .eslintrc.json:2.").map((c) => [c.path, c.start_line, c.end_line])).toEqual([
-      [".github/workflows/ci.yml", 3, 9],
-      [".eslintrc.json", 2, 2]
-    ])
-    // And so it is checked: a dotfile that is not in the repository is removed.
-    expect(verify("The funding links are in .github/FUNDING.yml:1-12.\n", context).text).not.toContain("FUNDING.yml:1-12")
-  })
-
   it("leaves alone what only looks like one: URLs, times, hosts, versions, abbreviations", () => {
     expect(parse("Open https://github.com/o/r/blob/main/src/a.ts#L10 at 10:30 on localhost:8080 with v1.2:3, e.g. now.")).toEqual([])
     expect(parse("Call [the API](https://example.com/api) or see [above](#setup).")).toEqual([])
