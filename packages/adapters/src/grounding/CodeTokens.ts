@@ -2,10 +2,13 @@
  * How code and questions about it are cut into search terms: identifiers are split at
  * camelCase, PascalCase, snake_case, kebab-case and digit boundaries, and kept whole as well, so
  * that `parseArgs` is found by "parse args", by "parseArgs" and by "args"; paths are cut at their
- * separators the same way. Everything is lower-cased; a light folding makes "retries" and
- * "retrying" meet "retry", and "parse", "parses" and "parsed" meet (no real stemmer: identifiers
- * are not English, and over-stemming merges names).
+ * separators the same way. Everything is lower-cased, and each word and each part of an
+ * identifier is reduced to its Porter stem, in the code as in the question (one function, `fold`,
+ * for both): "reconnecting" meets `reconnect`, "redirection" meets `redirect`, "merged" meets
+ * `merge`. The compound whole (`parseargs`) is kept unstemmed beside its parts.
  */
+
+import { stemmer } from "stemmer"
 
 /** An identifier, with dashes inside it (kebab-case) but not at its ends. */
 const WORD = /[A-Za-z0-9_$]+(?:-[A-Za-z0-9_$]+)*/g
@@ -32,21 +35,24 @@ export const questionStopwords: ReadonlySet<string> = new Set([
 ])
 
 /**
- * Folds a plural or an inflection onto its stem: retries → retry, tests → test, tested → test,
- * retrying → retry, and a silent e with it (evaluate, evaluates, evaluated → evaluat); leaves
- * class, status, analysis, string and need alone (a stem must keep four letters). Both the text
- * and the question are folded, so an exact match is never lost.
+ * A word's stem (Porter's algorithm): retries, retried, retrying → retri; evaluate, evaluated →
+ * evalu; connection, connected → connect. Both the text and the question are folded, so an exact
+ * match is never lost. Porter's rather than a lighter folding: questions in plain words inflect
+ * and derive ("redirection", "batched", "shortened") where code says `redirect`, `batch`,
+ * `shorten`, and only derivational suffixes (-ion, -ment, -er, -ize) meet those.
  */
 export const fold = (term: string): string => {
-  const n = term.length
-  if (n > 4 && term.endsWith("ies")) return term.slice(0, -3) + "y"
-  if (n > 4 && term.endsWith("ied")) return term.slice(0, -3) + "y"
-  if (n > 6 && term.endsWith("ing")) return term.slice(0, -3)
-  if (n > 5 && term.endsWith("ed") && !term.endsWith("eed")) return term.slice(0, -2)
-  const singular = n > 3 && term.endsWith("s") && !/[siu]s$/.test(term) ? term.slice(0, -1) : term
-  // A silent e goes too, so that the base form meets the others: evaluate, evaluates, evaluated → evaluat.
-  return singular.length > 4 && singular.endsWith("e") && !singular.endsWith("ee") ? singular.slice(0, -1) : singular
+  let stem = stems.get(term)
+  if (stem === undefined) {
+    // The algorithm runs a few regular expressions a word; code repeats its words, and a search
+    // cuts the lines of its excerpts again, so each word is stemmed once (a bounded memo).
+    if (stems.size >= MAX_STEMS) stems.clear()
+    stems.set(term, (stem = stemmer(term)))
+  }
+  return stem
 }
+const stems = new Map<string, string>()
+const MAX_STEMS = 200_000
 
 const push = (out: Array<string>, term: string): void => {
   if (term.length >= 2 && !stopwords.has(term)) out.push(term)

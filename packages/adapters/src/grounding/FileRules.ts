@@ -110,6 +110,25 @@ const testDirectories = new Set(["test", "tests", "__tests__", "__test__", "spec
 const testName =
   /(?:\.(?:test|spec|e2e)\.[a-z0-9]+$|^test_[^/]+\.py$|^tests?\.py$|_test\.(?:py|go|rb|exs|dart|cc|cpp|c)$|_spec\.rb$|(?:Tests?|Spec|IT)\.(?:java|kt|kts|scala|cs|swift|groovy)$|^conftest\.py$)/
 
+const declarationName = /\.d\.[cm]?ts$/i
+// A build's variants of code that lives elsewhere in the tree: `index.umd.js`, `qs.bundle.js`, `esm/index.js`.
+const bundleName = /[.-](?:bundle|bundled|umd|iife|standalone|browser|esm|cjs|es5|es2015|prod|production|dev|development)\.[cm]?js$/i
+const bundleDirectories = new Set(["bundle", "bundles", "_bundles", "umd", "esm", "cjs", "browser"])
+
+/**
+ * What a source file is derived from, when its path says so: a type declaration (`index.d.ts`,
+ * `.d.cts`, `.d.mts`: the signatures, and often the documentation, of an implementation beside
+ * it), or a bundle or build variant (`*.umd.js`, `*.bundle.js`, `esm/`, `cjs/`). Such files are
+ * kept and searched, but rank below the implementation (`LexicalIndex`). Build outputs in `dist/`
+ * and minified files are not indexed at all (`skipForPath`).
+ */
+export const derivedKind = (path: string): "declaration" | "bundle" | undefined => {
+  const name = basename(path)
+  if (declarationName.test(name)) return "declaration"
+  if (bundleName.test(name) || path.split("/").slice(0, -1).some((directory) => bundleDirectories.has(directory))) return "bundle"
+  return undefined
+}
+
 /** Whether the file's name alone says it is a test (`foo.test.ts`, `test_foo.py`, `FooTest.java`, …). */
 export const isTestName = (path: string): boolean => testName.test(basename(path))
 

@@ -7,8 +7,14 @@
  *   few files are called): ×2.5 for a path, ×1.5 for a name or a folder;
  * - a definition the question names (`parseArgs`, "parse args"): the passage that defines it ×3
  *   (×1.8 when the name is a plain word that could be prose);
- * - tests weigh ×0.75, and ×1.25 when the question is about tests; documentation likewise, unless
+ * - tests weigh ×0.6, and ×1.25 when the question is about tests; documentation likewise, unless
  *   the question asks about docs (a README restates in prose what the code does, and outranks it);
+ *   configuration ×0.75 unless the question is about configuration;
+ * - type declarations (`index.d.ts`) weigh ×0.5 unless the question is about types, and bundles or
+ *   build variants (`esm/`, `*.umd.js`) ×0.7: they restate the implementation's names and its
+ *   documentation comments, and would otherwise outrank it (`FileRules.derivedKind`); the
+ *   implementation beside a declaration (`index.js` by `index.d.ts`) ranks at least as high as
+ *   the declaration would unweighted;
  * - the import graph: the files the strongest matches import, and those that import them, get a
  *   share of their score (one hop, divided among a file's neighbours, so that a utility imported
  *   everywhere spreads thinly).
@@ -22,6 +28,7 @@
 import MiniSearch from "minisearch"
 import type { Chunk, Definition, FileCategory, Snapshot } from "@huddle/domain/grounding/Snapshot"
 import * as CodeTokens from "./CodeTokens.js"
+import { derivedKind } from "./FileRules.js"
 
 interface Doc {
   readonly id: number
@@ -32,6 +39,7 @@ interface Doc {
 interface FileEntry {
   readonly path: string
   readonly category: FileCategory | undefined
+  readonly derived: ReturnType<typeof derivedKind>
   /** Its chunks' ids, in line order. */
   readonly chunks: ReadonlyArray<number>
 }
@@ -84,12 +92,19 @@ const NAMED_NAME = 1.5
 const DEFINES_CODE = 3
 const DEFINES_WORD = 1.8
 /** Tests weigh less than the code they exercise, and more when the question is about tests. */
-const TEST_PRIOR = 0.75
+const TEST_PRIOR = 0.6
 const TEST_QUESTION_PRIOR = 1.25
 /** Documentation describes what the code does in the question's own words; it weighs less than the code, unless asked for. */
-const DOCS_PRIOR = 0.75
+const DOCS_PRIOR = 0.6
 const DOCS_QUESTION_PRIOR = 1.25
 const DOCS_QUESTION = /\b(?:docs?|documentation|documented|readme|changelog|guide|tutorial|manual)\b/i
+/** Declarations and bundles restate an implementation; they weigh less than it (declarations ×1 when the question is about types). */
+const DECLARATION_PRIOR = 0.5
+const BUNDLE_PRIOR = 0.7
+/** Configuration answers questions about configuration; to others it only lends the names it lists (`main`, scripts, funding links). */
+const CONFIG_PRIOR = 0.75
+const CONFIG_QUESTION = /\b(?:config|configs|configuration|configured|configure|settings?|dependenc(?:y|ies)|scripts?|ci|workflows?|pipeline|docker|compose|manifest|environment|env|yaml|yml|json|toml)\b/i
+const TYPES_QUESTION = /\b(?:types?|typings?|typed|typescript|declarations?|declared|signatures?|interfaces?|d\.[cm]?ts)\b/i
 const GRAPH_SHARE = 0.3
 const GRAPH_SEEDS = 5
 /**
@@ -139,7 +154,7 @@ export const build = (snapshot: Snapshot): Index => {
   const files = new Map<string, FileEntry>()
   for (const path of new Set([...categories.keys(), ...chunksByPath.keys()])) {
     const ids = (chunksByPath.get(path) ?? []).sort((a, b) => chunks[a]!.start_line - chunks[b]!.start_line)
-    files.set(path, { path, category: categories.get(path), chunks: ids })
+    files.set(path, { path, category: categories.get(path), derived: derivedKind(path), chunks: ids })
   }
 
   // Two passes. First each passage's distinct terms — presence, not counts: MiniSearch's inserts
@@ -330,13 +345,19 @@ const rank = (index: Index, question: string): Ranking => {
   const terms = byRarity.filter(([, n], i) => (postings += n) <= MAX_POSTINGS || i < 2).map(([term]) => term)
   const testQuestion = /\b(tests?|tested|testing|specs?|coverage)\b/i.test(question)
   const docsQuestion = DOCS_QUESTION.test(question)
+  const typesQuestion = TYPES_QUESTION.test(question)
+  const configQuestion = CONFIG_QUESTION.test(question)
   const prior = (path: string) => {
-    const category = index.files.get(path)?.category
-    return category === "test"
+    const file = index.files.get(path)
+    const category = file?.category
+    const derived = file?.derived === "declaration" ? (typesQuestion ? 1 : DECLARATION_PRIOR) : file?.derived === "bundle" ? BUNDLE_PRIOR : 1
+    return derived * (category === "test"
       ? testQuestion ? TEST_QUESTION_PRIOR : TEST_PRIOR
       : category === "docs"
       ? docsQuestion ? DOCS_QUESTION_PRIOR : DOCS_PRIOR
-      : 1
+      : category === "config"
+      ? configQuestion ? 1 : CONFIG_PRIOR
+      : 1)
   }
 
   const chunks = new Map<number, Scored>()
@@ -388,6 +409,23 @@ const rank = (index: Index, question: string): Ranking => {
     fileScores.set(path, scores[0]! + 0.25 * (scores[1] ?? 0) + 0.1 * (scores[2] ?? 0))
   }
 
+  // A declaration documents the implementation beside it (`index.d.ts` and `index.js`): what the
+  // question matched there is an answer in the implementation, which ranks at least as high.
+  if (!typesQuestion) {
+    for (const [path, score] of [...fileScores]) {
+      if (index.files.get(path)?.derived !== "declaration") continue
+      const implementation = implementationOf(index, path)
+      if (implementation === undefined || (fileScores.get(implementation) ?? 0) >= score / DECLARATION_PRIOR) continue
+      fileScores.set(implementation, score / DECLARATION_PRIOR)
+      const ids = index.files.get(implementation)!.chunks
+      const target = ids.filter((id) => chunks.has(id)).sort((a, b) => chunks.get(b)!.score - chunks.get(a)!.score)[0] ?? ids[0]
+      if (target === undefined) continue
+      const scored = ensure(target)
+      scored.score = Math.max(scored.score, score / DECLARATION_PRIOR)
+      addReason(scored, `documented in ${path}`)
+    }
+  }
+
   // One hop along imports from the strongest files.
   const ordered = [...fileScores].sort((a, b) => b[1] - a[1])
   const best = ordered[0]?.[1] ?? 0
@@ -433,6 +471,14 @@ const rank = (index: Index, question: string): Ranking => {
     .map(([path, score]) => ({ path, score }))
     .sort((a, b) => b.score - a.score || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   return { chunks, files, words }
+}
+
+/** The implementation a declaration describes, when it is beside it: `x.d.ts` → `x.ts`, `x.js`; `x.d.cts` → `x.cts`, `x.cjs`, `x.js`. */
+const implementationOf = (index: Index, declaration: string): string | undefined => {
+  const m = /^(.*)\.d\.([cm]?)ts$/i.exec(declaration)
+  if (m === null) return undefined
+  const [, base, flavour] = m
+  return [`${base}.${flavour}ts`, `${base}.${flavour}js`, `${base}.ts`, `${base}.js`, `${base}.tsx`, `${base}.jsx`].find((path) => index.files.has(path))
 }
 
 /** The files that answer `question`, best first: what recall@k and MRR are measured on. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { categoryOf, languageOf, skipForContent, skipForPath } from "@huddle/adapters/grounding/FileRules"
+import { categoryOf, derivedKind, languageOf, skipForContent, skipForPath } from "@huddle/adapters/grounding/FileRules"
 
 describe("FileRules", () => {
   it("skips by path: vendored trees, build outputs, lockfiles, binaries, minified and generated names", () => {
@@ -97,6 +97,12 @@ describe("FileRules", () => {
       "HISTORY.md": "docs"
     }
     expect(Object.fromEntries(Object.keys(cases).map((path) => [path, categoryOf(path)]))).toEqual(cases)
+  })
+
+  it("tells type declarations and bundles from implementations", () => {
+    for (const path of ["index.d.ts", "index.d.cts", "types/index.d.mts", "built/Redis.d.ts"]) expect(derivedKind(path)).toBe("declaration")
+    for (const path of ["umd/index.js", "esm/index.js", "lib/cjs/parse.js", "qs.bundle.js", "client.umd.cjs", "index.browser.mjs"]) expect(derivedKind(path)).toBe("bundle")
+    for (const path of ["index.js", "index.ts", "src/d.ts", "lib/parse.js", "built/Redis.js", "src/esm.ts", "src/umd-loader.js"]) expect(derivedKind(path)).toBeUndefined()
   })
 
   it("names the language from the extension or a well-known file name", () => {

@@ -87,15 +87,17 @@ describe("identifier tokens", () => {
   it("splits camelCase, PascalCase, snake_case, kebab-case and digits, keeps the whole identifier, lower-cases", () => {
     expect(CodeTokens.terms("parseArgs")).toEqual(["parseargs", "pars", "arg"])
     expect(CodeTokens.terms("HTTPServer2xx")).toEqual(["httpserver2xx", "http", "server", "xx"])
-    expect(CodeTokens.terms("retry_with_backoff")).toEqual(["retry_with_backoff", "retry", "backoff"])
-    expect(CodeTokens.terms("max-retries")).toEqual(["max-retries", "max", "retry"])
-    expect(CodeTokens.terms("utf8Decoder")).toEqual(["utf8decoder", "utf", "decoder"])
-    // Inflections meet their stem; short words and those whose stem would be too short do not fold.
-    expect(CodeTokens.terms("retries retried retrying tested tests")).toEqual(["retry", "retry", "retry", "test", "test"])
-    expect(CodeTokens.terms("string need status class")).toEqual(["string", "need", "status", "class"])
-    // A silent e goes with the inflection, so the base form meets the others; a stopword stays one.
-    expect(new Set(CodeTokens.terms("evaluate evaluates evaluated evaluating"))).toEqual(new Set(["evaluat"]))
+    expect(CodeTokens.terms("retry_with_backoff")).toEqual(["retry_with_backoff", "retri", "backoff"])
+    expect(CodeTokens.terms("max-retries")).toEqual(["max-retries", "max", "retri"])
+    expect(CodeTokens.terms("utf8Decoder")).toEqual(["utf8decoder", "utf", "decod"])
+    // Words and identifier parts are reduced to their Porter stem: inflections meet.
+    expect(CodeTokens.terms("retries retried retrying retry")).toEqual(["retri", "retri", "retri", "retri"])
+    expect(CodeTokens.terms("tested tests string need class")).toEqual(["test", "test", "string", "need", "class"])
+    expect(new Set(CodeTokens.terms("evaluate evaluates evaluated evaluating"))).toEqual(new Set(["evalu"]))
     expect(CodeTokens.terms("classes matches parse parses parsed parsing")).toEqual(["class", "match", "pars", "pars", "pars", "pars"])
+    // Derivations meet too, which the plural and -ed/-ing folding this replaced did not do.
+    expect(new Set(CodeTokens.terms("redirection redirected redirects followRedirect"))).toEqual(new Set(["redirect", "followredirect", "follow"]))
+    // A stopword stays one, whatever it would stem to.
     expect(CodeTokens.terms("where there these those Where")).toEqual([])
   })
 
@@ -147,6 +149,48 @@ describe("lexical retrieval", () => {
     }))
     expect(LexicalIndex.rankFiles(documented, "which code waits with exponential backoff")[0]).toBe("src/net/retry.ts")
     expect(LexicalIndex.rankFiles(documented, "what does the readme say about exponential backoff")[0]).toBe("README.md")
+  })
+
+  it("ranks an implementation above its type declarations and its bundles, unless the question is about types", () => {
+    // A library as npm ships it: the declarations carry the documentation, in the question's words.
+    const doc = "/** Opens a connection to the server, and when the connection drops, reconnects after a delay that grows with each failed attempt. */"
+    const library = LexicalIndex.build(snapshotOf({
+      ...Object.fromEntries(Object.entries(repo).filter(([path]) => path.startsWith("src/misc/"))),
+      "index.d.ts": lines(doc, "export declare function connect(options: ConnectOptions): Client", "export interface ConnectOptions { host: string; port: number }"),
+      "index.d.cts": lines(doc, "declare function connect(options: ConnectOptions): Client", "export = connect"),
+      "index.js": lines(
+        "const net = require(\"net\")",
+        "function connect(options) {",
+        "  let attempts = 0",
+        "  const open = () => {",
+        "    const socket = net.createConnection(options)",
+        "    // The connection dropped: reconnect later.",
+        "    socket.on(\"close\", () => setTimeout(open, Math.min(++attempts * 50, 2000)))",
+        "    return socket",
+        "  }",
+        "  return open()",
+        "}",
+        "module.exports = connect"
+      ),
+      "umd/library.umd.js": lines(
+        "(function (root, factory) { root.client = factory(root.net) })(this, function (net) {",
+        "  // The connection dropped: reconnect later.",
+        "  return function connect(options) { const socket = net.createConnection(options); socket.on(\"close\", () => connect(options)); return socket }",
+        "})"
+      )
+    }))
+    const ranked = LexicalIndex.rankFiles(library, "How does the client reconnect when the connection to the server drops?")
+    expect(ranked[0]).toBe("index.js")
+    expect(ranked.indexOf("umd/library.umd.js")).toBeGreaterThan(0)
+    expect(LexicalIndex.rankFiles(library, "Which types does connect accept in its options?")[0]).toMatch(/^index\.d\.c?ts$/)
+  })
+
+  it("meets a word of the question with the code's word of the same stem, derivations included", () => {
+    const stems = LexicalIndex.build(snapshotOf({
+      ...Object.fromEntries(Object.entries(repo).filter(([path]) => path.startsWith("src/misc/"))),
+      "src/http/follow.ts": lines("export const followRedirect = (status: number, location: string) =>", "  status >= 300 && status < 400 ? location : undefined")
+    }))
+    expect(LexicalIndex.rankFiles(stems, "What happens on a redirection?")[0]).toBe("src/http/follow.ts")
   })
 
   it("shows a file the question names, even when none of its words are in the question", () => {

@@ -36,6 +36,18 @@ export const pinned: ReadonlyArray<Pinned> = [
     version: "1.22.10",
     integrity: "sha512-NPRy+/ncIMeDlTAsuqwKIiferiawhefFJtkNSW0qZJEqMEb+qBt/77B/jGeeek+F0uOeN05CDa6HXbbIgtVX4w==",
     about: "Node's module resolution algorithm; lib/ and a CLI, tests and fixtures in test/"
+  },
+  {
+    name: "ioredis",
+    version: "5.11.1",
+    integrity: "sha512-ehuGcf94bQXhfagULNXrJdfnWO38v070jxSx/qE87Kjzmu2fU7ro5EFAb+OPituLqgfyuQaym5DlrNydW2sJ9A==",
+    about: "a Redis client in TypeScript, published compiled: built/*.js, each beside its declarations built/*.d.ts; no tests"
+  },
+  {
+    name: "pg-protocol",
+    version: "1.16.1",
+    integrity: "sha512-p9VOFMiHB/ZbJATetbg+99PxssTVSQRnyuPSQ67mN1+1KBOjZaZ83ZQzltnxPhJwSsC3nwVjJ10DVJlerbFzLg==",
+    about: "PostgreSQL's wire protocol in TypeScript: src/ with its tests beside the code, an ESM wrapper, compiled dist/ (skipped)"
   }
 ]
 
