@@ -34,7 +34,7 @@ const announced = (config: ServerConfig.ServerConfig, started: number) =>
 /** Why the start failed, as the rest of the log says things: kind and message, down the causes. */
 const describeCause = (cause: Cause.Cause<unknown>): string =>
   [
-    ...Array.from(Cause.failures(cause), (error) => ConfigError.isConfigError(error) ? String(error) : describeDefect(error)),
+    ...Array.from(Cause.failures(cause), (error) => ConfigError.isConfigError(error) ? ServerConfig.describeConfigError(error) : describeDefect(error)),
     ...Array.from(Cause.defects(cause), describeDefect)
   ].join("; ")
 
