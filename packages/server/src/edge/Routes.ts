@@ -41,3 +41,13 @@ for (const [method, path] of served) router.on(method, path, { name: `${method} 
 export const unmatched: Route = { name: "unmatched", dialect: "huddle" }
 
 export const routeOf = (method: string, url: string): Route => router.find(method, url)?.handler ?? unmatched
+
+/** The methods a route may have; `HEAD` is served wherever `GET` is (the platform's router does so). */
+const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const
+
+/**
+ * The methods a path is served with, for `Allow` on a 405: none when no route has the path (a
+ * 404). From the same routes as `routeOf`, so the two cannot disagree.
+ */
+export const allowedMethods = (url: string): ReadonlyArray<string> =>
+  methods.filter((method) => router.find(method === "HEAD" ? "GET" : method, url) !== undefined)
