@@ -327,7 +327,7 @@ const middleware = (options: { readonly maxBodyBytes: number }) =>
             if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
             const failure = Cause.failureOption(cause)
             if (Predicate.isTagged(failure._tag === "Some" ? failure.value : Cause.squash(cause), "RouteNotFound")) {
-              const allowed = Routes.allowedMethods(request.url)
+              const allowed = Routes.allowedMethods(request.method, request.url)
               if (allowed.length > 0) return Effect.succeed(methodNotAllowed(request.method, pathOf(request.url), allowed))
               const unserved = unservedAnswer(request.method, pathOf(request.url))
               if (unserved !== undefined) return Effect.succeed(unserved)

@@ -46,8 +46,12 @@ export const routeOf = (method: string, url: string): Route => router.find(metho
 const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const
 
 /**
- * The methods a path is served with, for `Allow` on a 405: none when no route has the path (a
- * 404). From the same routes as `routeOf`, so the two cannot disagree.
+ * The methods a path is served with, for `Allow` when `method` was refused on it (a 405): none
+ * when no route has the path, or when one has it with `method` itself — a route listed here
+ * that this server does not serve (`/metrics` when metrics are off), or a request its router
+ * refused for another reason: a 404, as the router said. From the same routes as `routeOf`.
  */
-export const allowedMethods = (url: string): ReadonlyArray<string> =>
-  methods.filter((method) => router.find(method === "HEAD" ? "GET" : method, url) !== undefined)
+export const allowedMethods = (method: string, url: string): ReadonlyArray<string> => {
+  const allowed: ReadonlyArray<string> = methods.filter((candidate) => router.find(candidate === "HEAD" ? "GET" : candidate, url) !== undefined)
+  return allowed.includes(method) ? [] : allowed
+}
