@@ -90,8 +90,6 @@ const contract = HttpApi.make("huddle")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(OpenApi.Description, description)
   .annotate(OpenApi.Servers, OpenApiDocument.servers)
-  // The project grants no license (none is declared); the document says so rather than invent one.
-  .annotate(OpenApi.License, { name: "Proprietary: no license is granted" })
   .annotate(HttpApi.AdditionalSchemas, OpenApiDocument.additionalSchemas)
 
 /** The contract, with the fixes of its OpenAPI document that annotations cannot express. */

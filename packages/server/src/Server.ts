@@ -3,6 +3,7 @@
  * environment; the testkit runs it in-process with its own configuration.
  */
 import { createServer, type Server as NodeServer, STATUS_CODES } from "node:http"
+import type { Socket } from "node:net"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
@@ -126,26 +127,46 @@ const metricsLayer = (config: ServerConfig) => {
 }
 
 /**
- * Shutdown drains before anything else closes: this layer is built last, so its finalizer runs
- * first. It stops accepting connections and waits for the requests in flight, while the database
- * and the request handler are still there; connections still busy after the grace period are
- * closed, so that shutdown always ends. Then it waits for the handlers themselves: a request
- * whose client is gone (or was cut at the grace) is still settling its credits.
+ * Closes the connections no request is using: those whose last answer ended (Node's own idle
+ * list) and those that never sent a byte, which Node counts as busy (it times their first
+ * request's headers from the connection on). Browsers open such spare connections ahead of the
+ * requests they may make; left open, each held shutdown for the whole grace period.
  */
-const drainOnShutdown = (server: NodeServer, inFlight: InFlight.InFlight, grace: Duration.Duration) =>
+const idleCloser = (server: NodeServer) => {
+  const open = new Set<Socket>()
+  server.on("connection", (socket: Socket) => {
+    open.add(socket)
+    // Not a "data" listener: one would take the socket off Node's native parsing path.
+    socket.once("close", () => open.delete(socket))
+  })
+  return () => {
+    server.closeIdleConnections()
+    for (const socket of open) if (socket.bytesRead === 0) socket.destroy()
+  }
+}
+
+/**
+ * Shutdown drains before anything else closes: this layer is built last, so its finalizer runs
+ * first. It stops accepting connections, closes the idle ones at once (and each as it becomes
+ * idle) and waits for the requests in flight, while the database and the request handler are
+ * still there; connections still busy after the grace period are closed, so that shutdown
+ * always ends. Then it waits for the handlers themselves: a request whose client is gone (or
+ * was cut at the grace) is still settling its credits.
+ */
+const drainOnShutdown = (server: NodeServer, closeIdle: () => void, inFlight: InFlight.InFlight, grace: Duration.Duration) =>
   Layer.scopedDiscard(
     Effect.addFinalizer(() =>
       Effect.async<void>((resume) => {
         if (!server.listening) return resume(Effect.void)
         const force = setTimeout(() => server.closeAllConnections(), Duration.toMillis(grace))
         // Keep-alive connections become idle as their last response ends: close them then.
-        const sweep = setInterval(() => server.closeIdleConnections(), 50)
+        const sweep = setInterval(closeIdle, 50)
         server.close(() => {
           clearTimeout(force)
           clearInterval(sweep)
           resume(Effect.void)
         })
-        server.closeIdleConnections()
+        closeIdle()
       }).pipe(
         // Their clients are gone, so they were interrupted: what is left is their finalizers.
         Effect.zipRight(inFlight.drained(grace)),
@@ -184,6 +205,7 @@ export const layer = (config: ServerConfig) => {
     )
   })
   const inFlight = InFlight.make()
+  const closeIdle = idleCloser(node)
   // `Context.Reference`s read per request, which no type asks for: `Metrics` by the request edge,
   // `MaxBodySize` by the platform as it reads a body.
   const served = RequestContext.serve([Metrics.Metrics, HttpIncomingMessage.MaxBodySize], (app) => inFlight.track(ServerSpan.middleware(RequestEdge.middleware(app)))).pipe(
@@ -197,7 +219,7 @@ export const layer = (config: ServerConfig) => {
     // The request's span is ServerSpan's.
     HttpMiddleware.withTracerDisabledWhen(() => true)
   )
-  const server = drainOnShutdown(node, inFlight, config.shutdownGrace).pipe(
+  const server = drainOnShutdown(node, closeIdle, inFlight, config.shutdownGrace).pipe(
     Layer.provideMerge(served),
     Layer.provideMerge(NodeHttpServer.layer(() => node, { host: config.host, port: config.port })),
     Layer.orDie

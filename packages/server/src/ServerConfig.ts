@@ -9,7 +9,7 @@ import * as NodeRepositorySources from "@huddle/adapters/grounding/NodeRepositor
 import * as Catalog from "@huddle/adapters/models/Catalog"
 import * as Providers from "@huddle/adapters/models/Providers"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
-import { Config, Duration, LogLevel, Option, Redacted } from "effect"
+import { Config, ConfigError, Duration, Either, LogLevel, Option, Redacted } from "effect"
 import * as Tracing from "./edge/Tracing.js"
 import * as RateLimiting from "./http/RateLimiting.js"
 
@@ -45,6 +45,54 @@ export interface ServerConfig {
   readonly grounding?: Engine.GroundingOptions | undefined
 }
 
+/**
+ * A refused configuration as an operator reads it: each variable with what is wrong with it
+ * (`REDIS_URL: must be redis://…`), for the start-up log and the command line alike. Every
+ * refusal names its variable: a check of one variable is made on that variable, a check across
+ * several fails on the one it names (`HUDDLE_INSTANCE_STALE_AFTER`).
+ */
+export const describeConfigError = (error: ConfigError.ConfigError): string => {
+  const lines: Array<string> = []
+  const walk = (node: ConfigError.ConfigError): void => {
+    switch (node._op) {
+      case "And":
+      case "Or":
+        walk(node.left)
+        walk(node.right)
+        return
+      case "MissingData":
+        lines.push(`${node.path.join(".")}: is not set`)
+        return
+      default: {
+        const line = node.path.length > 0 ? `${node.path.join(".")}: ${node.message}` : node.message
+        if (!lines.includes(line)) lines.push(line)
+      }
+    }
+  }
+  walk(error)
+  return lines.join("; ")
+}
+
+/**
+ * A duration (`30 seconds`, `500 millis`); Effect's own refusal does not say what it takes.
+ * Nested under its name, as Effect's own are: a check made on it then still names the variable.
+ */
+const duration = (name: string) =>
+  Config.nested(
+    Config.string().pipe(
+      Config.mapOrFail((text) =>
+        Either.fromOption(
+          Duration.decodeUnknown(text.trim()),
+          () => ConfigError.InvalidData([], `must be a duration such as "30 seconds" or "500 millis", not ${JSON.stringify(text)}`)
+        )
+      )
+    ),
+    name
+  )
+
+/** A duration as the variables are written (`Duration.format`'s `10s` is not a form they take). */
+const seconds = (d: Duration.Duration) => `${Duration.toMillis(d) / 1000} seconds`
+
 /** Long enough that guessing it is hopeless (e.g. `openssl rand -hex 32`). */
 export const minOperatorTokenLength = 32
 
@@ -73,9 +121,9 @@ const throttleLimit = (name: string, fallback: number) =>
     Config.withDefault(fallback)
   )
 
-const isRedisUrl = (url: Redacted.Redacted) => {
+const isRedisUrl = (url: string) => {
   try {
-    RateLimitStore.redisOptions(Redacted.value(url))
+    RateLimitStore.redisOptions(url)
     return true
   } catch {
     return false
@@ -87,15 +135,17 @@ export const rateLimitsFromEnv: Config.Config<RateLimiting.Options> = Config.all
   intent: perMinute("HUDDLE_RATE_INTENT", 60),
   chat: perMinute("HUDDLE_RATE_CHAT", 60),
   read: perMinute("HUDDLE_RATE_READ", 120),
+  // Validated as text, then redacted: a validated `Config.redacted` loses the variable's name.
   redisUrl: Config.option(
-    Config.redacted("REDIS_URL").pipe(
-      Config.validate({ message: "must be redis://[user:password@]host[:port][/db] or rediss://…", validation: isRedisUrl })
+    Config.string("REDIS_URL").pipe(
+      Config.validate({ message: "must be redis://[user:password@]host[:port][/db] or rediss://…", validation: isRedisUrl }),
+      Config.map(Redacted.make)
     )
   ),
   prefix: Config.string("HUDDLE_RATE_LIMIT_PREFIX").pipe(Config.withDefault(RateLimitStore.defaultPrefix)),
-  timeout: Config.duration("HUDDLE_RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(RateLimitStore.defaultTimeout)),
+  timeout: duration("HUDDLE_RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(RateLimitStore.defaultTimeout)),
   onStoreError: Config.literal("open", "closed")("HUDDLE_RATE_LIMIT_ON_STORE_ERROR").pipe(Config.withDefault("open" as const)),
-  throttleWindow: Config.duration("HUDDLE_SIGNIN_WINDOW").pipe(
+  throttleWindow: duration("HUDDLE_SIGNIN_WINDOW").pipe(
     Config.validate({ message: "must be from 1 second to 1 day", validation: (d) => Duration.toMillis(d) >= 1000 && Duration.toMillis(d) <= 86_400_000 }),
     Config.withDefault(RateLimiting.defaultThrottles.window)
   ),
@@ -138,7 +188,7 @@ export const repositorySourcesFromEnv = (dataDir: Config.Config<string>): Config
     ),
     privateHosts: Config.boolean("HUDDLE_REPO_GIT_PRIVATE_HOSTS").pipe(Config.withDefault(false)),
     cloneDir: Config.option(Config.string("HUDDLE_REPO_DIR")),
-    gitTimeout: Config.duration("HUDDLE_REPO_GIT_TIMEOUT").pipe(
+    gitTimeout: duration("HUDDLE_REPO_GIT_TIMEOUT").pipe(
       Config.validate({ message: "must be positive", validation: (d) => Duration.toMillis(d) > 0 }),
       Config.withDefault(NodeRepositorySources.defaultGitTimeout)
     )
@@ -205,12 +255,12 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
     Config.validate({ message: "must be zero or more", validation: (n) => n >= 0 }),
     Config.withDefault(1000)
   ),
-  sessionTtl: Config.duration("HUDDLE_SESSION_TTL").pipe(Config.withDefault(Duration.days(7))),
+  sessionTtl: duration("HUDDLE_SESSION_TTL").pipe(Config.withDefault(Duration.days(7))),
   maxBodyBytes: Config.integer("HUDDLE_MAX_BODY_BYTES").pipe(
     Config.validate({ message: "must be positive", validation: (n) => n > 0 }),
     Config.withDefault(1024 * 1024)
   ),
-  shutdownGrace: Config.duration("HUDDLE_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
+  shutdownGrace: duration("HUDDLE_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
   logLevel,
   providers: Providers.fromEnv,
   catalog: Catalog.fromEnv,
@@ -235,21 +285,29 @@ export const fromEnv: Config.Config<ServerConfig> = Config.all({
       Config.validate({ message: "must be a ratio from 0 to 1", validation: (n) => n >= 0 && n <= 1 })
     )
   ),
-  heartbeat: Config.duration("HUDDLE_HEARTBEAT_INTERVAL").pipe(Config.withDefault(Duration.seconds(10))),
-  staleAfter: Config.duration("HUDDLE_INSTANCE_STALE_AFTER").pipe(Config.withDefault(Duration.seconds(30))),
+  heartbeat: duration("HUDDLE_HEARTBEAT_INTERVAL").pipe(
+    Config.validate({ message: "must be positive", validation: (d) => Duration.toMillis(d) > 0 }),
+    Config.withDefault(Duration.seconds(10))
+  ),
+  staleAfter: duration("HUDDLE_INSTANCE_STALE_AFTER").pipe(Config.withDefault(Duration.seconds(30))),
   councilParticipants: Config.integer("HUDDLE_COUNCIL_PARTICIPANTS").pipe(
     Config.validate({ message: "must be 2, 3 or 4", validation: (n) => n >= 2 && n <= 4 }),
     Config.withDefault(3)
   ),
-  councilDeadline: Config.duration("HUDDLE_COUNCIL_DEADLINE").pipe(
+  councilDeadline: duration("HUDDLE_COUNCIL_DEADLINE").pipe(
     Config.validate({ message: "must be positive", validation: (d) => Duration.toMillis(d) > 0 }),
     Config.withDefault(Duration.seconds(120))
   )
 }).pipe(
-  Config.validate({
-    message: "HUDDLE_INSTANCE_STALE_AFTER must be at least three times HUDDLE_HEARTBEAT_INTERVAL",
-    validation: ({ heartbeat, staleAfter }) => Duration.toMillis(staleAfter) >= 3 * Duration.toMillis(heartbeat) && Duration.toMillis(heartbeat) > 0
-  }),
+  // A check across variables fails on the one it is about, so that the refusal names it.
+  Config.mapOrFail((config) =>
+    Duration.toMillis(config.staleAfter) >= 3 * Duration.toMillis(config.heartbeat)
+      ? Either.right(config)
+      : Either.left(ConfigError.InvalidData(
+        ["HUDDLE_INSTANCE_STALE_AFTER"],
+        `must be at least three times HUDDLE_HEARTBEAT_INTERVAL (${seconds(config.heartbeat)}), not ${seconds(config.staleAfter)}`
+      ))
+  ),
   Config.map((
     {
       councilDeadline,

@@ -4,6 +4,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Database from "@huddle/adapters/sql/Database"
 import { Cause, ConfigError, Effect, Layer, Logger, LogLevel } from "effect"
 import { describeDefect } from "./edge/ErrorTranslation.js"
+import * as Ready from "./Ready.js"
 import * as Server from "./Server.js"
 import * as ServerConfig from "./ServerConfig.js"
 
@@ -14,18 +15,10 @@ const announced = (config: ServerConfig.ServerConfig, started: number) =>
       const address = yield* HttpServer.addressFormattedWith((url) => Effect.succeed(url))
       const storage = Database.describe(config.engine)
       yield* Effect.logInfo("huddle ready").pipe(
-        Effect.annotateLogs({
-          url: address,
-          docs: `${address}/docs`,
-          openapi: `${address}/v1/openapi.json`,
-          storage,
-          startup_ms: Math.round(performance.now() - started)
-        })
+        Effect.annotateLogs({ ...Ready.addresses(address), storage, startup_ms: Math.round(performance.now() - started) })
       )
       // A plain banner for a person at a terminal; a log collector (no terminal) gets JSON only.
-      if (process.stdout.isTTY) {
-        console.log(`\nHuddle is ready at ${address} (storage: ${storage})\n  API reference: ${address}/docs\n  OpenAPI:       ${address}/v1/openapi.json\n  Health:        ${address}/healthz  ${address}/readyz\n`)
-      }
+      if (process.stdout.isTTY) console.log(Ready.banner(address, storage))
       // Built last, released first: logged before the server drains and the database closes.
       yield* Effect.addFinalizer(() => Effect.logInfo("shutting down"))
     })
@@ -34,7 +27,7 @@ const announced = (config: ServerConfig.ServerConfig, started: number) =>
 /** Why the start failed, as the rest of the log says things: kind and message, down the causes. */
 const describeCause = (cause: Cause.Cause<unknown>): string =>
   [
-    ...Array.from(Cause.failures(cause), (error) => ConfigError.isConfigError(error) ? String(error) : describeDefect(error)),
+    ...Array.from(Cause.failures(cause), (error) => ConfigError.isConfigError(error) ? ServerConfig.describeConfigError(error) : describeDefect(error)),
     ...Array.from(Cause.defects(cause), describeDefect)
   ].join("; ")
 
@@ -62,5 +55,13 @@ const main = ServerConfig.fromEnv.pipe(
   }),
   Effect.provide(Server.loggerLayer)
 )
+
+// runMain stops listening at the first SIGTERM or SIGINT, so a second one would kill the process
+// mid-drain, and one comes at once under `npm start`: Ctrl-C reaches npm and the server, and npm
+// forwards its own. Listened to for the whole run, they are ignored while shutdown, bounded by
+// HUDDLE_SHUTDOWN_GRACE, goes on (docs/decisions/0038-npm-start-execs-node.md).
+const ignoreRepeat = () => {}
+process.on("SIGTERM", ignoreRepeat)
+process.on("SIGINT", ignoreRepeat)
 
 NodeRuntime.runMain(main, { disablePrettyLogger: true, disableErrorReporting: true })

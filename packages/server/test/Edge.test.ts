@@ -51,12 +51,35 @@ describe("the HTTP edge", () => {
     expect(res.body).toEqual({ error: "INVALID_REQUEST", message: "email: is missing" })
   })
 
-  it("answers unknown routes and methods with 404 and the envelope", async () => {
-    for (const [method, path] of [["GET", "/v1/nothing-here"], ["GET", "/nothing-here"], ["DELETE", "/v1/me"], ["GET", "/v1/../etc/passwd"]] as const) {
+  it("answers unknown paths with 404 and the envelope, whatever the method", async () => {
+    for (const [method, path] of [["GET", "/v1/nothing-here"], ["GET", "/nothing-here"], ["DELETE", "/v1/nothing-here"], ["GET", "/v1/../etc/passwd"]] as const) {
       const res = await server.request(method, path)
       expect(res.status, `${method} ${path}`).toBe(404)
       expect(res.body).toEqual({ error: "NOT_FOUND", message: expect.any(String) })
     }
+  })
+
+  it("answers a known path asked with a method it does not have with 405, the envelope and Allow", async () => {
+    const token = (await Accounts.signupAndLogin(server)).session
+    for (const [method, path, allow] of [
+      ["GET", "/v1/huddle", "POST"],
+      ["DELETE", "/v1/me", "GET, HEAD"],
+      ["POST", "/v1/memories/mem_1?x=1", "GET, HEAD, PATCH, DELETE"],
+      ["PUT", "/v1/huddle/sessions", "GET, HEAD"],
+      ["GET", "/v1/rpc", "POST"],
+      ["DELETE", "/docs", "GET, HEAD"]
+    ] as const) {
+      const res = await server.request(method, path, { token })
+      const label = `${method} ${path}`
+      expect(res.status, label).toBe(405)
+      expect(res.headers.get("allow"), label).toBe(allow)
+      expect(res.body, label).toEqual({ error: "METHOD_NOT_ALLOWED", message: `${path.split("?")[0]} does not take ${method}; it takes ${allow}` })
+    }
+    // Without a credential too: which methods a path has is in the public contract.
+    const anonymous = await server.request("PATCH", "/v1/api-keys")
+    expect([anonymous.status, anonymous.headers.get("allow")]).toEqual([405, "GET, HEAD, POST"])
+    // HEAD where GET is: served, not refused.
+    expect((await server.request("HEAD", "/healthz")).status).toBe(200)
   })
 
   it("refuses a body over the limit with 413, before reading it", async () => {

@@ -138,6 +138,21 @@ describe("OpenAI's edges", () => {
       }
     })
 
+    it("answers a path it serves asked with another method with 405, Allow and OpenAI's envelope", async () => {
+      for (const [method, path, allow] of [["GET", "/v1/chat/completions", "POST"], ["DELETE", "/v1/models/economy", "GET, HEAD"], ["GET", "/v1/responses", "POST"]] as const) {
+        const res = await server.request(method, path, { token: apiKey })
+        expect(res.status, path).toBe(405)
+        expect(res.headers.get("allow"), path).toBe(allow)
+        expect(res.body, path).toEqual({
+          error: { message: `${path} does not take ${method}; it takes ${allow}`, type: "invalid_request_error", param: null, code: "METHOD_NOT_ALLOWED" }
+        })
+      }
+      // Through the SDK: its error for the status, with the message.
+      const refused = await client.get("/chat/completions").catch((e: unknown) => e)
+      expect(refused).toBeInstanceOf(OpenAI.APIError)
+      expect(refused).toMatchObject({ status: 405, code: "METHOD_NOT_ALLOWED" })
+    })
+
     it("keeps Huddle's envelope for unknown paths that are not OpenAI's", async () => {
       const res = await server.request("GET", "/v1/nothing-here", { token: apiKey })
       expect(res.status).toBe(404)

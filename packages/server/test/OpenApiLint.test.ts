@@ -5,7 +5,7 @@
  */
 import { TestServer } from "@huddle/testkit"
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -89,10 +89,20 @@ describe("the OpenAPI document", () => {
     expect(document["tags"].filter((tag: Json) => !tag["description"]).map((tag: Json) => tag["name"])).toEqual([])
   })
 
-  it("names its servers and its license", () => {
+  it("names its servers and its license, Apache-2.0 by its SPDX identifier, as LICENSE and every package.json say", () => {
     expect(document["servers"]).toEqual([{ url: "/", description: expect.any(String) }])
-    expect(document["info"]["license"]["name"]).toMatch(/\S/)
+    expect(document["info"]["license"]).toEqual({ name: "Apache-2.0", identifier: "Apache-2.0" })
+    const root = new URL("../../../", import.meta.url)
+    expect(readFileSync(new URL("LICENSE", root), "utf8")).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004\s/)
+    const manifests = ["package.json", ...readdirSync(new URL("packages/", root)).map((name) => `packages/${name}/package.json`)]
+    expect(manifests.length).toBeGreaterThan(5)
+    for (const manifest of manifests) expect(JSON.parse(readFileSync(new URL(manifest, root), "utf8")).license, manifest).toBe("Apache-2.0")
   })
+
+  it("has no problem, not even a warning, with its info (license included) for redocly lint", async () => {
+    const problems = (await lint(document)).filter((problem) => problem.location.some((location) => location.pointer.startsWith("#/info")))
+    expect(problems.map((problem) => `${problem.ruleId}: ${problem.message}`)).toEqual([])
+  }, 60_000)
 
   it("documents OpenAI's envelope for every error of the OpenAI paths, and Huddle's elsewhere", () => {
     const openAi = ref("OpenAiError")

@@ -19,8 +19,8 @@ const cli = join(mainJs, "..", "bin", "huddle.js")
 
 describe("the operator command line", () => {
   const dataDir = join(scratchDir(), "data")
-  const huddle = async (args: ReadonlyArray<string>, stdin?: string) => {
-    const child = run(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? "", HUDDLE_DATA_DIR: dataDir }, timeout: 60_000 })
+  const huddle = async (args: ReadonlyArray<string>, stdin?: string, env: Record<string, string> = {}) => {
+    const child = run(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? "", HUDDLE_DATA_DIR: dataDir, ...env }, timeout: 60_000 })
     if (stdin !== undefined) {
       child.child.stdin!.end(stdin)
     } else child.child.stdin!.end()
@@ -89,4 +89,27 @@ describe("the operator command line", () => {
       await server.stop()
     }
   }, 180_000)
+
+  it("names the option or the variable of every refusal", async () => {
+    const created = await huddle(["create-user", "--email", "named@example.com", "--password-stdin"], "correct horse battery\n")
+    expect(created.code, created.stderr).toBe(0)
+    for (const [args, said] of [
+      [["grant", "--user", "named@example.com", "--amount", "5"], "--reason: is missing"],
+      [["grant", "--user", "named@example.com", "--amount", "many", "--reason", "r"], "--amount: Expected number, actual \"many\""],
+      [["ledger", "--user", "named@example.com", "--limit", "0"], "--limit: Expected a number between 1 and 1000, actual 0"],
+      [["create-user", "--email", "not-an-address", "--password-stdin"], "--email: "]
+    ] as const) {
+      const refused = await huddle(args, "correct horse battery\n")
+      expect(refused.code, args.join(" ")).toBe(2)
+      expect(refused.stderr.split("\n")[0], args.join(" ")).toContain(said)
+    }
+    for (const [env, said] of [
+      [{ HUDDLE_INSTANCE_STALE_AFTER: "10 seconds" }, "HUDDLE_INSTANCE_STALE_AFTER: must be at least three times HUDDLE_HEARTBEAT_INTERVAL (10 seconds), not 10 seconds"],
+      [{ HUDDLE_STARTER_CREDITS: "-5" }, "HUDDLE_STARTER_CREDITS: must be zero or more"]
+    ] as const) {
+      const refused = await huddle(["ledger", "--user", "named@example.com"], undefined, env)
+      expect(refused.code, JSON.stringify(env)).toBe(1)
+      expect(refused.stderr.trim(), JSON.stringify(env)).toBe(said)
+    }
+  }, 120_000)
 })

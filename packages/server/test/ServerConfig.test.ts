@@ -1,7 +1,7 @@
 /** The server's configuration as docs/operations.md documents it. */
 import { readFileSync } from "node:fs"
 import { delimiter } from "node:path"
-import { fromEnv } from "@huddle/server/ServerConfig"
+import { describeConfigError, fromEnv } from "@huddle/server/ServerConfig"
 import { ConfigProvider, Duration, Effect, Either, LogLevel } from "effect"
 import { describe, expect, it } from "vitest"
 
@@ -136,5 +136,47 @@ describe("HUDDLE_TRUST_PROXY", () => {
       expect(Either.isLeft(config), value).toBe(true)
       if (Either.isLeft(config)) expect(String(config.left), value).toContain("HUDDLE_TRUST_PROXY")
     }
+  })
+})
+
+describe("a refused configuration", () => {
+  /** What the start-up log and the command line say (one formatter for both). */
+  const refusal = (env: Record<string, string>) => {
+    const config = read(env)
+    return Either.isLeft(config) ? describeConfigError(config.left) : undefined
+  }
+
+  it("names HUDDLE_INSTANCE_STALE_AFTER when it is under three heartbeats, in the form the variables take", () => {
+    expect(refusal({ HUDDLE_INSTANCE_STALE_AFTER: "10 seconds" })).toBe(
+      "HUDDLE_INSTANCE_STALE_AFTER: must be at least three times HUDDLE_HEARTBEAT_INTERVAL (10 seconds), not 10 seconds"
+    )
+    expect(refusal({ HUDDLE_HEARTBEAT_INTERVAL: "20 seconds" })).toMatch(/^HUDDLE_INSTANCE_STALE_AFTER: .*\(20 seconds\), not 30 seconds$/)
+    expect(refusal({ HUDDLE_HEARTBEAT_INTERVAL: "0 seconds" })).toBe("HUDDLE_HEARTBEAT_INTERVAL: must be positive")
+  })
+
+  it("names REDIS_URL when it is not a Redis URL, without repeating its value", () => {
+    expect(refusal({ REDIS_URL: "http://user:secret@cache:6379" })).toBe("REDIS_URL: must be redis://[user:password@]host[:port][/db] or rediss://…")
+  })
+
+  it("says what a duration looks like", () => {
+    expect(refusal({ HUDDLE_SHUTDOWN_GRACE: "10s" })).toBe("HUDDLE_SHUTDOWN_GRACE: must be a duration such as \"30 seconds\" or \"500 millis\", not \"10s\"")
+  })
+
+  it("names the variable of every refusal, for every variable docs/operations.md documents", () => {
+    const documented = [...operations.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((match) => match[1]!)
+    expect(documented.length).toBeGreaterThan(30)
+    const refused: Array<string> = []
+    for (const name of documented) {
+      for (const value of ["x", "-1", "0", "1s", "http://x", "2 seconds"]) {
+        const said = refusal({ [name]: value })
+        if (said === undefined) continue
+        refused.push(name)
+        expect(said, `${name}=${value}`).toMatch(new RegExp(`^${name}: `))
+      }
+    }
+    // The check saw refusals of most of them (the others take any text).
+    expect(new Set(refused).size).toBeGreaterThan(20)
+    // Several refused at once: each named.
+    expect(refusal({ PORT: "abc", REDIS_URL: "http://x" })).toMatch(/^PORT: .*; REDIS_URL: /)
   })
 })

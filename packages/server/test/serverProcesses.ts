@@ -12,7 +12,7 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { TestServer } from "@huddle/testkit"
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..")
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..")
 export const mainJs = join(repoRoot, "packages/server/dist/main.js")
 
 /** Environment variables of the server that the test process must not pass on. */

@@ -7,6 +7,11 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("Payl
   message: Schema.String
 }) {}
 
+/** A known path asked with a method it is not served with (edge/ErrorTranslation.ts adds `Allow`). */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", {
+  message: Schema.String
+}) {}
+
 /** Too many requests of one rate class from one credential (api/RateLimit.ts). */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   message: Schema.String

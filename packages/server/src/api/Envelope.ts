@@ -35,6 +35,7 @@ export const SessionRequired = envelope(Errors.SessionRequired, "SessionRequired
 export const PolicyViolation = envelope(Errors.PolicyViolation, "PolicyViolation")
 export const NotFound = envelope(Errors.NotFound, "NotFound")
 export const Conflict = envelope(Errors.Conflict, "Conflict")
+export const MethodNotAllowed = envelope(EdgeErrors.MethodNotAllowed, "MethodNotAllowed")
 export const RateLimited = envelope(EdgeErrors.RateLimited, "RateLimited")
 export const IdempotencyKeyReused = envelope(EdgeErrors.IdempotencyKeyReused, "IdempotencyKeyReused")
 export const IdempotencyInProgress = envelope(EdgeErrors.IdempotencyInProgress, "IdempotencyInProgress")

@@ -78,6 +78,10 @@ const entries = {
     description: "No such resource",
     rpc: { code: -32004, meaning: "No such resource or model, or the caller may not see it" }
   },
+  MethodNotAllowed: {
+    status: 405,
+    description: "The path exists, but not with this method; `Allow` lists the methods it has"
+  },
   Conflict: {
     status: 409,
     description: "Conflicts with existing state",

@@ -1,8 +1,8 @@
 /**
  * What the OpenAPI document says and the contract's annotations cannot: a final transform of the
  * generated document (`OpenApi.Transform` on the API, applied by `OpenApi.fromApi`). Each fix
- * below says why it is here; everything else (summaries, descriptions, tags, servers, license)
- * is an annotation of the contract itself.
+ * below says why it is here; everything else (summaries, descriptions, tags, servers) is an
+ * annotation of the contract itself.
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -119,8 +119,14 @@ export const transform = <Id extends string, Groups extends HttpApiGroup.HttpApi
     }
   }
   dropBuiltinIds(document)
+  // The platform's license annotation has only `name` and `url`; OpenAPI 3.1 names a license by
+  // its SPDX `identifier`, which validators (swagger-parser) expect.
+  document["info"]["license"] = license
   return document
 }
+
+/** The project's licence (the `LICENSE` file at the repository's root). */
+export const license = { name: "Apache-2.0", identifier: "Apache-2.0" } as const
 
 /** Where the document says the API is served: relative, so it holds for every deployment. */
 export const servers: ReadonlyArray<OpenApi.OpenAPISpecServer> = [

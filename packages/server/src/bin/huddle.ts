@@ -14,7 +14,7 @@ import * as Engine from "@huddle/adapters/Engine"
 import * as Database from "@huddle/adapters/sql/Database"
 import { Operator, type Service as OperatorService } from "@huddle/domain/operator/Operator"
 import { Email, Password } from "@huddle/domain/accounts/User"
-import { Effect, Layer, Logger, LogLevel, Option, ParseResult, Schema } from "effect"
+import { ConfigError, Effect, Layer, Logger, LogLevel, Option, ParseResult, Schema } from "effect"
 import { GrantRequest } from "../api/OperatorApi.js"
 import * as ServerConfig from "../ServerConfig.js"
 
@@ -65,11 +65,30 @@ const readStdin = Effect.promise(async () => {
   return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "")
 })
 
-const decode = <A, I>(schema: Schema.Schema<A, I>, input: unknown) =>
+/** The option each field of a request comes from, to name it when it is refused. */
+const optionOf: Readonly<Record<string, string>> = {
+  user_id: "--user",
+  org_id: "--org",
+  balance: "--balance",
+  amount: "--amount",
+  reason: "--reason"
+}
+
+/**
+ * Decodes what the options gave; a refusal names the option each problem is about: `source`
+ * for a single value (`--limit`), the field's option for a request's fields.
+ */
+const decode = <A, I>(schema: Schema.Schema<A, I>, input: unknown, source?: string) =>
   Schema.decodeUnknown(schema)(input).pipe(
     Effect.mapError((error) =>
       new UsageError(
-        ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => issue.message).join("; ")
+        ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => {
+          const key = issue.path[0]
+          const option = source ?? (key === undefined ? undefined : optionOf[String(key)] ?? String(key))
+          // An option left out reaches the schema as `undefined`.
+          const message = /^Expected .*, actual undefined$/.test(issue.message) ? "is missing" : issue.message
+          return option === undefined ? message : `${option}: ${message}`
+        }).join("; ")
       )
     )
   )
@@ -108,13 +127,13 @@ const command = Effect.gen(function*() {
       return yield* operator.grant({ target: target_, amount: request.amount, reason: request.reason }, "cli")
     }
     case "ledger": {
-      const limit = yield* decode(Schema.Int.pipe(Schema.between(1, 1000)), integer(values.limit ?? "50"))
+      const limit = yield* decode(Schema.Int.pipe(Schema.between(1, 1000)), integer(values.limit ?? "50"), "--limit")
       return yield* operator.ledger(yield* target(operator), { limit })
     }
     case "create-user": {
       if (!values["password-stdin"]) return yield* Effect.fail(new UsageError("give --password-stdin and the password on standard input"))
-      const email = yield* decode(Email, values.email?.trim().toLowerCase())
-      const password = yield* decode(Password, yield* readStdin)
+      const email = yield* decode(Email, values.email?.trim().toLowerCase(), "--email")
+      const password = yield* decode(Password, yield* readStdin, "the password on standard input")
       return yield* operator.createUser({ email, password })
     }
     case "revoke-keys": {
@@ -159,7 +178,8 @@ program.pipe(
       console.error(`${error.message}\n\n${usage}`)
       return process.exit(2)
     }
-    console.error(error.message ?? String(error))
+    // A refused configuration names its variables, as the server's start-up log does.
+    console.error(ConfigError.isConfigError(error) ? ServerConfig.describeConfigError(error) : error.message ?? String(error))
     return process.exit(1)
   }
   console.error(`huddle: ${exit.cause.toString().split("\n")[0]}`)

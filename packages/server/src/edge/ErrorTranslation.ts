@@ -1,6 +1,7 @@
 /**
  * Gives every failure that reaches the edge a place in the error envelope: the platform's own
- * failures (schema decoding, malformed bodies, unknown routes) become our typed errors, and
+ * failures (schema decoding, malformed bodies, unknown routes) become our typed errors (a path
+ * that exists asked with another method: 405 with `Allow`, from edge/Routes.ts), and
  * defects become `INTERNAL` without internals, except a defect that is an answer in itself (the
  * platform's `Respondable`: an idempotent replay), which is sent. Typed errors pass through unchanged and are
  * encoded by the contract's error schemas (api/Envelope.ts), except on the paths of a group whose
@@ -16,13 +17,15 @@ import * as HttpServerRespondable from "@effect/platform/HttpServerRespondable"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlFailure from "@huddle/adapters/sql/SqlFailure"
 import { InvalidRequest, NotFound } from "@huddle/domain/shared/Errors"
-import { Cause, Context, Effect, FiberRef, Layer, Option, Predicate } from "effect"
+import { Cause, Context, Effect, FiberRef, Layer, Option, Predicate, Schema } from "effect"
 import { Api } from "../Api.js"
-import { Internal, PayloadTooLarge, ServiceUnavailable } from "../api/EdgeErrors.js"
-import { Dialect } from "../api/ErrorTable.js"
+import { Internal, MethodNotAllowed, PayloadTooLarge, ServiceUnavailable } from "../api/EdgeErrors.js"
+import * as Envelope from "../api/Envelope.js"
+import { Dialect, table } from "../api/ErrorTable.js"
 import { creditsChargedHeader } from "../api/Headers.js"
 import * as OpenAiErrors from "../api/OpenAiErrors.js"
 import * as RequestEdge from "./RequestEdge.js"
+import * as Routes from "./Routes.js"
 
 interface Issue {
   readonly path: ReadonlyArray<PropertyKey>
@@ -177,6 +180,19 @@ const unservedAnswer = (method: string, path: string) => {
   return OpenAiErrors.unknownUrl(`Huddle does not serve ${method} ${path}; of OpenAI's API it serves ${served}`)
 }
 
+/**
+ * A path that exists asked with a method it does not have: 405 with `Allow` (RFC 9110 §15.5.6),
+ * in the path's dialect. Answered here rather than failed with: the error is no endpoint's, so
+ * the contract documents it on none and could not encode it.
+ */
+const methodNotAllowed = (method: string, path: string, allowed: ReadonlyArray<string>) => {
+  const error = new MethodNotAllowed({ message: `${path} does not take ${method}; it takes ${allowed.join(", ")}` })
+  const response = dialectOf(path) === "openai"
+    ? OpenAiErrors.response(error)
+    : HttpServerResponse.unsafeJson(Schema.encodeSync(Envelope.MethodNotAllowed)(error), { status: table.MethodNotAllowed.status })
+  return HttpServerResponse.setHeader(response, "allow", allowed.join(", "))
+}
+
 /** The request field a decoding issue is about, as OpenAI writes it (`messages[0].role`). */
 const fieldOf = (path: ReadonlyArray<PropertyKey>): string | undefined =>
   path.length === 0
@@ -311,6 +327,8 @@ const middleware = (options: { readonly maxBodyBytes: number }) =>
             if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
             const failure = Cause.failureOption(cause)
             if (Predicate.isTagged(failure._tag === "Some" ? failure.value : Cause.squash(cause), "RouteNotFound")) {
+              const allowed = Routes.allowedMethods(request.method, request.url)
+              if (allowed.length > 0) return Effect.succeed(methodNotAllowed(request.method, pathOf(request.url), allowed))
               const unserved = unservedAnswer(request.method, pathOf(request.url))
               if (unserved !== undefined) return Effect.succeed(unserved)
             }

@@ -41,3 +41,17 @@ for (const [method, path] of served) router.on(method, path, { name: `${method} 
 export const unmatched: Route = { name: "unmatched", dialect: "huddle" }
 
 export const routeOf = (method: string, url: string): Route => router.find(method, url)?.handler ?? unmatched
+
+/** The methods a route may have; `HEAD` is served wherever `GET` is (the platform's router does so). */
+const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const
+
+/**
+ * The methods a path is served with, for `Allow` when `method` was refused on it (a 405): none
+ * when no route has the path, or when one has it with `method` itself — a route listed here
+ * that this server does not serve (`/metrics` when metrics are off), or a request its router
+ * refused for another reason: a 404, as the router said. From the same routes as `routeOf`.
+ */
+export const allowedMethods = (method: string, url: string): ReadonlyArray<string> => {
+  const allowed: ReadonlyArray<string> = methods.filter((candidate) => router.find(candidate === "HEAD" ? "GET" : candidate, url) !== undefined)
+  return allowed.includes(method) ? [] : allowed
+}
