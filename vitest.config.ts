@@ -1,10 +1,11 @@
 import { defineConfig } from "vitest/config"
-import { browserSuites, processSuites, resolve, test } from "./vitest.shared.js"
+import { alone, browserSuites, maxWorkers, processSuites, resolve, test } from "./vitest.shared.js"
 
 export default defineConfig({
   resolve,
   test: {
     ...test,
+    maxWorkers,
     projects: [
       {
         resolve,
@@ -12,7 +13,7 @@ export default defineConfig({
       },
       {
         resolve,
-        test: { ...test, name: "processes", include: processSuites, sequence: { groupOrder: 1 } }
+        test: { ...test, name: "processes", include: processSuites, sequence: { groupOrder: 1 }, ...alone }
       }
     ]
   }

@@ -3,7 +3,7 @@
  * `TEST_DATABASE_URL=postgres://… npm run test:postgres`. `.ci/run` runs this after `npm test`.
  */
 import { defineConfig } from "vitest/config"
-import { processSuites, resolve, test } from "./vitest.shared.js"
+import { alone, maxWorkers, processSuites, resolve, test } from "./vitest.shared.js"
 
 if (!process.env.TEST_DATABASE_URL) {
   throw new Error("test:postgres needs TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/postgres")
@@ -16,9 +16,10 @@ export default defineConfig({
   resolve,
   test: {
     ...test,
+    maxWorkers,
     projects: [
       { resolve, test: { ...test, env, name: "contract", include: [contract], exclude: processSuites } },
-      { resolve, test: { ...test, env, name: "processes", include: processSuites, sequence: { groupOrder: 1 } } }
+      { resolve, test: { ...test, env, name: "processes", include: processSuites, sequence: { groupOrder: 1 }, ...alone } }
     ]
   }
 })

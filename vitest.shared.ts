@@ -23,6 +23,16 @@ export const test = {
   pool: "forks"
 } as const
 
+/**
+ * Test files run side by side in this many forks. Vitest's default on a 2-core machine is one, and
+ * most suites spend their time waiting on loopback servers and databases, not computing
+ * (`HUDDLE_TEST_WORKERS` overrides; decision 0043).
+ */
+export const maxWorkers = Number(process.env.HUDDLE_TEST_WORKERS) > 0 ? Number(process.env.HUDDLE_TEST_WORKERS) : 3
+
+/** The process suites time servers they start: one file at a time, in one fork. */
+export const alone = { poolOptions: { forks: { singleFork: true } } } as const
+
 /** Suites that start server processes and time them: they run last, alone, not among the others. */
 export const processSuites = ["packages/*/test/**/Process*.test.ts"]
 

@@ -458,10 +458,14 @@ describe("chat completions through the openai SDK", () => {
       expect(elsewhere.body).toMatchObject({ error: "INVALID_REQUEST" })
     })
 
-    it("answers an unknown route under these paths in OpenAI's envelope, and documents them", async () => {
+    it("answers an unknown route or a wrong method under these paths in OpenAI's envelope, and documents them", async () => {
+      const unknown = await server.request("GET", "/v1/chat/completions/nothing-here", { token: apiKey })
+      expect(unknown.status).toBe(404)
+      expect(unknown.body.error).toMatchObject({ type: "invalid_request_error" })
       const wrong = await server.request("GET", "/v1/chat/completions", { token: apiKey })
-      expect(wrong.status).toBe(404)
-      expect(wrong.body.error).toMatchObject({ type: "invalid_request_error", code: "NOT_FOUND" })
+      expect(wrong.status).toBe(405)
+      expect(wrong.headers.get("allow")).toBe("POST")
+      expect(wrong.body.error).toMatchObject({ type: "invalid_request_error", code: "METHOD_NOT_ALLOWED" })
       const openapi = await server.request("GET", "/v1/openapi.json")
       expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(["/v1/chat/completions", "/v1/models", "/v1/models/{model}"]))
     })

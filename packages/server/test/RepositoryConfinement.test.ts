@@ -30,7 +30,11 @@ describe("a repository's files swapped for links out of the roots while it is in
     dir = join(root, "repo")
     mkdirSync(join(dir, "src"), { recursive: true })
     for (const [i, file] of files.entries()) writeFileSync(join(dir, file), `export const inside${i} = ${i}\n`)
-    server = await TestServer.start({ grounding: { roots: [root], jobs: { pollEvery: Duration.millis(200), progressEvery: Duration.zero } } })
+    server = await TestServer.start({
+      grounding: { roots: [root], jobs: { pollEvery: Duration.millis(200), progressEvery: Duration.zero } },
+      // The loop reads the repository's status and files as fast as runs end: not the limit under test.
+      rateLimits: { read: 100_000 }
+    })
   })
   afterAll(async () => {
     await server.stop()
