@@ -95,7 +95,7 @@ interface Found {
 
 const LINK = /\[([^[\]\n]*)\]\(([^()\s]+)\)/g
 const CORE =
-  /(?<![\w./:@+~#$-])((?:\.{1,2}\/|\/)?[\w@+~](?:[\w.@+~/-]*\w)?)(?::L?(\d{1,7})(?:[-–]L?(\d{1,7}))?(?::\d{1,5})?|#L(\d{1,7})(?:-L?(\d{1,7}))?)(?![\w]|[-–]\d)/g
+  /(?<![\w./:@+~#$-])((?:\.{1,2}\/|\/|\.(?=[\w@+~]))?[\w@+~](?:[\w.@+~/-]*\w)?)(?::L?(\d{1,7})(?:[-–]L?(\d{1,7}))?(?::\d{1,5})?|#L(\d{1,7})(?:-L?(\d{1,7}))?)(?![\w]|[-–]\d)/g
 const CODE_SPAN = /`([^`\n]+)`/g
 /** Extensions of files people cite: a `name.ext:12` without a `/` is a citation only with one of these (or when the file exists). */
 const EXTENSIONS = new Set(
@@ -371,8 +371,33 @@ interface Edit {
 
 /** A unit's text with its citations checked, and what was done to them; `tail` is the last word before the unit. */
 const rewrite = (unit: string, files: Files, atLineStart: boolean, tail: string): { text: string; outcomes: Array<Outcome> } => {
-  const found = findIn(unit, files)
-  if (found.length === 0) return { text: unit, outcomes: [] }
+  let pass = rewriteOnce(unit, files, atLineStart, tail, undefined)
+  const outcomes = [...pass.outcomes]
+  // A removal can leave a citation that was none where it stood: two glued by a dot
+  // (`src/nope.ts:3.src/a.ts:12` leaves `.src/a.ts:12`). Those are checked in turn, and only those.
+  // Each round removes what made its joins, so the text shrinks until none is left.
+  while (pass.joins.size > 0) {
+    pass = rewriteOnce(pass.text, files, atLineStart, tail, pass.joins)
+    outcomes.push(...pass.outcomes)
+  }
+  return { text: pass.text, outcomes }
+}
+
+/**
+ * One pass of `rewrite`; with `only`, it checks just the citations that start at those offsets.
+ * `joins`: where a removal joined the text before it to the text after it, when a citation now
+ * starts there.
+ */
+const rewriteOnce = (
+  unit: string,
+  files: Files,
+  atLineStart: boolean,
+  tail: string,
+  only: ReadonlySet<number> | undefined
+): { text: string; outcomes: Array<Outcome>; joins: Set<number> } => {
+  const joins = new Set<number>()
+  const found = only === undefined ? findIn(unit, files) : findIn(unit, files).filter((f) => only.has(f.from))
+  if (found.length === 0) return { text: unit, outcomes: [], joins }
   const quotes = quotesOf(unit, found)
   const outcomes = found.map((f, i) => check(files, f, quotes.get(i) ?? []))
   const edits: Array<Edit> = []
@@ -419,8 +444,10 @@ const rewrite = (unit: string, files: Files, atLineStart: boolean, tail: string)
     // Text that would fuse with its neighbours into a new path-like word is kept apart from them.
     const rest = unit.slice(edit.to)
     const insert = edit.insert
-    if (insert === "") text += fuses(tail + text, rest, files) ? " " : ""
-    else {
+    if (insert === "") {
+      text += fuses(tail + text, rest, files) ? " " : ""
+      if (!found.some((f) => f.from === edit.to) && findIn(text + rest, files).some((f) => f.from === text.length)) joins.add(text.length)
+    } else {
       text += (fuses(tail + text, insert, files) ? " " : "") + insert
       text += fuses(tail + text, rest, files) ? " " : ""
     }
@@ -432,8 +459,9 @@ const rewrite = (unit: string, files: Files, atLineStart: boolean, tail: string)
   if (removedAny && LEAD_ONLY.test(unit.slice(0, lead)) && LEFTOVER.test(text.slice(lead))) {
     const newline = unit.endsWith("\n")
     text = newline && !atLineStart ? "\n" : ""
+    joins.clear()
   }
-  return { text, outcomes }
+  return { text, outcomes, joins }
 }
 
 // ---------------------------------------------------------------------------------------------

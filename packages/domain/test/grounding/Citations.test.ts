@@ -14,7 +14,8 @@ const context: Context = {
     { path: "src/net/retry.ts", lines: 20 },
     { path: "test/cli/args.ts", lines: 10 },
     { path: "README.md", lines: 10 },
-    { path: "Makefile", lines: 5 }
+    { path: "Makefile", lines: 5 },
+    { path: ".github/FUNDING.yml", lines: 3 }
   ],
   excerpts: [
     { path: "src/cli/args.ts", start_line: 1, end_line: 20, text: argsLines.slice(0, 20).join("\n") },
@@ -65,6 +66,22 @@ describe("verifying citations", () => {
     expect(out).toMatchObject({ text: "It retries. Then it stops.", checked: 1, removed: 1, references: [] })
     // And a word stays apart from what followed the citation.
     expect(verify("Read [x](src/nope.ts#L1)src/net/retry.ts:5 now.", context).text).toBe("Read x src/net/retry.ts:5 now.")
+  })
+
+  it("checks a path that starts with a dot (.github/…, .eslintrc.json) like any other", () => {
+    expect(parse("See .github/FUNDING.yml:1-2.").map((c) => [c.path, c.start_line, c.end_line])).toEqual([[".github/FUNDING.yml", 1, 2]])
+    expect(verify("Funding is in .github/FUNDING.yml:1-12.", context)).toMatchObject({ text: "Funding is in.", checked: 1, removed: 1 })
+    expect(verify("Lint rules: .eslintrc.json:4.", context)).toMatchObject({ checked: 1, removed: 1 })
+    expect(verify("Funding: .github/FUNDING.yml:1-2 here.", context)).toMatchObject({
+      text: "Funding: .github/FUNDING.yml:1-2 here.",
+      references: [{ path: ".github/FUNDING.yml", start_line: 1, end_line: 2, why: "as cited" }]
+    })
+  })
+
+  it("checks a citation that a removal leaves where two were glued by a dot", () => {
+    // `.src/cli/args.ts:12` is what is left, and no file has that path.
+    expect(verify("See src/nope.ts:3.src/cli/args.ts:12 for it.", context)).toMatchObject({ text: "See for it.", checked: 2, removed: 2 })
+    expect(verify("See src/nope.ts:3.src/nope.ts:4 for it.", context)).toMatchObject({ text: "See for it.", checked: 2, removed: 2 })
   })
 
   it("removes a markdown link to a missing file but keeps its words", () => {
