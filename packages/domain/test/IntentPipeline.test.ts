@@ -62,6 +62,16 @@ const completedWrites = (write: Effect.Effect<boolean>) =>
 const balance = Effect.flatMap(CreditStore, (store) => store.balance(personal))
 const held = Effect.flatMap(CreditStoreState, (state) => state.held)
 
+/** 9 000 more credits (enough for a council's worst case), and the economy tier's two models seated, each answering every round readably. */
+const seatEconomyCouncil = Effect.gen(function*() {
+  yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
+  const script = yield* ScriptedModels
+  for (const [i, model] of [models.economy, models.economyDear].entries()) {
+    yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
+  }
+  return script
+})
+
 describe("the intent pipeline", () => {
   it.effect("runs context, planning, review, execution and completion in order, Done last, charging the usage", () =>
     Effect.gen(function*() {
@@ -179,13 +189,7 @@ describe("the intent pipeline", () => {
   it.effect("charges nothing for a council's answer whose intent could not be recorded: its calls are released", () =>
     Effect.gen(function*() {
       const scope = yield* setup
-      // Enough for the council's worst case.
-      yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
-      const script = yield* ScriptedModels
-      // The economy tier's two models seat the council, each answering every round readably.
-      for (const [i, model] of [models.economy, models.economyDear].entries()) {
-        yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
-      }
+      const script = yield* seatEconomyCouncil
 
       const seen: Array<PipelineEvent> = []
       const outcome = yield* (yield* IntentPipeline).submit({
@@ -280,11 +284,7 @@ const sweptWhileRecorded = (released: Array<number>) =>
 /** A council's turn on the economy tier, its seats scripted to agree, paid from 10 000 credits. */
 const councilTurn = (scope: RequestScope) =>
   Effect.gen(function*() {
-    yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
-    const script = yield* ScriptedModels
-    for (const [i, model] of [models.economy, models.economyDear].entries()) {
-      yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
-    }
+    yield* seatEconomyCouncil
     return Chunk.toReadonlyArray(yield* Stream.runCollect((yield* IntentPipeline).submit({
       scope,
       sessionId: null,
@@ -403,11 +403,7 @@ describe("the intent pipeline: a client that leaves as execution starts", () => 
   it.effect("a council's intent is failed as cancelled, charged nothing, its credits released", () =>
     Effect.gen(function*() {
       const scope = yield* setup
-      yield* (yield* CreditStore).grant({ account: personal, amount: 9000, reason: "test", actorId: null })
-      const script = yield* ScriptedModels
-      for (const [i, model] of [models.economy, models.economyDear].entries()) {
-        yield* script.respond(model.id, (request) => standard(i + 1, Protocol.roundOf(request.messages)!, request))
-      }
+      yield* seatEconomyCouncil
 
       const seen = Chunk.toReadonlyArray(yield* Stream.runCollect(untilExecution((yield* IntentPipeline).submit({
         scope,

@@ -7,14 +7,13 @@
  */
 import { randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
-import * as http from "node:http"
 import * as net from "node:net"
 import { join } from "node:path"
 import { Accounts, FakeOpenAi, Operator, TestDatabase, TestServer } from "@huddle/testkit"
 import { Redacted } from "effect"
 import { Pool } from "undici"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { freePort, getStatus, killAll, mainJs, onCleanup, scratchDir, sleep, spawnServer, startServer, withTimeout } from "./serverProcesses.js"
+import { freePort, getStatus, halfSentSignup, killAll, mainJs, onCleanup, scratchDir, sleep, spawnServer, startServer, withTimeout } from "./serverProcesses.js"
 
 const starterCredits = 250
 
@@ -77,28 +76,8 @@ describe.each(TestDatabase.availableEngines())("the server process on %s", (engi
   it("on SIGTERM stops accepting, finishes the open request and exits 0", async () => {
     const storage = await freshStorage(engine)
     const server = await startServer(storage.env, { cwd: storage.cwd })
-    const body = JSON.stringify({ email: Accounts.uniqueEmail("drain"), password: "a long password" })
-    const half = Math.floor(body.length / 2)
-
-    let sendRest: () => void = () => {}
-    const response = new Promise<{ status: number; text: string }>((done, fail) => {
-      const req = http.request(`${server.url}/v1/auth/signup`, {
-        method: "POST",
-        agent: false,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) }
-      }, (res) => {
-        let text = ""
-        res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
-        res.once("end", () => done({ status: res.statusCode ?? 0, text }))
-        res.once("error", fail)
-      })
-      req.once("error", fail)
-      req.write(body.slice(0, half))
-      // Sent on SIGTERM + 300 ms, below.
-      sendRest = () => req.end(body.slice(half))
-    })
-    // Awaited below; until then a failure must not count as an unhandled rejection.
-    response.catch(() => {})
+    // The rest is sent on SIGTERM + 300 ms, below.
+    const { response, sendRest } = halfSentSignup(server.url, Accounts.uniqueEmail("drain"))
     // Let the server take the request in (headers and the first half of the body) first.
     await sleep(300)
 

@@ -5,13 +5,12 @@
  * every address a person opens first. `npm test` builds the server first (`tsc -b`).
  */
 import { execFileSync, spawn } from "node:child_process"
-import * as http from "node:http"
 import * as net from "node:net"
 import { join } from "node:path"
 import { banner } from "@huddle/server/Ready"
 import { Accounts } from "@huddle/testkit"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { type Exit, freePort, getStatus, killAll, onCleanup, repoRoot, scratchDir, sleep, spawnServer, startServer, withTimeout } from "./serverProcesses.js"
+import { type Exit, freePort, getStatus, halfSentSignup, killAll, onCleanup, repoRoot, scratchDir, sleep, spawnServer, startServer, withTimeout } from "./serverProcesses.js"
 
 afterEach(killAll)
 afterAll(killAll)
@@ -87,23 +86,7 @@ describe("npm start", () => {
 describe("shutdown", () => {
   it("is not cut short by a second signal while it drains: the open request is finished and the exit is 0", async () => {
     const server = await startServer({ HUDDLE_DATA_DIR: join(scratchDir(), "data") })
-    const body = JSON.stringify({ email: Accounts.uniqueEmail("twice"), password: "a long password" })
-    const half = Math.floor(body.length / 2)
-    let sendRest: () => void = () => {}
-    const response = new Promise<number>((done, fail) => {
-      const req = http.request(`${server.url}/v1/auth/signup`, {
-        method: "POST",
-        agent: false,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) }
-      }, (res) => {
-        res.resume()
-        res.once("end", () => done(res.statusCode ?? 0))
-      })
-      req.once("error", fail)
-      req.write(body.slice(0, half))
-      sendRest = () => req.end(body.slice(half))
-    })
-    response.catch(() => {})
+    const { response, sendRest } = halfSentSignup(server.url, Accounts.uniqueEmail("twice"))
     await sleep(300)
     server.child.kill("SIGTERM")
     await sleep(300)
@@ -113,7 +96,7 @@ describe("shutdown", () => {
     expect(server.child.exitCode, "the second signal ended the process").toBeNull()
     expect(server.child.signalCode, server.output()).toBeNull()
     sendRest()
-    expect(await withTimeout(response, 10_000, "the open request")).toBe(201)
+    expect((await withTimeout(response, 10_000, "the open request")).status).toBe(201)
     expect(await withTimeout(server.exited, 10_000, `server exit\n${server.output()}`), server.output()).toEqual({ code: 0, signal: null })
   }, 60_000)
 

@@ -248,3 +248,32 @@ export const tcpProxy = async (host: string, port: number) => {
   }
   return { port: proxyPort, cut, restore }
 }
+
+/**
+ * A sign-up whose body is half sent: the server has taken the request in and waits for the rest,
+ * which `sendRest` sends (a request in flight, for the shutdown tests). `response` is the
+ * answer's status and text; it is already caught, so a failure before it is awaited is not an
+ * unhandled rejection.
+ */
+export const halfSentSignup = (url: string, email: string) => {
+  const body = JSON.stringify({ email, password: "a long password" })
+  const half = Math.floor(body.length / 2)
+  let sendRest: () => void = () => {}
+  const response = new Promise<{ status: number; text: string }>((done, fail) => {
+    const req = http.request(`${url}/v1/auth/signup`, {
+      method: "POST",
+      agent: false,
+      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+    }, (res) => {
+      let text = ""
+      res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
+      res.once("end", () => done({ status: res.statusCode ?? 0, text }))
+      res.once("error", fail)
+    })
+    req.once("error", fail)
+    req.write(body.slice(0, half))
+    sendRest = () => req.end(body.slice(half))
+  })
+  response.catch(() => {})
+  return { response, sendRest: () => sendRest() }
+}
