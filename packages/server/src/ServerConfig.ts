@@ -102,24 +102,20 @@ export const minOperatorTokenLength = 32
  */
 export const maxPerMinute = 1_000_000
 
-const perMinute = (name: string, fallback: number) =>
+/** A count from 1 to `maxPerMinute`, `per` what it counts ("requests per minute"). */
+const countOf = (per: string) => (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.validate({
-      message: `must be a whole number of requests per minute, from 1 to ${maxPerMinute}`,
+      message: `must be a whole number of ${per}, from 1 to ${maxPerMinute}`,
       validation: (n) => Number.isSafeInteger(n) && n >= 1 && n <= maxPerMinute
     }),
     Config.withDefault(fallback)
   )
 
+const perMinute = countOf("requests per minute")
+
 /** A sign-in throttle: a whole number of attempts per window (`HUDDLE_SIGNIN_WINDOW`). */
-const throttleLimit = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.validate({
-      message: `must be a whole number of attempts per window, from 1 to ${maxPerMinute}`,
-      validation: (n) => Number.isSafeInteger(n) && n >= 1 && n <= maxPerMinute
-    }),
-    Config.withDefault(fallback)
-  )
+const throttleLimit = countOf("attempts per window")
 
 const isRedisUrl = (url: string) => {
   try {
