@@ -17,7 +17,8 @@ import * as Accounts from "@huddle/domain/accounts/Accounts"
 import { AccountSettings } from "@huddle/domain/accounts/AccountSettings"
 import * as ApiKeys from "@huddle/domain/accounts/ApiKeys"
 import * as Authentication from "@huddle/domain/accounts/Authentication"
-import * as Completions from "@huddle/domain/models/Completions"
+import * as Answers from "@huddle/domain/answers/Answers"
+import * as Completions from "@huddle/domain/answers/Completions"
 import * as ContextAssembly from "@huddle/domain/memories/ContextAssembly"
 import * as Credits from "@huddle/domain/credits/Credits"
 import * as Huddles from "@huddle/domain/huddle/Huddles"
@@ -113,6 +114,7 @@ export const layer = (options: Options) => {
   const huddles = Intents.layer.pipe(
     Layer.provideMerge(Huddles.layer),
     Layer.provideMerge(Layer.merge(IntentPipeline.layer, Completions.layer)),
+    Layer.provideMerge(Answers.layer),
     Layer.provideMerge(models),
     Layer.provideMerge(Grounding.layer.pipe(Layer.provideMerge(LexicalCodeSearch.layer))),
     Layer.provideMerge(RequestScope.layer)

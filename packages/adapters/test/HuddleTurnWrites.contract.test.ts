@@ -10,6 +10,8 @@ import { Authentication } from "@huddle/domain/accounts/Authentication"
 import { EmailInput } from "@huddle/domain/accounts/User"
 import { Huddles, replyOf } from "@huddle/domain/huddle/Huddles"
 import { IntentRepository } from "@huddle/domain/huddle/IntentRepository"
+import { answerIn } from "@huddle/domain/huddle/IntentRecords"
+import { Ids } from "@huddle/domain/shared/Ids"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { TestDatabase } from "@huddle/testkit"
 import { Context, Deferred, Effect, Fiber, FiberRef, FiberRefs, Layer, Option, Redacted, Schema } from "effect"
@@ -124,7 +126,7 @@ describe.each(TestDatabase.availableEngines())("a single-mode huddle turn's writ
       const turn = yield* replyOf(huddles.start(yield* (yield* RequestScopes).resolve(principal, {}), { input: "Soon gone" }))
       const intents = yield* IntentRepository
       const { intent } = Option.getOrThrow(yield* intents.find(turn.intent_id))
-      const answer = yield* huddles.answer(intent)
+      const answer = yield* answerIn(yield* Ids)(intent)
 
       // The owner's delete holds the session's row, not yet committed, as the turn's last statement starts.
       const sql = yield* SqlClient.SqlClient

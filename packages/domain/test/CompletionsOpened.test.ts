@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { CreditStore } from "@huddle/domain/credits/CreditStore"
-import { Completions, type Event } from "@huddle/domain/models/Completions"
+import { Completions, type Event } from "@huddle/domain/answers/Completions"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { forEachPull, mapOpenedError } from "@huddle/domain/shared/Streams"
 import * as InMemoryDomain from "@huddle/testkit/ports/InMemoryDomain"

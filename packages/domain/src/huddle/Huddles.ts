@@ -4,16 +4,17 @@
  */
 import { Context, DateTime, Effect, Layer, Option, Stream } from "effect"
 import { NotFound } from "../shared/Errors.js"
-import { HuddleMessage, HuddleReply, HuddleSession, HuddleSessionWithMessages, Reference } from "./Huddle.js"
+import { HuddleMessage, HuddleReply, HuddleSession, HuddleSessionWithMessages } from "./Huddle.js"
 import { Ids } from "../shared/Ids.js"
-import type { Intent } from "./Intent.js"
 import { Usage } from "../models/Model.js"
 import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
 import type { Preferences } from "../accounts/Preferences.js"
 import type { Principal } from "../accounts/Principal.js"
 import { HuddleRepository } from "./HuddleRepository.js"
 import { lastOf } from "../shared/Streams.js"
-import { type Answer, IntentPipeline, type Outcome, type PipelineError, type PipelineEvent } from "./IntentPipeline.js"
+import { IntentPipeline } from "./IntentPipeline.js"
+import { referencesOf } from "./IntentRecords.js"
+import type { Outcome, PipelineError, PipelineEvent } from "./PipelineEvent.js"
 import { personalContext, type RequestScope, RequestScopes } from "../request/RequestScope.js"
 import { traced } from "../observability/Traced.js"
 import { MembershipRepository } from "../orgs/MembershipRepository.js"
@@ -43,17 +44,12 @@ export interface Service {
   readonly get: (principal: Principal, sessionId: string) => Effect.Effect<HuddleSessionWithMessages, NotFound>
   readonly rename: (principal: Principal, sessionId: string, title: string) => Effect.Effect<HuddleSession, NotFound>
   readonly remove: (principal: Principal, sessionId: string) => Effect.Effect<void, NotFound>
-  /** The message recording a completed intent's answer in its session (written with the intent). */
-  readonly answer: Answer
 }
 
 export class Huddles extends Context.Tag("@huddle/domain/Huddles")<Huddles, Service>() {}
 
 const sessionNotFound = new NotFound({ message: "Session not found" })
 
-/** An answer's verified citations, as references (none for an answer not grounded in a repository). */
-const referencesOf = (intent: Intent): ReadonlyArray<Reference> =>
-  (intent.grounding?.references ?? []).map((reference) => new Reference(reference))
 const titleOf = (input: string) => {
   const line = input.trim().split("\n")[0] ?? ""
   return line.length > 80 ? `${line.slice(0, 77)}...` : line.length > 0 ? line : "Untitled huddle"
@@ -85,24 +81,7 @@ export const make = Effect.gen(function*() {
       Effect.tap(({ session }) => visible(principal, session))
     )
 
-  const assistantMessage = (intent: Intent) =>
-    Effect.gen(function*() {
-      return new HuddleMessage({
-        id: yield* ids.next("msg"),
-        role: "assistant",
-        content: intent.output ?? "",
-        mode: intent.mode,
-        intent_id: intent.id,
-        models: intent.models,
-        usage: intent.usage,
-        credits_charged: intent.credits_charged,
-        references: referencesOf(intent),
-        ...(intent.consensus === undefined ? {} : { consensus: intent.consensus }),
-        created_at: yield* DateTime.now
-      })
-    })
-
-  // The answer was recorded with the completed intent (IntentPipeline's `answer`).
+  // The answer was recorded in the session with the completed intent (`IntentRecords`).
   const replyTo = (session: HuddleSession, outcome: Outcome) => {
     const { intent } = outcome
     return new HuddleReply({
@@ -161,8 +140,7 @@ export const make = Effect.gen(function*() {
         input: input.input,
         request: input.request,
         history: earlier.filter((m) => m.content.length > 0).map((m) => ({ role: m.role, content: m.content })),
-        question: { message: question, newSession: isNew ? session : undefined },
-        answer: assistantMessage
+        question: { message: question, newSession: isNew ? session : undefined }
       }).pipe(
         Stream.map((event): HuddleEvent => event._tag === "Done" ? { _tag: "Reply", reply: replyTo(session, event.outcome) } : event)
       )
@@ -218,8 +196,7 @@ export const make = Effect.gen(function*() {
       Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(sessionNotFound))
     )
 
-  // Not traced: it builds a message (the write is the intent's).
-  return Huddles.of({ ...traced("Huddles", { start, reply, list, get, rename, remove }), answer: assistantMessage })
+  return Huddles.of(traced("Huddles", { start, reply, list, get, rename, remove }))
 })
 
 export const layer = Layer.effect(Huddles, make)

@@ -15,9 +15,8 @@ import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
 import type { Principal } from "../accounts/Principal.js"
 import { IntentRepository } from "./IntentRepository.js"
 import { MembershipRepository } from "../orgs/MembershipRepository.js"
-import { authorityOf } from "../credits/Credits.js"
-import { Huddles } from "./Huddles.js"
-import { IntentPipeline, type Outcome, type PipelineError, type PipelineEvent, type Submission } from "./IntentPipeline.js"
+import { approvedPayer, IntentPipeline, type Submission } from "./IntentPipeline.js"
+import type { Outcome, PipelineError, PipelineEvent } from "./PipelineEvent.js"
 import { isAdmin, OrgAccess, reaches } from "../orgs/OrgAccess.js"
 import { traced } from "../observability/Traced.js"
 
@@ -47,7 +46,6 @@ export const make = Effect.gen(function*() {
   const memberships = yield* MembershipRepository
   const access = yield* OrgAccess
   const pipeline = yield* IntentPipeline
-  const huddles = yield* Huddles
 
   /**
    * The intent and its submitter, if the principal may see it now: a key bound to an org sees
@@ -90,14 +88,9 @@ export const make = Effect.gen(function*() {
       if (intent.org_id !== null && Option.isNone(yield* memberships.roleOf(submitterId, intent.org_id))) {
         return yield* new Conflict({ message: "The submitter is no longer a member of the organization; the intent can only be rejected" })
       }
-      const current = yield* pipeline.replan(intent, submitterId)
+      const approved = yield* pipeline.replan(intent, submitterId)
       yield* moveFromReview(principal, id, "executing")
-      return pipeline.execute(current, {
-        userId: submitterId,
-        orgId: current.org_id,
-        creditFallback: current.settings.credit_fallback.value,
-        authority: authorityOf(principal)
-      }, current.session_id === null ? undefined : huddles.answer)
+      return pipeline.execute(approved, approvedPayer(approved, submitterId, principal))
     }))
 
   const publicOutcome = (outcome: Outcome): Outcome => ({ ...outcome, intent: withoutPrompt(outcome.intent) })

@@ -1,4 +1,4 @@
-/** Huddle sessions and intents: the single-mode pipeline from context to completion, and the review gate. */
+/** Huddle sessions and intents: the pipeline from context to completion over the answer core, and the review gate. */
 export * as Huddle from "./Huddle.js"
 export * as HuddleRepository from "./HuddleRepository.js"
 export * as Huddles from "./Huddles.js"
@@ -7,4 +7,5 @@ export * as IntentExpiry from "./IntentExpiry.js"
 export * as IntentPipeline from "./IntentPipeline.js"
 export * as IntentRepository from "./IntentRepository.js"
 export * as Intents from "./Intents.js"
+export * as PipelineEvent from "./PipelineEvent.js"
 export * as RiskFlags from "./RiskFlags.js"

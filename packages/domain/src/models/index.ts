@@ -1,6 +1,5 @@
-/** The model catalog, providers, the router, the one metered model call, and chat completions. */
+/** The model catalog, providers, the router, the one metered model call. */
 export * as Catalog from "./Catalog.js"
-export * as Completions from "./Completions.js"
 export * as HeldCalls from "./HeldCalls.js"
 export * as MeteredCall from "./MeteredCall.js"
 export * as Model from "./Model.js"

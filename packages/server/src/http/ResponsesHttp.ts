@@ -5,7 +5,7 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
-import { Completions, type Request } from "@huddle/domain/models/Completions"
+import { Completions, type Request } from "@huddle/domain/answers/Completions"
 import type { CallOptions, ChatMessage, ResponseFormat } from "@huddle/domain/models/Model"
 import type { RequestScope } from "@huddle/domain/request/RequestScope"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"

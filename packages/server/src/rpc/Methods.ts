@@ -6,7 +6,7 @@
 import { Intent } from "@huddle/domain/huddle/Intent"
 import { HuddleMode, ModelTier, Preferences } from "@huddle/domain/accounts/Preferences"
 import type { Principal } from "@huddle/domain/accounts/Principal"
-import { outcomeOf } from "@huddle/domain/huddle/IntentPipeline"
+import { outcomeOf } from "@huddle/domain/huddle/PipelineEvent"
 import { Intents } from "@huddle/domain/huddle/Intents"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Effect, Schema, Struct } from "effect"

@@ -20,7 +20,8 @@ import { Email, User, UserId } from "@huddle/domain/accounts/User"
 import * as Credits from "@huddle/domain/credits/Credits"
 import * as IntentPipeline from "@huddle/domain/huddle/IntentPipeline"
 import * as ContextAssembly from "@huddle/domain/memories/ContextAssembly"
-import * as Completions from "@huddle/domain/models/Completions"
+import * as Answers from "@huddle/domain/answers/Answers"
+import * as Completions from "@huddle/domain/answers/Completions"
 import * as MeteredCall from "@huddle/domain/models/MeteredCall"
 import * as Council from "@huddle/domain/council/Council"
 import * as Grounding from "@huddle/domain/grounding/Grounding"
@@ -64,6 +65,7 @@ export const ports = (options: Options = {}) =>
 
 export const layer = (options: Options = {}) =>
   Layer.mergeAll(RequestScope.layer, Completions.layer, IntentPipeline.layer).pipe(
+    Layer.provideMerge(Answers.layer),
     Layer.provideMerge(Council.layer),
     Layer.provideMerge(Grounding.layer.pipe(Layer.provideMerge(LexicalCodeSearch.layer), Layer.provideMerge(InMemoryRepositoryStore.layer))),
     Layer.provideMerge(MeteredCall.layer),

@@ -5,7 +5,7 @@
  */
 import { HuddleReply } from "@huddle/domain/huddle/Huddle"
 import type { HuddleEvent } from "@huddle/domain/huddle/Huddles"
-import { isCommitted } from "@huddle/domain/huddle/IntentPipeline"
+import { isCommitted } from "@huddle/domain/huddle/PipelineEvent"
 import { Chunk, Schema } from "effect"
 import * as ErrorTable from "../../api/ErrorTable.js"
 import type { Dialect } from "./EventStream.js"

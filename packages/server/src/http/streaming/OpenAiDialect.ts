@@ -9,7 +9,7 @@
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
-import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
+import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/answers/Completions"
 import { Chunk, Effect, Schema } from "effect"
 import type { ChatCompletion, FinishReason } from "../../api/OpenAiApi.js"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"

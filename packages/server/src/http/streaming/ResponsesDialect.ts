@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
-import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
+import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/answers/Completions"
 import { Chunk, Effect } from "effect"
 import * as OpenAiErrors from "../../api/OpenAiErrors.js"
 import type { CreateResponse, ResponseObject } from "../../api/ResponsesApi.js"

@@ -1,5 +1,6 @@
 /**
- * Chat completions as OpenAI-compatible clients ask for them: the lean path. No intent, session
+ * Chat completions as OpenAI-compatible clients ask for them: the lean path over the answer core
+ * (`Answers`), the same preparation, pricing and execution as a huddle turn's. No intent, session
  * or message is stored; what applies is what the huddle enforces — the org context's effective
  * settings, enforced policies, memories, credits — and nothing more.
  *
@@ -14,28 +15,29 @@
  * an enforced policy forbids its tier), or a council: `council` (the caller's effective tier,
  * as the huddle's `model_tier` settings decide it) or `council-<tier>` (lowered like a tier).
  *
- * Money: a completion is one `MeteredCall`: the worst case is reserved as the stream starts,
+ * Money: a completion is one `MeteredCall` (`Answers.alone`): the worst case is reserved as the stream starts,
  * before any model is called; the events end with `Settled`; a stream that fails or is
- * interrupted is settled for what it consumed as it closes. A council reserves its whole run's
- * worst case the same way (`MeteredCall.budget`), settles each call as it ends, and its events
+ * interrupted is settled for what it consumed as it closes. A council (`Answers.convene`) reserves
+ * its whole run's worst case the same way, settles each call as it ends, and its events
  * end with `Concluded` instead: the consensus (never the rounds) as `Delta`s, then the run's
  * usage, credits and report.
  */
 import { Chunk, Context, Effect, Layer, Stream } from "effect"
 import type { Opened } from "../shared/Streams.js"
+import { wordGroups } from "../shared/Words.js"
 import { type InsufficientCredits, InvalidRequest, type NotFound, type PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
-import type { CallOptions, CatalogModel, ChatMessage, Usage } from "./Model.js"
+import type { CallOptions, ChatMessage, Usage } from "../models/Model.js"
 import type { ModelTier } from "../accounts/Preferences.js"
-import { Catalog } from "./Catalog.js"
-import { ContextAssembly, leadingInstructions, memoryShare } from "../memories/ContextAssembly.js"
-import { authorityOf } from "../credits/Credits.js"
-import { type CallEvent, isOutput as isCallOutput, isTier, MeteredCall, modelNotFound, type Payer, type Settled, targetOf, tiers } from "./MeteredCall.js"
-import { councilRefusalOf } from "./ProviderSupport.js"
+import { Catalog } from "../models/Catalog.js"
+import { type CallEvent, isOutput as isCallOutput, isTier, modelNotFound, type Settled, targetOf, tiers } from "../models/MeteredCall.js"
+import { councilRefusalOf } from "../models/ProviderSupport.js"
 import { tierAllowed } from "../orgs/Policies.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
 import { Council, type CouncilResult } from "../council/Council.js"
 import type { ConsensusReport } from "../council/ConsensusReport.js"
 import { traced } from "../observability/Traced.js"
+import { Answers } from "./Answers.js"
+import type { AnswerRequest } from "./Preparation.js"
 
 export { modelNotFound, type Settled, tiers }
 
@@ -123,22 +125,13 @@ export interface Service {
 
 export class Completions extends Context.Tag("@huddle/domain/Completions")<Completions, Service>() {}
 
-/** A conservative reply's temperature under an enforced low risk tolerance. */
-const lowRiskTemperature = 0.2
-
 /** The consensus as deltas of a few words, so that a streaming client sees it arrive as text does. */
-const deltasOf = (text: string): ReadonlyArray<Event> => {
-  const words = text.match(/\s*\S+/g) ?? []
-  const out: Array<Event> = []
-  for (let i = 0; i < words.length; i += 4) out.push({ _tag: "Delta", text: words.slice(i, i + 4).join("") })
-  return out
-}
+const deltasOf = (text: string): ReadonlyArray<Event> => wordGroups(text).map((text) => ({ _tag: "Delta", text }))
 
 export const make = Effect.gen(function*() {
   const catalog = yield* Catalog
-  const metered = yield* MeteredCall
-  const context = yield* ContextAssembly
   const council = yield* Council
+  const answers = yield* Answers
 
   // The catalog and the providers are fixed for the process: which tiers can seat a council is
   // decided once (enough usable models, a context window that holds the rounds).
@@ -146,45 +139,22 @@ export const make = Effect.gen(function*() {
     yield* Effect.filter(tiers, (tier) => Effect.isSuccess(council.plan({ models: catalog.forTier(tier), messages: [] })))
   )
 
-  /** What every completion shares: the memories in front, the payer, the temperature under an enforced low risk. */
-  const prepare = (request: Request, candidates: ReadonlyArray<CatalogModel>) =>
-    Effect.gen(function*() {
-      const { scope } = request
-      const { principal } = scope
-      const settings = settingsOf(scope)
-      const memories = yield* context.memoriesFor({
-        userId: principal.user.id,
-        orgId: scope.orgId,
-        member: scope.role !== null,
-        workspaceId: scope.workspaceId,
-        personal: scope.personal,
-        budgetTokens: Math.floor(Math.min(...candidates.map((model) => model.context_window)) * memoryShare)
-      })
-      // Only an enforced low risk tolerance overrides what the client asked for.
-      const lowRisk = settings.risk_tolerance.value === "low" && settings.risk_tolerance.decided_by === "org_policy"
-      const system = leadingInstructions({ conservative: lowRisk, memories: memories.memories })
-      const messages: ReadonlyArray<ChatMessage> = system.length === 0
-        ? request.messages
-        : [{ role: "system", content: system }, ...request.messages]
-      const payer: Payer = {
-        userId: principal.user.id,
-        orgId: scope.orgId,
-        creditFallback: settings.credit_fallback.value,
-        authority: authorityOf(principal)
-      }
-      const temperature = lowRisk ? Math.min(request.temperature ?? lowRiskTemperature, lowRiskTemperature) : request.temperature
-      return { messages, payer, temperature, purpose: `chat completion (${request.model})` }
-    })
+  /** The client's conversation as the answer core prepares it, in the settings of the request's scope. */
+  const asked = (request: Request, target: AnswerRequest["target"], options: CallOptions | undefined): AnswerRequest => ({
+    scope: request.scope,
+    settings: settingsOf(request.scope),
+    target,
+    framing: { _tag: "Conversation", messages: request.messages, temperature: request.temperature, options }
+  })
+
+  const purposeOf = (request: Request) => `chat completion (${request.model})`
 
   /** One model call (tier or model), reserved and under way. */
   const single = (request: Request) =>
     Effect.gen(function*() {
-      const candidates = yield* metered.candidates(targetOf(request.model), request.scope.rules.policies?.model_tier).pipe(
-        Effect.flatMap((models) => metered.fitting(models, request.options))
-      )
-      const { messages, payer, purpose, temperature } = yield* prepare(request, candidates)
-      const quote = yield* metered.quote(candidates, messages, { maxOutputTokens: request.maxOutputTokens, options: request.options })
-      const call = yield* metered.run({ payer, purpose, candidates, quote, messages, temperature, options: request.options })
+      const prepared = yield* answers.prepare(asked(request, targetOf(request.model), request.options))
+      const plan = yield* answers.quote(prepared, request.maxOutputTokens)
+      const call = yield* answers.alone({ plan, conversation: prepared, purpose: purposeOf(request) })
       return yield* call.open
     })
 
@@ -194,20 +164,18 @@ export const make = Effect.gen(function*() {
       ? Effect.succeed([...deltasOf(result.report.text), { _tag: "Concluded", report: result.report, usage: result.usage, charged: result.charged }])
       : Effect.dieMessage("A multi-mode council concluded without a report")
 
-  const convene = (request: Request, asked: ModelTier | "effective") =>
+  const convene = (request: Request, tier: ModelTier | "effective") =>
     Stream.unwrapScoped(Effect.gen(function*() {
-      // Refused before anything is reserved: an option the council would drop is an error, not a loss.
+      // Refused before anything is reserved: an option the council would drop is an error, not a loss;
+      // so the council's calls take none.
       const refusal = councilRefusalOf(request.options)
       if (refusal !== undefined) return yield* new InvalidRequest({ message: refusal.message, field: refusal.param })
-      const { scope } = request
-      const tier = asked === "effective" ? settingsOf(scope).model_tier.value : asked
-      const models = yield* metered.candidates({ _tag: "Tier", tier }, scope.rules.policies?.model_tier)
-      if (!convenes.has(models[0]!.tier)) return yield* modelNotFound(request.model)
-      const { messages, payer, purpose, temperature } = yield* prepare(request, models)
+      const prepared = yield* answers.prepare(asked(request, tier === "effective" ? undefined : { _tag: "Tier", tier }, undefined))
+      if (!convenes.has(prepared.candidates[0]!.tier)) return yield* modelNotFound(request.model)
       // `max_tokens` caps the consensus: the chair's synthesis, which is the answer.
-      const plan = yield* council.plan({ models, messages, maxOutputTokens: request.maxOutputTokens })
-      const budget = yield* metered.budget(payer, purpose, plan.worstCase)
-      return council.run({ plan, payer, purpose, budget, messages, temperature, mode: "multi" }).pipe(
+      const seated = yield* answers.seat(prepared, request.maxOutputTokens)
+      const { events } = yield* answers.convene({ council: seated, conversation: prepared, purpose: purposeOf(request), mode: "multi" })
+      return events.pipe(
         Stream.mapEffect((event) => event._tag === "Concluded" ? conclusion(event.result) : Effect.succeed<ReadonlyArray<Event>>([])),
         Stream.flattenIterables,
         // Its credits are held: from here the answer is under way (a stream may start, with heartbeats).
