@@ -3,7 +3,7 @@
  * chat completions, Responses — asks here. Three steps, each in one place:
  * - `prepare` (`Preparation`): the models that may answer, the memories in front, the workspace's
  *   repository, the payer, the temperature;
- * - `plan`, `quote`, `seat`, `reprice` (`Planning`): one model's or a council's worst case,
+ * - `plan`, `quote`, `seat`, `seatable`, `reprice` (`Planning`): one model's or a council's worst case,
  *   priced once (again only after a review);
  * - `alone`, `convene` (`Execution`): the metered call, or the council's one orchestration,
  *   settled as it goes or held until the caller has recorded the answer.
@@ -28,6 +28,7 @@ export interface Service {
   readonly prepare: ReturnType<typeof Preparation.prepare>
   readonly quote: ReturnType<typeof Planning.quote>
   readonly seat: ReturnType<typeof Planning.seat>
+  readonly seatable: ReturnType<typeof Planning.seatable>
   readonly plan: ReturnType<typeof Planning.plan>
   readonly reprice: ReturnType<typeof Planning.reprice>
   readonly alone: ReturnType<typeof Execution.alone>
@@ -48,6 +49,7 @@ export const make = Effect.gen(function*() {
     prepare: Preparation.prepare(ports),
     quote: Planning.quote(ports),
     seat: Planning.seat(ports),
+    seatable: Planning.seatable(ports),
     plan: Planning.plan(ports),
     reprice: Planning.reprice(ports),
     alone: Execution.alone(ports),

@@ -33,7 +33,7 @@ import { type CallEvent, isOutput as isCallOutput, isTier, modelNotFound, type S
 import { councilRefusalOf } from "../models/ProviderSupport.js"
 import { tierAllowed } from "../orgs/Policies.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
-import { Council, type CouncilResult } from "../council/Council.js"
+import type { CouncilResult } from "../council/Council.js"
 import type { ConsensusReport } from "../council/ConsensusReport.js"
 import { traced } from "../observability/Traced.js"
 import { Answers } from "./Answers.js"
@@ -130,13 +130,12 @@ const deltasOf = (text: string): ReadonlyArray<Event> => wordGroups(text).map((t
 
 export const make = Effect.gen(function*() {
   const catalog = yield* Catalog
-  const council = yield* Council
   const answers = yield* Answers
 
   // The catalog and the providers are fixed for the process: which tiers can seat a council is
   // decided once (enough usable models, a context window that holds the rounds).
   const convenes: ReadonlySet<ModelTier> = new Set(
-    yield* Effect.filter(tiers, (tier) => Effect.isSuccess(council.plan({ models: catalog.forTier(tier), messages: [] })))
+    yield* Effect.filter(tiers, (tier) => answers.seatable(catalog.forTier(tier)))
   )
 
   /** The client's conversation as the answer core prepares it, in the settings of the request's scope. */

@@ -58,6 +58,10 @@ export const quote = (ports: Ports) => (prepared: Prepared, maxOutputTokens?: nu
 export const seat = (ports: Ports) => (prepared: Prepared, maxOutputTokens?: number | undefined): Effect.Effect<CouncilPlan, InvalidRequest> =>
   ports.council.plan({ models: prepared.candidates, messages: prepared.messages, maxOutputTokens })
 
+/** Whether `models` (a tier's) can seat a council at all: enough usable models, a window that holds the rounds. */
+export const seatable = (ports: Ports) => (models: ReadonlyArray<CatalogModel>): Effect.Effect<boolean> =>
+  Effect.isSuccess(ports.council.plan({ models, messages: [] }))
+
 /**
  * A huddle turn's plan in `requested` mode: single; multi (a council, or refused); auto (a
  * council unless the question is light or none can be seated, then one model, saying why).
