@@ -36,6 +36,7 @@ import {
 } from "@huddle/domain/models/Model"
 import type { Provider } from "@huddle/domain/models/ModelProviders"
 import { moreUntested, moreUntestedCount } from "@huddle/domain/grounding/Grounding"
+import { wordGroups } from "@huddle/domain/shared/Words"
 import { Stream } from "effect"
 import { exampleOf } from "./JsonSchemaExample.js"
 import { fnv1a } from "./Fnv1a.js"
@@ -215,13 +216,6 @@ const toolCallChunks = (request: ModelRequest, tool: ToolDefinition): ReadonlyAr
   ]
 }
 
-/** Splits a text into groups of words whose concatenation is the text. */
-const wordGroups = (text: string): ReadonlyArray<string> => {
-  const words = text.match(/\s*\S+/g) ?? []
-  const groups: Array<string> = []
-  for (let i = 0; i < words.length; i += wordsPerDelta) groups.push(words.slice(i, i + wordsPerDelta).join(""))
-  return groups
-}
 
 /** The answer up to (not including) its first stop sequence, as a real model stops there. */
 const untilStop = (text: string, stop: CallOptions["stop"]): string => {
@@ -240,7 +234,7 @@ export const chunksFor = (request: ModelRequest): ReadonlyArray<ModelChunk> => {
   const text = truncated ? full.slice(0, budget).trimEnd() : full
   const input = inputTokens(request)
   return [
-    ...wordGroups(text).map((group): ModelChunk => ({ _tag: "Delta", text: group })),
+    ...wordGroups(text, wordsPerDelta).map((group): ModelChunk => ({ _tag: "Delta", text: group })),
     { _tag: "Usage", usage: new Usage({ input_tokens: input, output_tokens: estimateTokens(text) }) },
     { _tag: "Finish", reason: truncated ? "length" : "stop" }
   ]

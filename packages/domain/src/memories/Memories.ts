@@ -58,13 +58,8 @@ export const validContent = (content: string): Effect.Effect<string, InvalidRequ
     )
   )
 
-export const make = Effect.gen(function*() {
-  const ids = yield* Ids
-  const memories = yield* MemoryRepository
-  const workspaces = yield* WorkspaceAccess.make
-  const memberships = yield* MembershipRepository
-  const access = yield* OrgAccess
-
+/** Who may read and who may change a memory: its author, its workspace's users, its org's members and admins. */
+const rightsOver = (workspaces: WorkspaceAccess.WorkspaceAccess, access: OrgAccess["Type"]) => {
   const readable = (principal: Principal, memory: Memory): Effect.Effect<void, NotFound> => {
     switch (memory.scope) {
       case "personal":
@@ -95,6 +90,17 @@ export const make = Effect.gen(function*() {
         return access.admin(principal, memory.org_id ?? "").pipe(Effect.catchTag("NotFound", () => Effect.fail(memoryNotFound)))
     }
   }
+  return { readable, writable }
+}
+
+export const make = Effect.gen(function*() {
+  const ids = yield* Ids
+  const memories = yield* MemoryRepository
+  const workspaces = yield* WorkspaceAccess.make
+  const memberships = yield* MembershipRepository
+  const access = yield* OrgAccess
+
+  const { readable, writable } = rightsOver(workspaces, access)
 
   const find = (id: string) =>
     memories.findById(id).pipe(
