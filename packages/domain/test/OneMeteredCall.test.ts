@@ -1,7 +1,8 @@
 /**
- * One module reserves and settles credits for model calls: `MeteredCall`. Any other module that
- * takes the `Credits` service (or the `CreditStore` port's reservations) would be a second money
- * path; this keeps it from creeping back.
+ * One module reserves and settles credits for model calls: `MeteredCall`, which takes the
+ * `Credits` service and hands it to its own parts (its reservations in `CallReservation.ts`, its
+ * run in `MeteredRun.ts`). Any other module that takes the `Credits` service (or the
+ * `CreditStore` port's reservations) would be a second money path; this keeps it from creeping back.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { basename, join } from "node:path"
@@ -33,9 +34,28 @@ const importersOf = (name: string, module: string): Array<string> =>
     return false
   }).map((file) => basename(file)).sort()
 
+/** The files that import the type `name` (alone, not the value) from a module whose file is `module`. */
+const typeImportersOf = (name: string, module: string): Array<string> =>
+  all.filter((file) => {
+    const text = readFileSync(file, "utf8")
+    const imports = text.matchAll(/import\s+(type\s+)?\{([^}]*)\}\s+from\s+"([^"]+)"/g)
+    for (const [, typeOnly, names, from] of imports) {
+      if (!from!.replace(/\.js$/, "").endsWith(`/${module}`)) continue
+      const types = names!.split(",").map((part) => part.trim()).flatMap((part) =>
+        typeOnly !== undefined ? [part] : part.startsWith("type ") ? [part.slice(5).trim()] : []
+      )
+      if (types.some((part) => part.split(/\s+as\s+/)[0] === name)) return true
+    }
+    return false
+  }).map((file) => basename(file)).sort()
+
 describe("the one metered model call", () => {
   it("is the only service that takes Credits (the composition root provides it)", () => {
     expect(importersOf("Credits", "Credits")).toEqual(["Engine.ts", "MeteredCall.ts"])
+  })
+
+  it("hands the Credits service only to its own parts: its reservations and its run", () => {
+    expect(typeImportersOf("Service", "Credits")).toEqual(["CallReservation.ts", "MeteredRun.ts"])
   })
 
   it("finds what it looks for: the files scanned include the metered call and its callers", () => {
@@ -48,7 +68,8 @@ describe("the one metered model call", () => {
       .filter((file) => /\.reserve\(\{/.test(readFileSync(file, "utf8")))
       .map((file) => basename(file))
       .sort()
-    // (The leased store passes a reservation on to the SQL store it wraps only whole, once stopping.)
-    expect(reserving).toEqual(["Credits.ts", "MeteredCall.ts"])
+    // (The leased store passes a reservation on to the SQL store it wraps only whole, once stopping.
+    // The metered call reserves in its `CallReservation.ts`.)
+    expect(reserving).toEqual(["CallReservation.ts", "Credits.ts"])
   })
 })

@@ -4,7 +4,7 @@
  * calls, whose run is one answer.
  */
 import { Effect, Scope } from "effect"
-import type { Metered } from "./MeteredCall.js"
+import type { Metered } from "./MeteredRun.js"
 
 export interface HeldCalls {
   /** Where the calls' reservations are held: closing it settles every call still held. */
