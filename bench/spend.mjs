@@ -14,7 +14,7 @@ import { parseArgs } from "node:util"
 import pg from "pg"
 import { Effect, Layer, Redacted } from "effect"
 import { Database } from "../packages/adapters/dist/index.js"
-import * as SqlSpendRepository from "../packages/adapters/dist/repositories/SqlSpendRepository.js"
+import * as SqlSpendRepository from "../packages/adapters/dist/spend/SqlSpendRepository.js"
 import { SpendRepository } from "../packages/domain/dist/spend/SpendRepository.js"
 
 const { positionals, values } = parseArgs({ allowPositionals: true, options: { rows: { type: "string", default: "1000000" }, runs: { type: "string", default: "5" }, keep: { type: "boolean", default: false }, reuse: { type: "string" } } })

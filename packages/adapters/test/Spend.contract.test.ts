@@ -8,7 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Database } from "@huddle/adapters"
-import * as SqlSpendRepository from "@huddle/adapters/repositories/SqlSpendRepository"
+import * as SqlSpendRepository from "@huddle/adapters/spend/SqlSpendRepository"
 import type { GroupKey, SpendRow } from "@huddle/domain/spend/SpendQuery"
 import { SpendRepository, type SpendScope } from "@huddle/domain/spend/SpendRepository"
 import { TestDatabase } from "@huddle/testkit"

@@ -17,7 +17,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { NewReservation } from "@huddle/domain/credits/CreditStore"
 import { Deferred, Effect, Exit, FiberId, Queue } from "effect"
-import { authorityChecks } from "./SqlCreditStore.js"
+import { credentialOk, memberOk } from "./AuthorityChecks.js"
 
 export interface Authority {
   readonly credentialOk: boolean
@@ -69,7 +69,6 @@ const balanceOf = (value: unknown): number | undefined => {
 /** `check(reservation)` answers whether its credential and memberships still stand; one reader per scope. */
 export const make = (sql: SqlClient.SqlClient) =>
   Effect.gen(function*() {
-    const { credentialOk, memberOk } = authorityChecks(sql)
     const queue = yield* Queue.unbounded<Pending>()
 
     const read = (batch: ReadonlyArray<Pending>) => {
@@ -77,7 +76,7 @@ export const make = (sql: SqlClient.SqlClient) =>
       for (const pending of batch) if (!distinct.has(pending.key)) distinct.set(pending.key, pending.reservation)
       const checks = [...distinct.values()]
       const columns = checks.map((reservation, i) =>
-        sql`${credentialOk(reservation)} AS ${sql(`c${i}`)}, ${memberOk(reservation)} AS ${sql(`m${i}`)}, ${settledOf(sql, reservation)} AS ${
+        sql`${credentialOk(sql, reservation)} AS ${sql(`c${i}`)}, ${memberOk(sql, reservation)} AS ${sql(`m${i}`)}, ${settledOf(sql, reservation)} AS ${
           sql(`s${i}`)
         }`
       )
