@@ -10,10 +10,10 @@ import { DateTime, Effect, type ParseResult, Schema } from "effect"
 import { User } from "@huddle/domain/accounts/User"
 
 /**
- * A `timestamptz` column: a `Date` from both drivers (`pg` and PGlite); a timestamp inside a
- * jsonb document is an ISO string. Written as a `Date`.
+ * A `timestamptz` column: a `Date` from both drivers (`pg` and PGlite), written as a `Date`. (A
+ * timestamp inside a jsonb document is an ISO string: `Schema.DateTimeUtc` reads that.)
  */
-export const Timestamp = Schema.Union(Model.DateTimeFromDate, Schema.DateTimeUtc)
+export const Timestamp = Model.DateTimeFromDate
 
 /**
  * A `bigint` column (credits, counts): a number on both engines as their clients are configured

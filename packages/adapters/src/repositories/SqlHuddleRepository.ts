@@ -13,12 +13,13 @@ const SessionRow = tableRow(HuddleSession, sessionColumns)
 
 /**
  * A row of `huddle_messages`, as the session's read returns it: one jsonb value (its timestamp an
- * ISO string there), its passages under the class's name `references` (the column is `refs`).
+ * ISO string there, as the class reads it), its passages under the class's name `references`
+ * (the column is `refs`).
  */
 const MessageRow = tableRow(HuddleMessage, {
   credits_charged: Int8,
   consensus: OptionalJsonb(ConsensusReport),
-  created_at: Timestamp
+  created_at: HuddleMessage.fields.created_at
 })
 
 /**
