@@ -21,7 +21,10 @@ export const Timestamp = Model.DateTimeFromDate
  */
 export const Int8 = Schema.Union(Schema.Int, Schema.NumberFromString.pipe(Schema.int()))
 
-/** A jsonb column: parsed by both drivers; a string still holding JSON (an older write) is parsed here. */
+/**
+ * A jsonb column: both drivers parse it; should one hand back the text instead (as the audit log
+ * always allowed for), it is parsed here. Written with `Schema.parseJson` (a string, cast `::jsonb`).
+ */
 export const Jsonb = <A, I>(schema: Schema.Schema<A, I>) => Schema.Union(schema, Schema.parseJson(schema))
 
 /** A jsonb column that holds an optional field of the domain: NULL when absent. */

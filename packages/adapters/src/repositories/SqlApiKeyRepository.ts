@@ -3,7 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { ApiKey } from "@huddle/domain/accounts/ApiKey"
 import { ApiKeyRepository } from "@huddle/domain/accounts/ApiKeyRepository"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
-import { pageFields, tableRow, Timestamp, userRowWith } from "./Rows.js"
+import { pageFields, tableRow, Timestamp, toDate, userRowWith } from "./Rows.js"
 
 /** A row of `api_keys`, as its owner sees it (never the token's hash). */
 const ApiKeyRow = tableRow(ApiKey, { created_at: Timestamp, last_used_at: Schema.NullOr(Timestamp) })
@@ -74,9 +74,9 @@ export const make = Effect.gen(function*() {
     revokeBoundTo: (userId, orgId, at) => Effect.orDie(revoke({ userId, orgId, at })),
     // Nothing read: a plain statement.
     touch: (id, at) =>
-      sql`UPDATE api_keys SET last_used_at = ${DateTime.toDateUtc(at)}
+      sql`UPDATE api_keys SET last_used_at = ${toDate(at)}
           WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${
-        DateTime.toDateUtc(DateTime.subtract(at, { millis: touchResolutionMs }))
+        toDate(DateTime.subtract(at, { millis: touchResolutionMs }))
       })`.pipe(Effect.asVoid, Effect.orDie)
   })
 })

@@ -16,11 +16,7 @@ const SessionRow = tableRow(HuddleSession, sessionColumns)
  * ISO string there, as the class reads it), its passages under the class's name `references`
  * (the column is `refs`).
  */
-const MessageRow = tableRow(HuddleMessage, {
-  credits_charged: Int8,
-  consensus: OptionalJsonb(ConsensusReport),
-  created_at: HuddleMessage.fields.created_at
-})
+const MessageRow = tableRow(HuddleMessage, { credits_charged: Int8, consensus: OptionalJsonb(ConsensusReport) })
 
 /**
  * The session's read: every row holds the session, and one of its last messages (NULL when it has
@@ -36,13 +32,13 @@ export const make = Effect.gen(function*() {
   // One read: the session and its last messages (none when it is not this user's).
   const findSession = (userId: string, id: string, limit: number) =>
     sql`SELECT s.id, s.title, s.org_id, s.workspace_id, s.created_at, s.updated_at, to_jsonb(m) AS message
-          FROM huddle_sessions s
-          LEFT JOIN LATERAL (
-            SELECT id, role, content, mode, intent_id, models, usage, credits_charged, refs AS "references", consensus, created_at
-            FROM huddle_messages WHERE session_id = s.id ORDER BY id DESC LIMIT ${limit}
-          ) m ON true
-          WHERE s.id = ${id} AND s.user_id = ${userId}
-          ORDER BY m.id`
+        FROM huddle_sessions s
+        LEFT JOIN LATERAL (
+          SELECT id, role, content, mode, intent_id, models, usage, credits_charged, refs AS "references", consensus, created_at
+          FROM huddle_messages WHERE session_id = s.id ORDER BY id DESC LIMIT ${limit}
+        ) m ON true
+        WHERE s.id = ${id} AND s.user_id = ${userId}
+        ORDER BY m.id`
   const listSessions = SqlSchema.findAll({
     Request: Schema.Struct({ userId: Schema.String, personal: Schema.Boolean, orgIds: Schema.Array(Schema.String), ...pageFields }),
     Result: SessionRow,
