@@ -91,7 +91,7 @@ export const UserRow = tableRow(User, { created_at: Timestamp })
 export const userRowWith = <More extends Schema.Struct.Fields>(more: More) => tableRowWith(User, { created_at: Timestamp }, more)
 
 // For the statements still written by hand (a time to bind), and the rows still mapped by hand
-// (the credit store's, the spend repository's, the grounding store's).
+// (the credit store's, the grounding store's).
 export const utc = (value: Date | string): DateTime.Utc => DateTime.unsafeMake(value)
 export const utcOrNull = (value: Date | string | null): DateTime.Utc | null => value === null ? null : utc(value)
 export const toDate = (value: DateTime.Utc): Date => DateTime.toDateUtc(value)
