@@ -1,15 +1,38 @@
 import { randomUUID } from "node:crypto"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import { IdempotencyStore, type ClaimResult } from "@huddle/domain/request/IdempotencyStore"
-import { Effect, Layer } from "effect"
-import { toDate, utc } from "./Rows.js"
+import { Effect, Layer, Schema } from "effect"
+import { Int8, Timestamp, toDate } from "./Rows.js"
 
-interface KeyRow {
-  readonly fingerprint: string
-  readonly state: "in_progress" | "completed"
-  readonly locked_until: Date
-  readonly outcome: Uint8Array | null
-}
+/**
+ * A `bytea` column: a `Buffer` from `pg`, a `Uint8Array` from PGlite; read as a `Uint8Array` of
+ * its own (not a view into the driver's buffer).
+ */
+const Bytes = Schema.transform(Schema.Uint8ArrayFromSelf, Schema.Uint8ArrayFromSelf, {
+  strict: true,
+  decode: (bytes) => new Uint8Array(bytes),
+  encode: (bytes) => bytes
+})
+
+/** A claim as written: the key with this claim's token, in progress until its lock lapses. */
+const Claiming = Schema.Struct({
+  scope: Schema.String,
+  key: Schema.String,
+  fingerprint: Schema.String,
+  token: Schema.String,
+  now: Timestamp,
+  lockedUntil: Timestamp,
+  expiredBefore: Timestamp
+})
+
+/** A row of `idempotency_keys` as a claim that did not win finds it. */
+const KeyRow = Schema.Struct({
+  fingerprint: Schema.String,
+  state: Schema.Literal("in_progress", "completed"),
+  locked_until: Timestamp,
+  outcome: Schema.NullOr(Bytes)
+})
 
 /**
  * How often `claim` tries again when the key changes hands between its two statements (the
@@ -20,37 +43,58 @@ const attempts = 3
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
+  // One statement, so that of two concurrent claims exactly one wins, on PGlite and on
+  // PostgreSQL alike: the insert, or the takeover of an expired record or a lapsed lock.
+  const tryClaim = SqlSchema.findOne({
+    Request: Claiming,
+    Result: Schema.Struct({ token: Schema.String }),
+    execute: (claim) =>
+      sql`INSERT INTO idempotency_keys AS k (scope, key, fingerprint, token, state, locked_until, created_at)
+          VALUES (${claim.scope}, ${claim.key}, ${claim.fingerprint}, ${claim.token}, 'in_progress',
+                  ${claim.lockedUntil}, ${claim.now})
+          ON CONFLICT (scope, key) DO UPDATE
+            SET fingerprint = EXCLUDED.fingerprint, token = EXCLUDED.token, state = 'in_progress',
+                locked_until = EXCLUDED.locked_until, outcome = NULL, created_at = EXCLUDED.created_at
+            WHERE k.created_at < ${claim.expiredBefore}
+               OR (k.state = 'in_progress' AND k.locked_until < ${claim.now})
+          RETURNING token`
+  })
+  const findKey = SqlSchema.findOne({
+    Request: Schema.Struct({ scope: Schema.String, key: Schema.String }),
+    Result: KeyRow,
+    execute: ({ key, scope }) =>
+      sql`SELECT fingerprint, state, locked_until, outcome FROM idempotency_keys WHERE scope = ${scope} AND key = ${key}`
+  })
+  const purge = SqlSchema.single({
+    Request: Schema.Struct({ createdBefore: Timestamp, now: Timestamp }),
+    Result: Schema.Struct({ purged: Int8 }),
+    execute: ({ createdBefore, now }) =>
+      sql`WITH purged AS (
+            DELETE FROM idempotency_keys
+            WHERE created_at < ${createdBefore} AND (state = 'completed' OR locked_until < ${now})
+            RETURNING 1)
+          SELECT count(*) AS purged FROM purged`
+  })
+
   return IdempotencyStore.of({
     claim: (request) =>
       Effect.gen(function*() {
         for (let attempt = 0; attempt < attempts; attempt++) {
           const token = randomUUID()
-          // One statement, so that of two concurrent claims exactly one wins, on PGlite and on
-          // PostgreSQL alike: the insert, or the takeover of an expired record or a lapsed lock.
-          const claimed = yield* sql<{ token: string }>`
-            INSERT INTO idempotency_keys AS k (scope, key, fingerprint, token, state, locked_until, created_at)
-            VALUES (${request.scope}, ${request.key}, ${request.fingerprint}, ${token}, 'in_progress',
-                    ${toDate(request.lockedUntil)}, ${toDate(request.now)})
-            ON CONFLICT (scope, key) DO UPDATE
-              SET fingerprint = EXCLUDED.fingerprint, token = EXCLUDED.token, state = 'in_progress',
-                  locked_until = EXCLUDED.locked_until, outcome = NULL, created_at = EXCLUDED.created_at
-              WHERE k.created_at < ${toDate(request.expiredBefore)}
-                 OR (k.state = 'in_progress' AND k.locked_until < ${toDate(request.now)})
-            RETURNING token`
-          if (claimed.length > 0) {
+          const claimed = yield* tryClaim({ ...request, token })
+          if (claimed._tag === "Some") {
             return { _tag: "Claimed", claim: { scope: request.scope, key: request.key, token } } satisfies ClaimResult
           }
-          const rows = yield* sql<KeyRow>`
-            SELECT fingerprint, state, locked_until, outcome FROM idempotency_keys
-            WHERE scope = ${request.scope} AND key = ${request.key}`
-          const row = rows[0]
-          if (row === undefined) continue
+          const found = yield* findKey(request)
+          if (found._tag === "None") continue
+          const row = found.value
           return row.state === "completed" && row.outcome !== null
-            ? { _tag: "Completed", fingerprint: row.fingerprint, outcome: new Uint8Array(row.outcome) } satisfies ClaimResult
-            : { _tag: "InProgress", fingerprint: row.fingerprint, lockedUntil: utc(row.locked_until) } satisfies ClaimResult
+            ? { _tag: "Completed", fingerprint: row.fingerprint, outcome: row.outcome } satisfies ClaimResult
+            : { _tag: "InProgress", fingerprint: row.fingerprint, lockedUntil: row.locked_until } satisfies ClaimResult
         }
         return { _tag: "InProgress", fingerprint: request.fingerprint, lockedUntil: request.lockedUntil } satisfies ClaimResult
       }).pipe(Effect.orDie),
+    // Whether the claim was still this caller's: nothing read but that a row matched.
     renew: (claim, lockedUntil) =>
       sql`UPDATE idempotency_keys SET locked_until = ${toDate(lockedUntil)}
           WHERE scope = ${claim.scope} AND key = ${claim.key} AND token = ${claim.token} AND state = 'in_progress'
@@ -65,13 +109,7 @@ export const make = Effect.gen(function*() {
         Effect.asVoid,
         Effect.orDie
       ),
-    purge: (createdBefore, now) =>
-      sql<{ purged: number }>`
-        WITH purged AS (
-          DELETE FROM idempotency_keys
-          WHERE created_at < ${toDate(createdBefore)} AND (state = 'completed' OR locked_until < ${toDate(now)})
-          RETURNING 1)
-        SELECT count(*) AS purged FROM purged`.pipe(Effect.map((rows) => Number(rows[0]?.purged ?? 0)), Effect.orDie)
+    purge: (createdBefore, now) => purge({ createdBefore, now }).pipe(Effect.map((row) => row.purged), Effect.orDie)
   })
 })
 

@@ -1,34 +1,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Intent } from "@huddle/domain/huddle/Intent"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
+import { GroundingReport } from "@huddle/domain/grounding/GroundingReport"
+import { Intent, IntentStatus } from "@huddle/domain/huddle/Intent"
 import { Instances } from "@huddle/domain/credits/Instances"
 import { IntentRepository, type Question } from "@huddle/domain/huddle/IntentRepository"
 import { Effect, Layer, Option, Predicate, Schema } from "effect"
 import { addingMessage } from "./HuddleWrites.js"
-import { toDate } from "./Rows.js"
+import { Int8, OptionalJsonb, pageFields, tableRowWith, Timestamp, toDate } from "./Rows.js"
 
-interface IntentRow {
-  readonly id: string
-  readonly user_id: string
-  readonly workspace_id: string | null
-  readonly status: string
-  readonly input: string
-  readonly mode: string
-  readonly org_id: string | null
-  readonly session_id: string | null
-  readonly settings: unknown
-  readonly plan: unknown
-  readonly output: string | null
-  readonly models: unknown
-  readonly usage: unknown
-  readonly credits_charged: number
-  readonly consensus: unknown
-  readonly grounding: unknown
-  readonly error: unknown
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const decode = Schema.decodeUnknown(Intent)
 const encode = Schema.encode(Intent)
 const json = (value: unknown) => value === null || value === undefined ? null : JSON.stringify(value)
 
@@ -50,26 +30,35 @@ const withCurrentFlags = (plan: unknown): unknown =>
     }
     : plan
 
-const fromRow = (row: IntentRow) =>
-  decode({
-    id: row.id,
-    status: row.status,
-    input: row.input,
-    mode: row.mode,
-    org_id: row.org_id,
-    session_id: row.session_id,
-    settings: row.settings,
-    plan: withCurrentFlags(row.plan),
-    output: row.output,
-    models: row.models,
-    usage: row.usage,
-    credits_charged: row.credits_charged,
-    ...(row.consensus === null || row.consensus === undefined ? {} : { consensus: row.consensus }),
-    ...(row.grounding === null || row.grounding === undefined ? {} : { grounding: row.grounding }),
-    error: row.error,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString()
-  })
+/** A stored plan, its flags as they are written now. */
+const CurrentPlan = Schema.compose(
+  Schema.transform(Schema.Unknown, Schema.Unknown, { strict: true, decode: withCurrentFlags, encode: (plan) => plan }),
+  Intent.fields.plan,
+  { strict: false }
+)
+
+const intentColumns = {
+  plan: CurrentPlan,
+  credits_charged: Int8,
+  consensus: OptionalJsonb(ConsensusReport),
+  grounding: OptionalJsonb(GroundingReport),
+  created_at: Timestamp,
+  updated_at: Timestamp
+}
+
+/** A row of `intents`, with who submitted it and in which workspace. */
+const IntentRow = tableRowWith(Intent, intentColumns, { user_id: Schema.String, workspace_id: Schema.NullOr(Schema.String) })
+
+/** A row of `intents` in an org's list, with its submitter's email. */
+const ListedIntentRow = tableRowWith(Intent, intentColumns, { user_id: Schema.String, email: Schema.String })
+
+const UserQuery = Schema.Struct({
+  userId: Schema.String,
+  status: Schema.optional(IntentStatus),
+  orgId: Schema.optional(Schema.String),
+  inOrgs: Schema.optional(Schema.Array(Schema.String)),
+  ...pageFields
+})
 
 /** The session a huddle's message goes to: the intent's own (a message needs one). */
 const sessionOf = (intent: Intent): Effect.Effect<string> =>
@@ -88,6 +77,40 @@ export const make = Effect.gen(function*() {
   const instance = (yield* Instances).id
   const columns = sql`id, user_id, workspace_id, status, input, mode, org_id, session_id, settings, plan, output,
                       models, usage, credits_charged, consensus, grounding, error, created_at, updated_at`
+
+  const find = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: IntentRow,
+    execute: (id) => sql`SELECT ${columns} FROM intents WHERE id = ${id}`
+  })
+  const listForUser = SqlSchema.findAll({
+    Request: UserQuery,
+    Result: IntentRow,
+    execute: ({ cursor, inOrgs, limit, orgId, status, userId }) =>
+      sql`SELECT ${columns} FROM intents WHERE user_id = ${userId}
+          ${status === undefined ? sql`` : sql`AND status = ${status}`}
+          ${orgId === undefined ? sql`` : sql`AND org_id = ${orgId}`}
+          ${
+        inOrgs === undefined
+          ? sql``
+          : inOrgs.length === 0
+          ? sql`AND org_id IS NULL`
+          : sql`AND (org_id IS NULL OR org_id IN ${sql.in(inOrgs)})`
+      }
+          ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
+          ORDER BY id DESC LIMIT ${limit + 1}`
+  })
+  // Keyset on (org_id, id): intents_org_idx, or intents_org_review_id_idx for the review queue.
+  const listForOrg = SqlSchema.findAll({
+    Request: Schema.Struct({ orgId: Schema.String, status: Schema.optional(IntentStatus), ...pageFields }),
+    Result: ListedIntentRow,
+    execute: ({ cursor, limit, orgId, status }) =>
+      sql`SELECT ${columns}, (SELECT email FROM users WHERE users.id = intents.user_id) AS email
+          FROM intents WHERE org_id = ${orgId}
+          ${status === undefined ? sql`` : sql`AND status = ${status}`}
+          ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
+          ORDER BY id DESC LIMIT ${limit + 1}`
+  })
 
   return IntentRepository.of({
     // With a huddle's question: one statement for the session (when new), the message and the intent.
@@ -125,13 +148,8 @@ export const make = Effect.gen(function*() {
         Effect.orDie
       ),
     find: (id) =>
-      sql<IntentRow>`SELECT ${columns} FROM intents WHERE id = ${id}`.pipe(
-        Effect.flatMap((rows) => {
-          const row = rows[0]
-          return row === undefined
-            ? Effect.succeed(Option.none())
-            : Effect.map(fromRow(row), (intent) => Option.some({ intent, userId: row.user_id, workspaceId: row.workspace_id }))
-        }),
+      find(id).pipe(
+        Effect.map(Option.map((row) => ({ intent: row.value, userId: row.user_id, workspaceId: row.workspace_id }))),
         Effect.orDie
       ),
     failRunningOn: (instanceIds, error) =>
@@ -145,33 +163,10 @@ export const make = Effect.gen(function*() {
       sql<{ id: string }>`UPDATE intents SET status = 'failed', error = ${JSON.stringify(error)}::jsonb, updated_at = now()
                           WHERE status IN ('received', 'planning', 'executing') AND updated_at < ${toDate(before)}
                           RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie),
-    listForUser: (userId, { cursor, inOrgs, limit, orgId, status }) =>
-      sql<IntentRow>`SELECT ${columns} FROM intents WHERE user_id = ${userId}
-                     ${status === undefined ? sql`` : sql`AND status = ${status}`}
-                     ${orgId === undefined ? sql`` : sql`AND org_id = ${orgId}`}
-                     ${
-        inOrgs === undefined
-          ? sql``
-          : inOrgs.length === 0
-          ? sql`AND org_id IS NULL`
-          : sql`AND (org_id IS NULL OR org_id IN ${sql.in(inOrgs)})`
-      }
-                     ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
-                     ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
-        Effect.flatMap((rows) => Effect.forEach(rows, fromRow)),
-        Effect.orDie
-      ),
-    // Keyset on (org_id, id): intents_org_idx, or intents_org_review_id_idx for the review queue.
-    listForOrg: (orgId, { cursor, limit, status }) =>
-      sql<IntentRow & { readonly email: string }>`
-        SELECT ${columns}, (SELECT email FROM users WHERE users.id = intents.user_id) AS email
-        FROM intents WHERE org_id = ${orgId}
-        ${status === undefined ? sql`` : sql`AND status = ${status}`}
-        ${cursor === undefined ? sql`` : sql`AND id < ${cursor}`}
-        ORDER BY id DESC LIMIT ${limit + 1}`.pipe(
-        Effect.flatMap((rows) =>
-          Effect.forEach(rows, (row) => Effect.map(fromRow(row), (intent) => ({ intent, submitter: { userId: row.user_id, email: row.email } })))
-        ),
+    listForUser: (userId, query) => listForUser({ userId, ...query }).pipe(Effect.map((rows) => rows.map((row) => row.value)), Effect.orDie),
+    listForOrg: (orgId, query) =>
+      listForOrg({ orgId, ...query }).pipe(
+        Effect.map((rows) => rows.map((row) => ({ intent: row.value, submitter: { userId: row.user_id, email: row.email } }))),
         Effect.orDie
       )
   })

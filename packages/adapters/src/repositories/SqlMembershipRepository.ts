@@ -1,27 +1,32 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { OrgMembership, type Role } from "@huddle/domain/orgs/Membership"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { OrgMembership, Role } from "@huddle/domain/orgs/Membership"
 import { MembershipRepository } from "@huddle/domain/orgs/MembershipRepository"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
+  const listForUser = SqlSchema.findAll({
+    Request: Schema.String,
+    // The org as one of its members sees it: its columns are the class's own.
+    Result: OrgMembership,
+    execute: (userId) =>
+      sql`SELECT o.id, o.name, o.slug, m.role
+          FROM memberships m JOIN organizations o ON o.id = m.org_id
+          WHERE m.user_id = ${userId} AND m.status = 'active'
+          ORDER BY m.joined_at, o.id`
+  })
+  const roleOf = SqlSchema.findOne({
+    Request: Schema.Struct({ userId: Schema.String, orgId: Schema.String }),
+    Result: Schema.Struct({ role: Role }),
+    execute: ({ orgId, userId }) =>
+      sql`SELECT role FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId} AND status = 'active'`
+  })
+
   return MembershipRepository.of({
-    listForUser: (userId) =>
-      sql<{ id: string; name: string; slug: string; role: Role }>`
-        SELECT o.id, o.name, o.slug, m.role
-        FROM memberships m JOIN organizations o ON o.id = m.org_id
-        WHERE m.user_id = ${userId} AND m.status = 'active'
-        ORDER BY m.joined_at, o.id`.pipe(
-        Effect.map((rows) => rows.map((row) => new OrgMembership(row, { disableValidation: true }))),
-        Effect.orDie
-      ),
-    roleOf: (userId, orgId) =>
-      sql<{ role: Role }>`SELECT role FROM memberships
-                          WHERE org_id = ${orgId} AND user_id = ${userId} AND status = 'active'`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.role)),
-        Effect.orDie
-      )
+    listForUser: (userId) => Effect.orDie(listForUser(userId)),
+    roleOf: (userId, orgId) => roleOf({ userId, orgId }).pipe(Effect.map(Option.map((row) => row.role)), Effect.orDie)
   })
 })
 

@@ -1,23 +1,16 @@
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { Fragment, Statement } from "@effect/sql/Statement"
-import { Memory, type MemoryScope } from "@huddle/domain/memories/Memory"
+import { Memory } from "@huddle/domain/memories/Memory"
 import { MemoryRepository, type Selection } from "@huddle/domain/memories/MemoryRepository"
-import { Effect, Layer, Option } from "effect"
-import { toDate, utc } from "./Rows.js"
+import { Effect, Layer, Option, Schema } from "effect"
+import { tableRow, Timestamp } from "./Rows.js"
 
-interface MemoryRow {
-  readonly id: string
-  readonly scope: MemoryScope
-  readonly content: string
-  readonly org_id: string | null
-  readonly workspace_id: string | null
-  readonly author_id: string
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+/** A row of `memories`. */
+const MemoryRow = tableRow(Memory, { created_at: Timestamp, updated_at: Timestamp })
 
-const fromRow = (row: MemoryRow) =>
-  new Memory({ ...row, created_at: utc(row.created_at), updated_at: utc(row.updated_at) }, { disableValidation: true })
+/** The rows of a selection's statement (assembled from fragments, so not a `SqlSchema` request). */
+const decodeMemories = Schema.decodeUnknown(Schema.Array(MemoryRow))
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -46,31 +39,36 @@ export const make = Effect.gen(function*() {
     return parts.length === 0 ? Option.none() : Option.some(sql.or(parts))
   }
 
-  const select = (selection: Selection, query: (where: Fragment) => Statement<MemoryRow>) =>
+  const select = (selection: Selection, query: (where: Fragment) => Statement<unknown>) =>
     Option.match(condition(selection), {
       onNone: () => Effect.succeed([]),
-      onSome: (where) => query(where).pipe(Effect.map((rows) => rows.map(fromRow)), Effect.orDie)
+      onSome: (where) => query(where).pipe(Effect.flatMap(decodeMemories), Effect.orDie)
     })
 
-  return MemoryRepository.of({
-    create: (memory) =>
+  const insert = SqlSchema.void({
+    Request: MemoryRow,
+    execute: (memory) =>
       sql`INSERT INTO memories (id, scope, author_id, org_id, workspace_id, content, created_at, updated_at)
           VALUES (${memory.id}, ${memory.scope}, ${memory.author_id}, ${memory.org_id}, ${memory.workspace_id},
-                  ${memory.content}, ${toDate(memory.created_at)}, ${toDate(memory.updated_at)})`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      ),
-    findById: (id) =>
-      sql<MemoryRow>`SELECT ${columns} FROM memories m WHERE m.id = ${id}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), fromRow)),
-        Effect.orDie
-      ),
-    update: (id, content, at) =>
-      sql<MemoryRow>`UPDATE memories m SET content = ${content}, updated_at = ${toDate(at)}
-                     WHERE m.id = ${id} RETURNING ${columns}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), fromRow)),
-        Effect.orDie
-      ),
+                  ${memory.content}, ${memory.created_at}, ${memory.updated_at})`
+  })
+  const findById = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: MemoryRow,
+    execute: (id) => sql`SELECT ${columns} FROM memories m WHERE m.id = ${id}`
+  })
+  const update = SqlSchema.findOne({
+    Request: Schema.Struct({ id: Schema.String, content: Schema.String, at: Timestamp }),
+    Result: MemoryRow,
+    execute: ({ at, content, id }) =>
+      sql`UPDATE memories m SET content = ${content}, updated_at = ${at} WHERE m.id = ${id} RETURNING ${columns}`
+  })
+
+  return MemoryRepository.of({
+    create: (memory) => Effect.orDie(insert(memory)),
+    findById: (id) => Effect.orDie(findById(id)),
+    update: (id, content, at) => Effect.orDie(update({ id, content, at })),
+    // Whether a row went: nothing to decode.
     delete: (id) =>
       sql`DELETE FROM memories WHERE id = ${id} RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),
@@ -78,13 +76,13 @@ export const make = Effect.gen(function*() {
       ),
     list: (selection, { cursor, limit }) =>
       select(selection, (where) =>
-        sql<MemoryRow>`SELECT ${columns} FROM memories m LEFT JOIN workspaces w ON w.id = m.workspace_id
-                       WHERE ${where} ${cursor === undefined ? sql`` : sql`AND m.id < ${cursor}`}
-                       ORDER BY m.id DESC LIMIT ${limit + 1}`),
+        sql`SELECT ${columns} FROM memories m LEFT JOIN workspaces w ON w.id = m.workspace_id
+            WHERE ${where} ${cursor === undefined ? sql`` : sql`AND m.id < ${cursor}`}
+            ORDER BY m.id DESC LIMIT ${limit + 1}`),
     listAll: (selection) =>
       select(selection, (where) =>
-        sql<MemoryRow>`SELECT ${columns} FROM memories m LEFT JOIN workspaces w ON w.id = m.workspace_id
-                       WHERE ${where} ORDER BY m.id`)
+        sql`SELECT ${columns} FROM memories m LEFT JOIN workspaces w ON w.id = m.workspace_id
+            WHERE ${where} ORDER BY m.id`)
   })
 })
 

@@ -1,36 +1,41 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Conflict } from "@huddle/domain/shared/Errors"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import { UserRepository } from "@huddle/domain/accounts/UserRepository"
-import { Effect, Layer, Option } from "effect"
-import { isUniqueViolation, toDate, userFromRow, type UserRow } from "./Rows.js"
+import { Effect, Layer, Option, Schema } from "effect"
+import { conflictOnDuplicate, UserRow, userRowWith } from "./Rows.js"
+
+const NewUser = Schema.Struct({ user: UserRow, passwordHash: Schema.String })
+const UserWithHash = userRowWith({ password_hash: Schema.String })
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const select = sql`SELECT id AS user_id, email AS user_email, created_at AS user_created_at, password_hash FROM users`
+  const insert = SqlSchema.void({
+    Request: NewUser,
+    execute: ({ passwordHash, user }) =>
+      sql`INSERT INTO users (id, email, password_hash, created_at)
+          VALUES (${user.id}, ${user.email}, ${passwordHash}, ${user.created_at})`
+  })
+  const findByEmail = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: UserWithHash,
+    execute: (email) => sql`SELECT id, email, created_at, password_hash FROM users WHERE email = ${email}`
+  })
+  const findById = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: UserRow,
+    execute: (id) => sql`SELECT id, email, created_at FROM users WHERE id = ${id}`
+  })
 
   return UserRepository.of({
     create: (user, passwordHash) =>
-      sql`INSERT INTO users (id, email, password_hash, created_at)
-          VALUES (${user.id}, ${user.email}, ${passwordHash}, ${toDate(user.created_at)})`.pipe(
-        Effect.asVoid,
-        Effect.catchTag("SqlError", (error) =>
-          isUniqueViolation(error)
-            ? Effect.fail(new Conflict({ message: "An account with this email already exists" }))
-            : Effect.die(error))
-      ),
+      insert({ user, passwordHash }).pipe(conflictOnDuplicate("An account with this email already exists")),
     findByEmail: (email) =>
-      sql<UserRow & { password_hash: string }>`${select} WHERE email = ${email}`.pipe(
-        Effect.map((rows) =>
-          Option.map(Option.fromNullable(rows[0]), (row) => ({ user: userFromRow(row), passwordHash: row.password_hash }))
-        ),
+      findByEmail(email).pipe(
+        Effect.map(Option.map((row) => ({ user: row.value, passwordHash: row.password_hash }))),
         Effect.orDie
       ),
-    findById: (id) =>
-      sql<UserRow>`${select} WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), userFromRow)),
-        Effect.orDie
-      ),
+    findById: (id) => Effect.orDie(findById(id)),
     setPasswordHash: (id, passwordHash) =>
       sql`UPDATE users SET password_hash = ${passwordHash} WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
   })
