@@ -23,6 +23,11 @@
  * alone, a small call): when they agree, it concludes with the proposal as a single answer
  * (`Concluded` with a `Single` result); otherwise the council goes on, the second opinion's seat
  * asked for its full proposal with the others.
+ *
+ * This module is the service and its contract; the run's steps are files of their own, each over
+ * the run's state (`RunContext`): a seat's call (`SeatCall`), a round within its share of the
+ * deadline (`Round`), the rounds (`Proposals`, `Critique`, `Synthesis`, `Ratification`), the
+ * report (`Conclusion`), in order in `Run`; the worst case in `Pricing`.
  */
 import { Context, Duration, Effect, Layer, type Stream } from "effect"
 import type { InsufficientCredits, InvalidRequest, NotFound, Unauthorized, UpstreamUnavailable } from "../shared/Errors.js"

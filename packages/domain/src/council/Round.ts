@@ -21,6 +21,10 @@ export const timeLeft = (run: RunContext, round: CouncilRound): Effect.Effect<Du
 export const participant = <A, E>(effect: Effect.Effect<A, E>, round: CouncilRound, seat: Seat): Effect.Effect<A, E> =>
   Traced.span(effect, "Council.participant", { attributes: { "huddle.round": round, "huddle.seat": seat.seat, "huddle.model": seat.model.id } })
 
+/** A round, traced as such. */
+export const roundSpan = <A, E>(effect: Effect.Effect<A, E>, round: CouncilRound): Effect.Effect<A, E> =>
+  Traced.span(effect, "Council.round", { attributes: { "huddle.round": round } })
+
 /**
  * `work` for each of `members` in parallel, within the round's share of the deadline; each
  * seat's outcome is reported as it comes. A seat still working at the deadline is cut off
@@ -63,7 +67,3 @@ export const roundOf = <A>(
     }
     yield* run.emit({ _tag: "RoundEnded", round, cut: late })
   }).pipe((effect) => roundSpan(effect, round))
-
-/** A round, traced as such. */
-export const roundSpan = <A, E>(effect: Effect.Effect<A, E>, round: CouncilRound): Effect.Effect<A, E> =>
-  Traced.span(effect, "Council.round", { attributes: { "huddle.round": round } })

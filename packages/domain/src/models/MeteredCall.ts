@@ -27,6 +27,11 @@
  * `quote.floorOutputTokens`) is not refused: its output cap is lowered to the most the payer's
  * spendable credits pay for (`lowerQuote`), `Metered.quote` is the lowered quote, its events
  * start with `Lowered` and its `Settled` says so. Below the floor: `InsufficientCredits`, as before.
+ *
+ * This module is the service and its entry point; its parts are files of their own, re-exported
+ * here: `Target` (which models), `Quote` (the worst case), `CallReservation` (the credits held),
+ * `CallProgress` (what a running call consumed), `CallEvent` (what it tells) and `MeteredRun`
+ * (the run of one call). Only this module takes the `Credits` service, and hands it to its parts.
  */
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { InvalidRequest, NotFound, PolicyViolation } from "../shared/Errors.js"
