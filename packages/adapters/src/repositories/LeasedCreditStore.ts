@@ -30,7 +30,7 @@ import {
   type Service as CreditStoreService,
   type TokenUsage
 } from "@huddle/domain/credits/CreditStore"
-import { Instances } from "@huddle/domain/credits/Instances"
+import { Instances } from "@huddle/domain/instances/Instances"
 import { Ids } from "@huddle/domain/shared/Ids"
 import { Context, Deferred, Duration, Effect, Exit, FiberId, Layer, Option, Schedule } from "effect"
 import * as AuthorityReads from "./AuthorityReads.js"

@@ -1,6 +1,6 @@
 /** Shared row decoding for the SQL repositories. */
 import { DateTime } from "effect"
-import { User, type Email, type UserId } from "@huddle/domain/accounts/User"
+import { User, type Email, type UserId } from "@huddle/domain/identity/User"
 
 export const utc = (value: Date | string): DateTime.Utc => DateTime.unsafeMake(value)
 export const utcOrNull = (value: Date | string | null): DateTime.Utc | null => value === null ? null : utc(value)

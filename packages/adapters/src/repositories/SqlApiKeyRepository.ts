@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { ApiKey } from "@huddle/domain/accounts/ApiKey"
-import { ApiKeyRepository } from "@huddle/domain/accounts/ApiKeyRepository"
+import { ApiKey } from "@huddle/domain/identity/ApiKey"
+import { ApiKeyRepository } from "@huddle/domain/identity/ApiKeyRepository"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { toDate, userFromRow, type UserRow, utc, utcOrNull } from "./Rows.js"
 

@@ -10,7 +10,7 @@ import {
   type Service as CreditStoreService,
   type Spending
 } from "@huddle/domain/credits/CreditStore"
-import { Instances } from "@huddle/domain/credits/Instances"
+import { Instances } from "@huddle/domain/instances/Instances"
 import { type SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Option, Schedule } from "effect"
 import { sqlState } from "../sql/SqlFailure.js"

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Intent } from "@huddle/domain/huddle/Intent"
-import { Instances } from "@huddle/domain/credits/Instances"
+import { Instances } from "@huddle/domain/instances/Instances"
 import { IntentRepository, type Question } from "@huddle/domain/huddle/IntentRepository"
 import { Effect, Layer, Option, Predicate, Schema } from "effect"
 import { addingMessage } from "./HuddleWrites.js"

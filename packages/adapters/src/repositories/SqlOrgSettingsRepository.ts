@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { OrgPolicies } from "@huddle/domain/orgs/Policy"
+import { OrgPolicies } from "@huddle/domain/settings/Policy"
 import { OrgSettingsRepository } from "@huddle/domain/orgs/OrgSettingsRepository"
-import { Preferences } from "@huddle/domain/accounts/Preferences"
+import { Preferences } from "@huddle/domain/settings/Preferences"
 import { Effect, Layer, Schema } from "effect"
 
 /**

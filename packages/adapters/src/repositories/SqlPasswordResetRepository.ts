@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PasswordResetRepository } from "@huddle/domain/accounts/PasswordResetRepository"
-import type { UserId } from "@huddle/domain/accounts/User"
+import type { UserId } from "@huddle/domain/identity/User"
 import { Effect, Layer, Option } from "effect"
 import { toDate } from "./Rows.js"
 

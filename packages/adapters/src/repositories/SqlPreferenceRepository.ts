@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Preferences } from "@huddle/domain/accounts/Preferences"
-import { PreferenceRepository } from "@huddle/domain/accounts/PreferenceRepository"
+import { Preferences } from "@huddle/domain/settings/Preferences"
+import { PreferenceRepository } from "@huddle/domain/settings/PreferenceRepository"
 import { Effect, Layer, Schema } from "effect"
 
 const decode = Schema.decodeUnknown(Preferences)

@@ -41,8 +41,8 @@ import {
   type ToolCallDelta,
   Usage
 } from "./Model.js"
-import { tierRank } from "../orgs/Policy.js"
-import { ModelTier } from "../accounts/Preferences.js"
+import { tierRank } from "../settings/Policy.js"
+import { ModelTier } from "../settings/Preferences.js"
 import { Catalog, offlineProvider } from "./Catalog.js"
 import type { Authority } from "../credits/CreditStore.js"
 import { chargeOf, Credits, type Reservation } from "../credits/Credits.js"

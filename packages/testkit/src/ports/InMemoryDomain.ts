@@ -15,8 +15,8 @@
  * `MembershipReads` (membership is decorated with a counter) and `ScriptedModels`.
  */
 import type { Workspace } from "@huddle/domain/accounts/Workspace"
-import { Principal } from "@huddle/domain/accounts/Principal"
-import { Email, User, UserId } from "@huddle/domain/accounts/User"
+import { Principal } from "@huddle/domain/identity/Principal"
+import { Email, User, UserId } from "@huddle/domain/identity/User"
 import * as Credits from "@huddle/domain/credits/Credits"
 import * as IntentPipeline from "@huddle/domain/huddle/IntentPipeline"
 import * as ContextAssembly from "@huddle/domain/memories/ContextAssembly"
