@@ -9,7 +9,7 @@ export const resolve: UserConfig["resolve"] = {
     { find: /^@huddle\/([a-z]+)$/, replacement: `${packages}$1/src/index.ts` },
     // A capability of the domain (`@huddle/domain/credits`): its folder's index.
     {
-      find: /^@huddle\/domain\/(shared|accounts|orgs|request|credits|operator|spend|memories|models|huddle|audit)$/,
+      find: /^@huddle\/domain\/(shared|observability|audit|identity|settings|credits|orgs|accounts|request|models|grounding|memories|council|spend|answers|huddle|workspaces|operator|instances)$/,
       replacement: `${packages}domain/src/$1/index.ts`
     },
     { find: /^@huddle\/([a-z]+)\/(.*)$/, replacement: `${packages}$1/src/$2.ts` }

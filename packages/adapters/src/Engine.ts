@@ -1,6 +1,6 @@
 /**
- * The Huddle engine without HTTP: every domain service over storage, model providers and the
- * node adapters, as one layer. The HTTP server is built on it; another Node service can embed it
+ * The Huddle engine without HTTP: the domain's services (`Domain.layer`) over storage, model
+ * providers and the node adapters, as one layer. The HTTP server is built on it; another Node service can embed it
  * (see docs/embedding.md).
  *
  * ```ts
@@ -13,41 +13,18 @@
  * Effect.runPromise(Effect.provide(program, engine))
  * ```
  */
-import * as Accounts from "@huddle/domain/accounts/Accounts"
 import { AccountSettings } from "@huddle/domain/accounts/AccountSettings"
-import * as ApiKeys from "@huddle/domain/accounts/ApiKeys"
-import * as Authentication from "@huddle/domain/accounts/Authentication"
-import * as Answers from "@huddle/domain/answers/Answers"
-import * as Completions from "@huddle/domain/answers/Completions"
-import * as ContextAssembly from "@huddle/domain/memories/ContextAssembly"
-import * as Credits from "@huddle/domain/credits/Credits"
-import * as Huddles from "@huddle/domain/huddle/Huddles"
-import * as IntentPipeline from "@huddle/domain/huddle/IntentPipeline"
-import * as InstanceLiveness from "@huddle/domain/credits/InstanceLiveness"
-import * as Intents from "@huddle/domain/huddle/Intents"
-import * as Memories from "@huddle/domain/memories/Memories"
-import * as MeteredCall from "@huddle/domain/models/MeteredCall"
 import * as Council from "@huddle/domain/council/Council"
-import * as IndexerLive from "./grounding/IndexerLive.js"
-import * as LexicalCodeSearch from "./grounding/LexicalCodeSearch.js"
-import * as Grounding from "@huddle/domain/grounding/Grounding"
-import * as Operator from "@huddle/domain/operator/Operator"
-import * as Spend from "@huddle/domain/spend/Spend"
-import * as OrgAccess from "@huddle/domain/orgs/OrgAccess"
-import * as Organizations from "@huddle/domain/orgs/Organizations"
-import * as OrgCredits from "@huddle/domain/credits/OrgCredits"
-import * as OrgSettings from "@huddle/domain/orgs/OrgSettings"
-import * as RequestScope from "@huddle/domain/request/RequestScope"
 import * as ReservationExpiry from "@huddle/domain/credits/ReservationExpiry"
-import * as IntentExpiry from "@huddle/domain/huddle/IntentExpiry"
-import * as Router from "@huddle/domain/models/Router"
-import * as Workspaces from "@huddle/domain/accounts/Workspaces"
+import * as Domain from "@huddle/domain/Domain"
 import * as IndexJobs from "@huddle/domain/grounding/IndexJobs"
-import * as Repositories from "@huddle/domain/grounding/Repositories"
 import type { RepositoryIndexer } from "@huddle/domain/grounding/RepositoryIndexer"
+import * as InstanceLiveness from "@huddle/domain/instances/InstanceLiveness"
 import { type Duration, Layer } from "effect"
 import * as NodeSecretTokens from "./crypto/NodeSecretTokens.js"
 import * as ScryptPasswordHasher from "./crypto/ScryptPasswordHasher.js"
+import * as IndexerLive from "./grounding/IndexerLive.js"
+import * as LexicalCodeSearch from "./grounding/LexicalCodeSearch.js"
 import * as NodeRepositorySources from "./grounding/NodeRepositorySources.js"
 import * as Catalog from "./models/Catalog.js"
 import * as Providers from "./models/Providers.js"
@@ -95,48 +72,28 @@ export const layer = (options: Options) => {
     Layer.provideMerge(UlidIds.layer),
     Layer.provideMerge(Database.layer(options.storage))
   )
-  const settings = Layer.succeed(AccountSettings, {
-    starterCredits: options.starterCredits ?? AccountSettings.defaults.starterCredits,
-    sessionTtl: options.sessionTtl ?? AccountSettings.defaults.sessionTtl,
-    passwordResetTtl: AccountSettings.defaults.passwordResetTtl
-  })
-  const organizations = Layer.mergeAll(Organizations.layer, OrgSettings.layer, OrgCredits.layer, Credits.layer).pipe(
-    Layer.provideMerge(OrgAccess.layer)
-  )
-  const memories = Layer.mergeAll(Memories.layer, ContextAssembly.layer)
-  const models = Council.layerWith(options.council ?? {}).pipe(
-    Layer.provideMerge(MeteredCall.layer),
-    Layer.provideMerge(Router.layer),
+  const models = Catalog.layer(options.catalog ?? {}).pipe(
     // The catalog routes by the providers configured (decision 0034).
-    Layer.provideMerge(Catalog.layer(options.catalog ?? {})),
     Layer.provideMerge(Providers.layer(options.providers ?? {}))
   )
-  const huddles = Intents.layer.pipe(
-    Layer.provideMerge(Huddles.layer),
-    Layer.provideMerge(Layer.merge(IntentPipeline.layer, Completions.layer)),
-    Layer.provideMerge(Answers.layer),
-    Layer.provideMerge(models),
-    Layer.provideMerge(Grounding.layer.pipe(Layer.provideMerge(LexicalCodeSearch.layer))),
-    Layer.provideMerge(RequestScope.layer)
+  const repositories = Layer.mergeAll(
+    LexicalCodeSearch.layer,
+    NodeRepositorySources.layer(options.grounding?.sources ?? { roots: [], cloneDir: ".huddle/repos" }),
+    options.grounding?.indexer ?? IndexerLive.layer
   )
-  const expiry = Layer.merge(ReservationExpiry.layer, IntentExpiry.layer).pipe(
-    Layer.provide(Layer.succeed(ReservationExpiry.ReservationExpiry, { ...ReservationExpiry.defaults, ...options.reservationExpiry }))
+  const settings = Layer.mergeAll(
+    Layer.succeed(AccountSettings, {
+      starterCredits: options.starterCredits ?? AccountSettings.defaults.starterCredits,
+      sessionTtl: options.sessionTtl ?? AccountSettings.defaults.sessionTtl,
+      passwordResetTtl: AccountSettings.defaults.passwordResetTtl
+    }),
+    Layer.succeed(Council.CouncilSettings, { ...Council.CouncilSettings.defaultValue(), ...options.council }),
+    Layer.succeed(IndexJobs.IndexJobSettings, { ...IndexJobs.defaults, ...options.grounding?.jobs }),
+    Layer.succeed(ReservationExpiry.ReservationExpiry, { ...ReservationExpiry.defaults, ...options.reservationExpiry }),
+    Layer.succeed(InstanceLiveness.InstanceLiveness, { ...InstanceLiveness.defaults, ...options.liveness })
   )
-  const liveness = InstanceLiveness.layer.pipe(
-    Layer.provide(Layer.succeed(InstanceLiveness.InstanceLiveness, { ...InstanceLiveness.defaults, ...options.liveness }))
-  )
-  const grounding = Layer.mergeAll(Repositories.layer, Workspaces.layer).pipe(
-    Layer.provideMerge(IndexJobs.layer),
-    Layer.provide(Layer.succeed(IndexJobs.IndexJobSettings, { ...IndexJobs.defaults, ...options.grounding?.jobs })),
-    Layer.provideMerge(NodeRepositorySources.layer(options.grounding?.sources ?? { roots: [], cloneDir: ".huddle/repos" })),
-    Layer.provideMerge(options.grounding?.indexer ?? IndexerLive.layer)
-  )
-  return Layer.mergeAll(Operator.layer, Spend.layer, ApiKeys.layer, Authentication.layer, expiry, liveness).pipe(
-    Layer.provideMerge(Accounts.layer),
-    Layer.provideMerge(huddles),
-    Layer.provideMerge(memories),
-    Layer.provideMerge(grounding),
-    Layer.provideMerge(organizations),
+  return Domain.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(models, repositories)),
     Layer.provideMerge(infrastructure),
     Layer.provide(settings)
   )

@@ -13,7 +13,7 @@ import { OrganizationRepository } from "@huddle/domain/orgs/OrganizationReposito
 import { UserRepository } from "@huddle/domain/accounts/UserRepository"
 import { WorkspaceRepository } from "@huddle/domain/accounts/WorkspaceRepository"
 import * as ContextAssembly from "@huddle/domain/memories/ContextAssembly"
-import { Email, User, UserId } from "@huddle/domain/accounts/User"
+import { Email, User, UserId } from "@huddle/domain/identity/User"
 import { Workspace } from "@huddle/domain/accounts/Workspace"
 import { TestDatabase } from "@huddle/testkit"
 import { addEqualityTesters, describe, expect, layer } from "@effect/vitest"

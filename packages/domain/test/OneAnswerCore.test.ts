@@ -6,7 +6,7 @@
  * what the report says each participant cost is what the ledger took, and nothing stays held.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Preferences } from "@huddle/domain/accounts/Preferences"
+import { Preferences } from "@huddle/domain/settings/Preferences"
 import { Completions, type Event } from "@huddle/domain/answers/Completions"
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { CreditStore } from "@huddle/domain/credits/CreditStore"

@@ -50,8 +50,8 @@ const typeImportersOf = (name: string, module: string): Array<string> =>
   }).map((file) => basename(file)).sort()
 
 describe("the one metered model call", () => {
-  it("is the only service that takes Credits (the composition root provides it)", () => {
-    expect(importersOf("Credits", "Credits")).toEqual(["Engine.ts", "MeteredCall.ts"])
+  it("is the only service that takes Credits (the domain's composition provides it)", () => {
+    expect(importersOf("Credits", "Credits")).toEqual(["Domain.ts", "MeteredCall.ts"])
   })
 
   it("hands the Credits service only to its own parts: its reservations and its run", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { OrgPolicies, tierRank } from "@huddle/domain/orgs/Policy"
-import { Preferences } from "@huddle/domain/accounts/Preferences"
-import { resolve, tierAllowed } from "@huddle/domain/orgs/Policies"
+import { OrgPolicies, tierRank } from "@huddle/domain/settings/Policy"
+import { Preferences } from "@huddle/domain/settings/Preferences"
+import { resolve, tierAllowed } from "@huddle/domain/settings/Policies"
 import { Arbitrary, FastCheck as fc } from "effect"
 
 const preferences = fc.option(Arbitrary.make(Preferences), { nil: undefined })

@@ -1,4 +1,4 @@
-import { Email, EmailInput, Password } from "@huddle/domain/accounts/User"
+import { Email, EmailInput, Password } from "@huddle/domain/identity/User"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck, Redacted, Schema } from "effect"
 

@@ -4,8 +4,8 @@
  * one server without sharing budgets.
  */
 import type * as RateLimitStore from "@huddle/adapters/RateLimitStore"
-import { Principal } from "@huddle/domain/accounts/Principal"
-import { Email, User, UserId } from "@huddle/domain/accounts/User"
+import { Principal } from "@huddle/domain/identity/Principal"
+import { Email, User, UserId } from "@huddle/domain/identity/User"
 import * as RateLimiting from "@huddle/server/http/RateLimiting"
 import { Accounts, TestServer } from "@huddle/testkit"
 import { Array as Arr, Context, DateTime, Effect, Layer, Schema } from "effect"

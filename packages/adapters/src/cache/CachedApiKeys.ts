@@ -3,7 +3,7 @@
  * change to the key (revocation) or its user is notified. Unknown prefixes are not cached, so
  * guessing cannot fill the cache. Use is recorded at most once a minute per key and instance.
  */
-import { type ActiveApiKey, ApiKeyRepository } from "@huddle/domain/accounts/ApiKeyRepository"
+import { type ActiveApiKey, ApiKeyRepository } from "@huddle/domain/identity/ApiKeyRepository"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { ChangeFeed } from "./ChangeFeed.js"
 import * as Metrics from "@huddle/domain/observability/Metrics"

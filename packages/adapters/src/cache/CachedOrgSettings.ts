@@ -1,7 +1,7 @@
 /** An org's enforced policies and default preferences, read on every org request, cached until they change. */
 import { OrgSettingsRepository } from "@huddle/domain/orgs/OrgSettingsRepository"
-import type { OrgPolicies } from "@huddle/domain/orgs/Policy"
-import type { Preferences } from "@huddle/domain/accounts/Preferences"
+import type { OrgPolicies } from "@huddle/domain/settings/Policy"
+import type { Preferences } from "@huddle/domain/settings/Preferences"
 import { Effect, Layer } from "effect"
 import { ChangeFeed } from "./ChangeFeed.js"
 import * as Metrics from "@huddle/domain/observability/Metrics"

@@ -1,6 +1,6 @@
 /** A user's personal preferences, read on every request, cached until they change. */
-import { PreferenceRepository } from "@huddle/domain/accounts/PreferenceRepository"
-import type { Preferences } from "@huddle/domain/accounts/Preferences"
+import { PreferenceRepository } from "@huddle/domain/settings/PreferenceRepository"
+import type { Preferences } from "@huddle/domain/settings/Preferences"
 import { Effect, Layer } from "effect"
 import { ChangeFeed } from "./ChangeFeed.js"
 import * as Metrics from "@huddle/domain/observability/Metrics"

@@ -4,7 +4,7 @@
  * instance's id (recorded on the reservations and leases it holds, for the liveness sweep).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Instances } from "@huddle/domain/credits/Instances"
+import { Instances } from "@huddle/domain/instances/Instances"
 import { Ids, type Service as IdsService } from "@huddle/domain/shared/Ids"
 import { Effect } from "effect"
 

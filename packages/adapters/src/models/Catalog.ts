@@ -30,7 +30,7 @@ import { readFile } from "node:fs/promises"
 import { CatalogModel, ModelCatalog } from "@huddle/domain/models/Model"
 import { Catalog } from "@huddle/domain/models/Catalog"
 import { ModelProviders } from "@huddle/domain/models/ModelProviders"
-import type { ModelTier } from "@huddle/domain/accounts/Preferences"
+import type { ModelTier } from "@huddle/domain/settings/Preferences"
 import { Array as Arr, Config, type ConfigError, Data, Effect, Either, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 
 export class CatalogError extends Data.TaggedError("CatalogError")<{

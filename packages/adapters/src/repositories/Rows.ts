@@ -7,7 +7,7 @@ import * as Model from "@effect/sql/Model"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Conflict } from "@huddle/domain/shared/Errors"
 import { DateTime, Effect, type ParseResult, Schema } from "effect"
-import { User } from "@huddle/domain/accounts/User"
+import { User } from "@huddle/domain/identity/User"
 
 /**
  * A `timestamptz` column: a `Date` from both drivers (`pg` and PGlite), written as a `Date`. (A

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import { ApiKey } from "@huddle/domain/accounts/ApiKey"
-import { ApiKeyRepository } from "@huddle/domain/accounts/ApiKeyRepository"
+import { ApiKey } from "@huddle/domain/identity/ApiKey"
+import { ApiKeyRepository } from "@huddle/domain/identity/ApiKeyRepository"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { pageFields, tableRow, Timestamp, toDate, userRowWith } from "./Rows.js"
 

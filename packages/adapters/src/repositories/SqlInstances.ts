@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Ids } from "@huddle/domain/shared/Ids"
-import { Instances } from "@huddle/domain/credits/Instances"
+import { Instances } from "@huddle/domain/instances/Instances"
 import { Duration, Effect, Layer } from "effect"
 
 /**

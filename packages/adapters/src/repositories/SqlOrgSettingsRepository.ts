@@ -1,8 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import { OrgPolicies } from "@huddle/domain/orgs/Policy"
+import { OrgPolicies } from "@huddle/domain/settings/Policy"
 import { OrgSettingsRepository } from "@huddle/domain/orgs/OrgSettingsRepository"
-import { Preferences } from "@huddle/domain/accounts/Preferences"
+import { Preferences } from "@huddle/domain/settings/Preferences"
 import { Effect, Layer, Option, Schema } from "effect"
 import { Jsonb } from "./Rows.js"
 

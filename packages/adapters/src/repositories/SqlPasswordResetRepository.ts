@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { PasswordResetRepository } from "@huddle/domain/accounts/PasswordResetRepository"
-import { UserId } from "@huddle/domain/accounts/User"
+import { UserId } from "@huddle/domain/identity/User"
 import { Effect, Layer, Option, Schema } from "effect"
 import { Timestamp, toDate } from "./Rows.js"
 

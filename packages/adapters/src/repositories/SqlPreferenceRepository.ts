@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import { Preferences } from "@huddle/domain/accounts/Preferences"
-import { PreferenceRepository } from "@huddle/domain/accounts/PreferenceRepository"
+import { Preferences } from "@huddle/domain/settings/Preferences"
+import { PreferenceRepository } from "@huddle/domain/settings/PreferenceRepository"
 import { Effect, Layer, Option, Schema } from "effect"
 import { Jsonb } from "./Rows.js"
 

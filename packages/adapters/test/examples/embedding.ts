@@ -5,7 +5,7 @@ import { Huddles, replyOf } from "@huddle/domain/huddle/Huddles"
 import { outcomeOf } from "@huddle/domain/huddle/PipelineEvent"
 import { Intents } from "@huddle/domain/huddle/Intents"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
-import { EmailInput } from "@huddle/domain/accounts/User"
+import { EmailInput } from "@huddle/domain/identity/User"
 import { Effect, Redacted, Schema, Stream } from "effect"
 
 export const program = Effect.gen(function*() {

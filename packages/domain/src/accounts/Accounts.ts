@@ -5,18 +5,18 @@ import { Context, DateTime, Effect, Layer, Option, Redacted, Schema } from "effe
 import { Conflict, Forbidden, type NotFound, SessionRequired, Unauthorized } from "../shared/Errors.js"
 import { Ids } from "../shared/Ids.js"
 import { OrgMembership } from "../orgs/Membership.js"
-import { Preferences } from "./Preferences.js"
-import type { Principal } from "./Principal.js"
+import { Preferences } from "../settings/Preferences.js"
+import type { Principal } from "../identity/Principal.js"
 import { CreditStore } from "../credits/CreditStore.js"
 import { MembershipRepository } from "../orgs/MembershipRepository.js"
 import { PasswordHasher } from "./PasswordHasher.js"
-import { PreferenceRepository } from "./PreferenceRepository.js"
+import { PreferenceRepository } from "../settings/PreferenceRepository.js"
 import { SecretTokens } from "./SecretTokens.js"
 import { Transactor } from "../shared/Transactor.js"
 import { UserRepository } from "./UserRepository.js"
 import { WebSessionRepository } from "./WebSessionRepository.js"
 import { PasswordResetRepository } from "./PasswordResetRepository.js"
-import { type Email, User, type UserId } from "./User.js"
+import { type Email, User, type UserId } from "../identity/User.js"
 import { AccountSettings } from "./AccountSettings.js"
 import { Organizations } from "../orgs/Organizations.js"
 import { personalContext, reaches } from "../orgs/OrgAccess.js"
@@ -95,6 +95,87 @@ export interface Service {
 export class Accounts extends Context.Tag("@huddle/domain/Accounts")<Accounts, Service>() {}
 
 const invalidLogin = new Unauthorized({ message: "Invalid email or password" })
+
+/** What the password operations take: the ports, the settings, and the hash verified against when the account is unknown. */
+interface Passwords {
+  readonly ids: Context.Tag.Service<typeof Ids>
+  readonly users: Context.Tag.Service<typeof UserRepository>
+  readonly sessions: Context.Tag.Service<typeof WebSessionRepository>
+  readonly resets: Context.Tag.Service<typeof PasswordResetRepository>
+  readonly hasher: Context.Tag.Service<typeof PasswordHasher>
+  readonly tokens: Context.Tag.Service<typeof SecretTokens>
+  readonly tx: Context.Tag.Service<typeof Transactor>
+  readonly audit: Context.Tag.Service<typeof AuditLog>
+  readonly settings: Context.Tag.Service<typeof AccountSettings>
+  readonly decoyHash: string
+}
+
+const invalidReset = new Unauthorized({ message: "Invalid, used or expired reset token" })
+
+const changePassword = ({ audit, decoyHash, hasher, sessions, tx, users }: Passwords): Service["changePassword"] => (principal, change) =>
+  Effect.gen(function*() {
+    if (principal.via !== "session") {
+      return yield* new SessionRequired({ message: "Changing the password needs a web session, not an API key" })
+    }
+    const found = yield* users.findByEmail(principal.user.email)
+    const ok = yield* hasher.verify(change.current_password, Option.match(found, { onNone: () => decoyHash, onSome: (_) => _.passwordHash }))
+    if (Option.isNone(found) || !ok) return yield* new Forbidden({ message: "The current password is wrong" })
+    const passwordHash = yield* hasher.hash(change.new_password)
+    const now = yield* DateTime.now
+    yield* tx.atomically(Effect.gen(function*() {
+      yield* users.setPasswordHash(principal.user.id, passwordHash)
+      const ended = yield* sessions.revokeAllForUser(principal.user.id, now, principal.credential_id)
+      yield* audit.record({
+        orgId: null,
+        eventType: "auth.password_changed",
+        actorId: principal.user.id,
+        target: principal.user.id,
+        details: { sessions_ended: ended }
+      })
+    }))
+  })
+
+const issuePasswordReset = ({ audit, ids, resets, settings, tokens, tx }: Passwords): Service["issuePasswordReset"] => (user, details) =>
+  Effect.gen(function*() {
+    const issued = yield* tokens.issue("hr")
+    const now = yield* DateTime.now
+    const expiresAt = DateTime.addDuration(now, settings.passwordResetTtl)
+    yield* tx.atomically(Effect.zipRight(
+      resets.create({ id: yield* ids.next("pwr"), userId: user.id, prefix: issued.prefix, tokenHash: issued.hash, createdAt: now, expiresAt }),
+      audit.record({
+        orgId: null,
+        eventType: "auth.password_reset_issued",
+        actorId: null,
+        target: user.id,
+        details: { ...details, prefix: issued.prefix, expires_at: DateTime.formatIso(expiresAt) }
+      })
+    ))
+    return new PasswordReset({ user_id: user.id, token: issued.token, expires_at: expiresAt })
+  })
+
+const resetPassword = ({ audit, hasher, resets, sessions, tokens, tx, users }: Passwords): Service["resetPassword"] => ({ new_password, token }) =>
+  Effect.gen(function*() {
+    const now = yield* DateTime.now
+    const prefix = tokens.prefixOf("hr", Redacted.value(token))
+    if (Option.isNone(prefix)) return yield* invalidReset
+    const found = yield* resets.findPending(prefix.value, now)
+    if (Option.isNone(found) || !(yield* tokens.matches(Redacted.value(token), found.value.tokenHash))) return yield* invalidReset
+    const reset = found.value
+    const passwordHash = yield* hasher.hash(new_password)
+    yield* tx.atomically(Effect.gen(function*() {
+      // Only one redemption of a token wins, even when two arrive at once.
+      if (!(yield* resets.consume(reset.id, now))) return yield* invalidReset
+      yield* users.setPasswordHash(reset.userId, passwordHash)
+      const ended = yield* sessions.revokeAllForUser(reset.userId, now)
+      yield* audit.record({
+        orgId: null,
+        eventType: "auth.password_reset",
+        actorId: reset.userId,
+        target: reset.userId,
+        details: { prefix: prefix.value, sessions_ended: ended }
+      })
+    }))
+  })
 
 export const make = Effect.gen(function*() {
   const ids = yield* Ids
@@ -182,73 +263,6 @@ export const make = Effect.gen(function*() {
       ? Effect.flatMap(DateTime.now, (now) => sessions.revoke(principal.credential_id, now))
       : Effect.fail(new SessionRequired({ message: "Logging out needs a web session, not an API key" }))
 
-  const changePassword: Service["changePassword"] = (principal, change) =>
-    Effect.gen(function*() {
-      if (principal.via !== "session") {
-        return yield* new SessionRequired({ message: "Changing the password needs a web session, not an API key" })
-      }
-      const found = yield* users.findByEmail(principal.user.email)
-      const ok = yield* hasher.verify(change.current_password, Option.match(found, { onNone: () => decoyHash, onSome: (_) => _.passwordHash }))
-      if (Option.isNone(found) || !ok) return yield* new Forbidden({ message: "The current password is wrong" })
-      const passwordHash = yield* hasher.hash(change.new_password)
-      const now = yield* DateTime.now
-      yield* tx.atomically(Effect.gen(function*() {
-        yield* users.setPasswordHash(principal.user.id, passwordHash)
-        const ended = yield* sessions.revokeAllForUser(principal.user.id, now, principal.credential_id)
-        yield* audit.record({
-          orgId: null,
-          eventType: "auth.password_changed",
-          actorId: principal.user.id,
-          target: principal.user.id,
-          details: { sessions_ended: ended }
-        })
-      }))
-    })
-
-  const issuePasswordReset: Service["issuePasswordReset"] = (user, details) =>
-    Effect.gen(function*() {
-      const issued = yield* tokens.issue("hr")
-      const now = yield* DateTime.now
-      const expiresAt = DateTime.addDuration(now, settings.passwordResetTtl)
-      yield* tx.atomically(Effect.zipRight(
-        resets.create({ id: yield* ids.next("pwr"), userId: user.id, prefix: issued.prefix, tokenHash: issued.hash, createdAt: now, expiresAt }),
-        audit.record({
-          orgId: null,
-          eventType: "auth.password_reset_issued",
-          actorId: null,
-          target: user.id,
-          details: { ...details, prefix: issued.prefix, expires_at: DateTime.formatIso(expiresAt) }
-        })
-      ))
-      return new PasswordReset({ user_id: user.id, token: issued.token, expires_at: expiresAt })
-    })
-
-  const invalidReset = new Unauthorized({ message: "Invalid, used or expired reset token" })
-
-  const resetPassword: Service["resetPassword"] = ({ new_password, token }) =>
-    Effect.gen(function*() {
-      const now = yield* DateTime.now
-      const prefix = tokens.prefixOf("hr", Redacted.value(token))
-      if (Option.isNone(prefix)) return yield* invalidReset
-      const found = yield* resets.findPending(prefix.value, now)
-      if (Option.isNone(found) || !(yield* tokens.matches(Redacted.value(token), found.value.tokenHash))) return yield* invalidReset
-      const reset = found.value
-      const passwordHash = yield* hasher.hash(new_password)
-      yield* tx.atomically(Effect.gen(function*() {
-        // Only one redemption of a token wins, even when two arrive at once.
-        if (!(yield* resets.consume(reset.id, now))) return yield* invalidReset
-        yield* users.setPasswordHash(reset.userId, passwordHash)
-        const ended = yield* sessions.revokeAllForUser(reset.userId, now)
-        yield* audit.record({
-          orgId: null,
-          eventType: "auth.password_reset",
-          actorId: reset.userId,
-          target: reset.userId,
-          details: { prefix: prefix.value, sessions_ended: ended }
-        })
-      }))
-    })
-
   const profile: Service["profile"] = (principal) =>
     Effect.all({
       balance: credits.balance({ ownerType: "user", ownerId: principal.user.id, pool: "personal" }),
@@ -283,7 +297,20 @@ export const make = Effect.gen(function*() {
     )
   }
 
-  return Accounts.of(traced("Accounts", { signup, login, logout, changePassword, issuePasswordReset, resetPassword, profile, setPreferences, auditLog, ledger }))
+  const passwords: Passwords = { ids, users, sessions, resets, hasher, tokens, tx, audit, settings, decoyHash }
+
+  return Accounts.of(traced("Accounts", {
+    signup,
+    login,
+    logout,
+    changePassword: changePassword(passwords),
+    issuePasswordReset: issuePasswordReset(passwords),
+    resetPassword: resetPassword(passwords),
+    profile,
+    setPreferences,
+    auditLog,
+    ledger
+  }))
 })
 
 export const layer = Layer.effect(Accounts, make)

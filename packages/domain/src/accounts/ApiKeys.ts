@@ -2,12 +2,12 @@
  * API keys: created and managed from a web session, shown once, revocable.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import { ApiKey, CreatedApiKey } from "./ApiKey.js"
+import { ApiKey, CreatedApiKey } from "../identity/ApiKey.js"
 import { NotFound, SessionRequired } from "../shared/Errors.js"
 import { Ids } from "../shared/Ids.js"
 import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
-import type { Principal } from "./Principal.js"
-import { ApiKeyRepository } from "./ApiKeyRepository.js"
+import type { Principal } from "../identity/Principal.js"
+import { ApiKeyRepository } from "../identity/ApiKeyRepository.js"
 import { MembershipRepository } from "../orgs/MembershipRepository.js"
 import { SecretTokens } from "./SecretTokens.js"
 import { AuditLog } from "../audit/AuditLog.js"

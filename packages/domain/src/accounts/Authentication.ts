@@ -4,8 +4,8 @@
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { Unauthorized } from "../shared/Errors.js"
-import { Principal } from "./Principal.js"
-import { ApiKeyRepository } from "./ApiKeyRepository.js"
+import { Principal } from "../identity/Principal.js"
+import { ApiKeyRepository } from "../identity/ApiKeyRepository.js"
 import { SecretTokens } from "./SecretTokens.js"
 import { WebSessionRepository } from "./WebSessionRepository.js"
 import { traced } from "../observability/Traced.js"

@@ -1,5 +1,5 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
-import type { UserId } from "./User.js"
+import type { UserId } from "../identity/User.js"
 
 export interface NewPasswordReset {
   readonly id: string

@@ -1,6 +1,6 @@
 import { Context, type Effect, type Option } from "effect"
 import type { Conflict } from "../shared/Errors.js"
-import type { Email, User, UserId } from "./User.js"
+import type { Email, User, UserId } from "../identity/User.js"
 
 export interface UserWithPassword {
   readonly user: User

@@ -1,5 +1,5 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
-import type { User } from "./User.js"
+import type { User } from "../identity/User.js"
 
 export interface NewWebSession {
   readonly id: string

@@ -12,7 +12,7 @@ import { Forbidden, NotFound } from "../shared/Errors.js"
 import { Ids } from "../shared/Ids.js"
 import { OrgAccess, personalContext, reaches } from "../orgs/OrgAccess.js"
 import type { Role } from "../orgs/Membership.js"
-import type { Principal } from "./Principal.js"
+import type { Principal } from "../identity/Principal.js"
 import { personalWorkspaceName, Workspace } from "./Workspace.js"
 import { WorkspaceRepository } from "./WorkspaceRepository.js"
 

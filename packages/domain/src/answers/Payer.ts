@@ -3,10 +3,10 @@
  * it is, in the org it runs in (whose pool pays only when the settings allow credit fallback),
  * with the authority of whoever acts — the member, or the admin who approved it after review.
  */
-import type { Principal } from "../accounts/Principal.js"
+import type { Principal } from "../identity/Principal.js"
 import { authorityOf } from "../credits/Credits.js"
 import type { Payer } from "../models/MeteredCall.js"
-import type { EffectiveSettings } from "../orgs/Policy.js"
+import type { EffectiveSettings } from "../settings/Policy.js"
 
 export const payerOf = (input: {
   readonly userId: string

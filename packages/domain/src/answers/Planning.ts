@@ -6,7 +6,7 @@
  * the execution's first step.
  */
 import { Effect, Option } from "effect"
-import type { HuddleMode, ModelTier } from "../accounts/Preferences.js"
+import type { HuddleMode, ModelTier } from "../settings/Preferences.js"
 import * as AutoMode from "../council/AutoMode.js"
 import type { Council, CouncilPlan } from "../council/Council.js"
 import { type InvalidRequest, type NotFound, PolicyViolation } from "../shared/Errors.js"

@@ -18,7 +18,7 @@ import type { ContextAssembly } from "../memories/ContextAssembly.js"
 import { leadingInstructions, memoryShare } from "../memories/ContextAssembly.js"
 import type { MeteredCall, Payer, Target } from "../models/MeteredCall.js"
 import { type CallOptions, type CatalogModel, type ChatMessage, estimateTokens } from "../models/Model.js"
-import type { EffectiveSettings } from "../orgs/Policy.js"
+import type { EffectiveSettings } from "../settings/Policy.js"
 import type { RequestScope } from "../request/RequestScope.js"
 import { payerOf } from "./Payer.js"
 

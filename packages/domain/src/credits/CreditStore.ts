@@ -3,7 +3,7 @@
  * its ledger rows and can never go below zero.
  */
 import { Context, type DateTime, type Effect, type Option } from "effect"
-import type { CredentialKind } from "../accounts/Principal.js"
+import type { CredentialKind } from "../identity/Principal.js"
 
 export type CreditPool = "personal" | "subscription" | "addon"
 

@@ -6,7 +6,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { InsufficientCredits, NotFound, Unauthorized } from "../shared/Errors.js"
-import type { Principal } from "../accounts/Principal.js"
+import type { Principal } from "../identity/Principal.js"
 import { AuditLog } from "../audit/AuditLog.js"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"

@@ -6,7 +6,7 @@
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import * as WorkspaceAccess from "../accounts/WorkspaceAccess.js"
-import type { Principal } from "../accounts/Principal.js"
+import type { Principal } from "../identity/Principal.js"
 import type { Workspace } from "../accounts/Workspace.js"
 import { AuditLog } from "../audit/AuditLog.js"
 import { type Forbidden, InvalidRequest, NotFound } from "../shared/Errors.js"

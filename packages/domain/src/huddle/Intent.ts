@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { EffectiveSettings } from "../orgs/Policy.js"
-import { HuddleMode } from "../accounts/Preferences.js"
+import { EffectiveSettings } from "../settings/Policy.js"
+import { HuddleMode } from "../settings/Preferences.js"
 import { RiskFlag } from "./RiskFlags.js"
 import { ChatRole, Usage } from "../models/Model.js"
 import { ConsensusReport } from "../council/ConsensusReport.js"

@@ -15,7 +15,7 @@
  * first call. Either is charged once the completed intent is recorded (`IntentRecords`).
  */
 import { Context, DateTime, Effect, Layer, Stream } from "effect"
-import type { Preferences } from "../accounts/Preferences.js"
+import type { Preferences } from "../settings/Preferences.js"
 import { Answers } from "../answers/Answers.js"
 import { payerOf } from "../answers/Payer.js"
 import type { AnswerPlan } from "../answers/Planning.js"
@@ -23,7 +23,7 @@ import { type Prepared, temperatureFor } from "../answers/Preparation.js"
 import { Grounding } from "../grounding/Grounding.js"
 import type { Payer } from "../models/MeteredCall.js"
 import type { ChatMessage } from "../models/Model.js"
-import type { DecidedBy, EffectiveSettings } from "../orgs/Policy.js"
+import type { DecidedBy, EffectiveSettings } from "../settings/Policy.js"
 import { OrgSettings } from "../orgs/OrgSettings.js"
 import { type RequestScope, settingsOf } from "../request/RequestScope.js"
 import { InvalidRequest, type NotFound, type PolicyViolation } from "../shared/Errors.js"

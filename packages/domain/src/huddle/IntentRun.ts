@@ -6,7 +6,7 @@
  * `refused`), so whatever `begin` writes is written only for a request that will run.
  */
 import type { Effect } from "effect"
-import type { HuddleMode } from "../accounts/Preferences.js"
+import type { HuddleMode } from "../settings/Preferences.js"
 import type { Answers } from "../answers/Answers.js"
 import type { AnswerPlan } from "../answers/Planning.js"
 import type { Context as CitableContext } from "../grounding/Citations.js"

@@ -3,7 +3,7 @@
  * and, last, `Done` with the outcome. A council's rounds are stages of the execution.
  */
 import type { Effect, Stream } from "effect"
-import type { HuddleMode } from "../accounts/Preferences.js"
+import type { HuddleMode } from "../settings/Preferences.js"
 import type { CouncilEvent } from "../council/Council.js"
 import type { CouncilRound } from "../council/ConsensusReport.js"
 import type { FailedModel } from "../models/Model.js"

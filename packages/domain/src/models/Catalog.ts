@@ -1,6 +1,6 @@
 import { Context, Option } from "effect"
 import type { CatalogModel, ModelCatalog } from "./Model.js"
-import type { ModelTier } from "../accounts/Preferences.js"
+import type { ModelTier } from "../settings/Preferences.js"
 
 /** The deployment's model catalog: the single source for routing and for model listings. */
 export interface Service {

@@ -35,7 +35,7 @@
  */
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { InvalidRequest, NotFound, PolicyViolation } from "../shared/Errors.js"
-import type { ModelTier } from "../accounts/Preferences.js"
+import type { ModelTier } from "../settings/Preferences.js"
 import type { CallOptions, CatalogModel, ChatMessage } from "./Model.js"
 import { Catalog } from "./Catalog.js"
 import { Credits } from "../credits/Credits.js"

@@ -3,7 +3,7 @@
  * provider adapter sees it.
  */
 import { Schema } from "effect"
-import { ModelTier } from "../accounts/Preferences.js"
+import { ModelTier } from "../settings/Preferences.js"
 
 export const ProviderName = Schema.String.pipe(Schema.minLength(1))
 

@@ -5,7 +5,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { Forbidden, NotFound } from "../shared/Errors.js"
 import type { Role } from "./Membership.js"
-import type { Principal } from "../accounts/Principal.js"
+import type { Principal } from "../identity/Principal.js"
 import { MembershipRepository } from "./MembershipRepository.js"
 import { traced } from "../observability/Traced.js"
 

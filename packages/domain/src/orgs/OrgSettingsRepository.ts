@@ -1,6 +1,6 @@
 import { Context, type Effect } from "effect"
-import type { OrgPolicies } from "./Policy.js"
-import type { Preferences } from "../accounts/Preferences.js"
+import type { OrgPolicies } from "../settings/Policy.js"
+import type { Preferences } from "../settings/Preferences.js"
 
 export interface Service {
   readonly policies: (orgId: string) => Effect.Effect<OrgPolicies>

@@ -10,14 +10,14 @@ import { Ids } from "../shared/Ids.js"
 import { OrgMembership, type Role } from "./Membership.js"
 import { type Member, Organization, slugify } from "./Organization.js"
 import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
-import { OrgPolicies } from "./Policy.js"
-import type { Principal } from "../accounts/Principal.js"
+import { OrgPolicies } from "../settings/Policy.js"
+import type { Principal } from "../identity/Principal.js"
 import { AuditLog, type AuditQuery } from "../audit/AuditLog.js"
 import { CreditStore } from "../credits/CreditStore.js"
 import { MembershipRepository } from "./MembershipRepository.js"
 import { OrganizationRepository, type Service as OrganizationRepositoryService } from "./OrganizationRepository.js"
 import { OrgSettingsRepository } from "./OrgSettingsRepository.js"
-import { ApiKeyRepository } from "../accounts/ApiKeyRepository.js"
+import { ApiKeyRepository } from "../identity/ApiKeyRepository.js"
 import { Transactor } from "../shared/Transactor.js"
 import { OrgAccess, orgNotFound, reaches } from "./OrgAccess.js"
 import { traced } from "../observability/Traced.js"
@@ -75,6 +75,138 @@ export const memberOf = (orgs: OrganizationRepositoryService) => (orgId: string,
     }))
   )
 
+/** What changing a membership takes. */
+interface MemberChanges {
+  readonly orgs: OrganizationRepositoryService
+  readonly access: Context.Tag.Service<typeof OrgAccess>
+  readonly audit: Context.Tag.Service<typeof AuditLog>
+  readonly tx: Context.Tag.Service<typeof Transactor>
+  readonly keys: Context.Tag.Service<typeof ApiKeyRepository>
+}
+
+/** What an org's dashboard reads. */
+interface DashboardReads {
+  readonly orgs: OrganizationRepositoryService
+  readonly access: Context.Tag.Service<typeof OrgAccess>
+  readonly audit: Context.Tag.Service<typeof AuditLog>
+  readonly credits: Context.Tag.Service<typeof CreditStore>
+  readonly settings: Context.Tag.Service<typeof OrgSettingsRepository>
+}
+
+/**
+ * A member leaving (removed, or by their own choice) takes their keys bound to the org with
+ * them: invited back, they make new ones, rather than an old key coming back to life.
+ */
+const revokeBoundKeys = ({ audit, keys }: MemberChanges, orgId: string, userId: string | null, actorId: string, cause: "member.removed" | "member.left") =>
+  userId === null ? Effect.void : Effect.gen(function*() {
+    const revoked = yield* keys.revokeBoundTo(userId, orgId, yield* DateTime.now)
+    yield* Effect.forEach(revoked, (key) =>
+      audit.record({
+        orgId,
+        eventType: "api_key.revoked",
+        actorId,
+        target: key.id,
+        details: { by: cause, user_id: userId, name: key.name, prefix: key.prefix }
+      }), { discard: true })
+  })
+
+/** Fails when the change would leave the org without an active admin. */
+const keepAnAdmin = ({ orgs }: MemberChanges, orgId: string, member: Member, nextRole: Role | null) =>
+  member.status === "active" && member.role === "admin" && nextRole !== "admin"
+    ? orgs.lockAdmins(orgId).pipe(Effect.filterOrFail((admins) => admins > 1, () => lastAdmin), Effect.asVoid)
+    : Effect.void
+
+const setRole = (changes: MemberChanges): Service["setRole"] => (principal, orgId, memberRef, role) =>
+  Effect.gen(function*() {
+    const { access, audit, orgs, tx } = changes
+    const findMember = memberOf(orgs)
+    yield* access.admin(principal, orgId)
+    yield* tx.atomically(Effect.gen(function*() {
+      const member = yield* findMember(orgId, memberRef)
+      if (member.role === role) return
+      yield* keepAnAdmin(changes, orgId, member, role)
+      yield* orgs.setRole(orgId, member.email, role)
+      yield* audit.record({
+        orgId,
+        eventType: "member.role_changed",
+        actorId: principal.user.id,
+        target: member.user_id ?? member.email,
+        details: { email: member.email, from: member.role, to: role }
+      })
+    }))
+    return yield* findMember(orgId, memberRef)
+  })
+
+const removeMember = (changes: MemberChanges): Service["removeMember"] => (principal, orgId, memberRef) =>
+  Effect.gen(function*() {
+    const { access, audit, orgs, tx } = changes
+    const findMember = memberOf(orgs)
+    yield* access.admin(principal, orgId)
+    yield* tx.atomically(Effect.gen(function*() {
+      const member = yield* findMember(orgId, memberRef)
+      yield* keepAnAdmin(changes, orgId, member, null)
+      yield* orgs.removeMember(orgId, member.email)
+      yield* revokeBoundKeys(changes, orgId, member.user_id, principal.user.id, "member.removed")
+      yield* audit.record({
+        orgId,
+        eventType: "member.removed",
+        actorId: principal.user.id,
+        target: member.user_id ?? member.email,
+        details: { email: member.email, role: member.role, status: member.status }
+      })
+    }))
+  })
+
+const leave = (changes: MemberChanges): Service["leave"] => (principal, orgId) =>
+  Effect.gen(function*() {
+    const { access, audit, orgs, tx } = changes
+    const findMember = memberOf(orgs)
+    yield* access.member(principal, orgId)
+    yield* tx.atomically(Effect.gen(function*() {
+      const member = yield* findMember(orgId, principal.user.id)
+      yield* keepAnAdmin(changes, orgId, member, null)
+      yield* orgs.removeMember(orgId, member.email)
+      yield* revokeBoundKeys(changes, orgId, principal.user.id, principal.user.id, "member.left")
+      yield* audit.record({
+        orgId,
+        eventType: "member.left",
+        actorId: principal.user.id,
+        target: principal.user.id,
+        details: { email: member.email, role: member.role }
+      })
+    }))
+  })
+
+const poolOf = (credits: Context.Tag.Service<typeof CreditStore>, orgId: string) =>
+  Effect.all({
+    subscription_balance: credits.balance({ ownerType: "org", ownerId: orgId, pool: "subscription" }),
+    addon_balance: credits.balance({ ownerType: "org", ownerId: orgId, pool: "addon" })
+  }).pipe(Effect.map((balances) => new CreditPoolView(balances)))
+
+const dashboard = ({ access, audit, credits, orgs, settings }: DashboardReads): Service["dashboard"] => (principal, orgId) =>
+  Effect.gen(function*() {
+    yield* access.admin(principal, orgId)
+    const organization = yield* orgs.findById(orgId).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(orgNotFound), onSome: Effect.succeed }))
+    )
+    const period_start = periodStart(yield* DateTime.now)
+    const { counts, credits_used, policies, poolView, recent } = yield* Effect.all({
+      counts: orgs.counts(orgId),
+      credits_used: credits.orgUsageSince(orgId, period_start),
+      policies: settings.policies(orgId),
+      poolView: poolOf(credits, orgId),
+      recent: audit.list({ orgId, limit: 10 })
+    })
+    return new Dashboard({
+      organization,
+      members: { active: counts.members, pending: counts.pending },
+      credits: poolView,
+      usage: { period_start, credits_used },
+      policies,
+      recent_audit_events: recent.slice(0, 10)
+    })
+  })
+
 export const make = Effect.gen(function*() {
   const ids = yield* Ids
   const orgs = yield* OrganizationRepository
@@ -87,29 +219,6 @@ export const make = Effect.gen(function*() {
   const keys = yield* ApiKeyRepository
 
   const findMember = memberOf(orgs)
-
-  /**
-   * A member leaving (removed, or by their own choice) takes their keys bound to the org with
-   * them: invited back, they make new ones, rather than an old key coming back to life.
-   */
-  const revokeBoundKeys = (orgId: string, userId: string | null, actorId: string, cause: "member.removed" | "member.left") =>
-    userId === null ? Effect.void : Effect.gen(function*() {
-      const revoked = yield* keys.revokeBoundTo(userId, orgId, yield* DateTime.now)
-      yield* Effect.forEach(revoked, (key) =>
-        audit.record({
-          orgId,
-          eventType: "api_key.revoked",
-          actorId,
-          target: key.id,
-          details: { by: cause, user_id: userId, name: key.name, prefix: key.prefix }
-        }), { discard: true })
-    })
-
-  /** Fails when the change would leave the org without an active admin. */
-  const keepAnAdmin = (orgId: string, member: Member, nextRole: Role | null) =>
-    member.status === "active" && member.role === "admin" && nextRole !== "admin"
-      ? orgs.lockAdmins(orgId).pipe(Effect.filterOrFail((admins) => admins > 1, () => lastAdmin), Effect.asVoid)
-      : Effect.void
 
   const create: Service["create"] = (principal, name) =>
     Effect.gen(function*() {
@@ -194,91 +303,6 @@ export const make = Effect.gen(function*() {
       })
     )
 
-  const setRole: Service["setRole"] = (principal, orgId, memberRef, role) =>
-    Effect.gen(function*() {
-      yield* access.admin(principal, orgId)
-      yield* tx.atomically(Effect.gen(function*() {
-        const member = yield* findMember(orgId, memberRef)
-        if (member.role === role) return
-        yield* keepAnAdmin(orgId, member, role)
-        yield* orgs.setRole(orgId, member.email, role)
-        yield* audit.record({
-          orgId,
-          eventType: "member.role_changed",
-          actorId: principal.user.id,
-          target: member.user_id ?? member.email,
-          details: { email: member.email, from: member.role, to: role }
-        })
-      }))
-      return yield* findMember(orgId, memberRef)
-    })
-
-  const removeMember: Service["removeMember"] = (principal, orgId, memberRef) =>
-    Effect.gen(function*() {
-      yield* access.admin(principal, orgId)
-      yield* tx.atomically(Effect.gen(function*() {
-        const member = yield* findMember(orgId, memberRef)
-        yield* keepAnAdmin(orgId, member, null)
-        yield* orgs.removeMember(orgId, member.email)
-        yield* revokeBoundKeys(orgId, member.user_id, principal.user.id, "member.removed")
-        yield* audit.record({
-          orgId,
-          eventType: "member.removed",
-          actorId: principal.user.id,
-          target: member.user_id ?? member.email,
-          details: { email: member.email, role: member.role, status: member.status }
-        })
-      }))
-    })
-
-  const leave: Service["leave"] = (principal, orgId) =>
-    Effect.gen(function*() {
-      yield* access.member(principal, orgId)
-      yield* tx.atomically(Effect.gen(function*() {
-        const member = yield* findMember(orgId, principal.user.id)
-        yield* keepAnAdmin(orgId, member, null)
-        yield* orgs.removeMember(orgId, member.email)
-        yield* revokeBoundKeys(orgId, principal.user.id, principal.user.id, "member.left")
-        yield* audit.record({
-          orgId,
-          eventType: "member.left",
-          actorId: principal.user.id,
-          target: principal.user.id,
-          details: { email: member.email, role: member.role }
-        })
-      }))
-    })
-
-  const pool = (orgId: string) =>
-    Effect.all({
-      subscription_balance: credits.balance({ ownerType: "org", ownerId: orgId, pool: "subscription" }),
-      addon_balance: credits.balance({ ownerType: "org", ownerId: orgId, pool: "addon" })
-    }).pipe(Effect.map((balances) => new CreditPoolView(balances)))
-
-  const dashboard: Service["dashboard"] = (principal, orgId) =>
-    Effect.gen(function*() {
-      yield* access.admin(principal, orgId)
-      const organization = yield* orgs.findById(orgId).pipe(
-        Effect.flatMap(Option.match({ onNone: () => Effect.fail(orgNotFound), onSome: Effect.succeed }))
-      )
-      const period_start = periodStart(yield* DateTime.now)
-      const { counts, credits_used, policies, poolView, recent } = yield* Effect.all({
-        counts: orgs.counts(orgId),
-        credits_used: credits.orgUsageSince(orgId, period_start),
-        policies: settings.policies(orgId),
-        poolView: pool(orgId),
-        recent: audit.list({ orgId, limit: 10 })
-      })
-      return new Dashboard({
-        organization,
-        members: { active: counts.members, pending: counts.pending },
-        credits: poolView,
-        usage: { period_start, credits_used },
-        policies,
-        recent_audit_events: recent.slice(0, 10)
-      })
-    })
-
   const auditLog: Service["auditLog"] = (principal, orgId, query) =>
     access.admin(principal, orgId).pipe(
       Effect.zipRight(audit.list({ ...query, orgId })),
@@ -298,16 +322,18 @@ export const make = Effect.gen(function*() {
       )
     })
 
+  const changes: MemberChanges = { orgs, access, audit, tx, keys }
+
   return Organizations.of(traced("Organizations", {
     create,
     list,
     remove,
     invite,
     members,
-    setRole,
-    removeMember,
-    leave,
-    dashboard,
+    setRole: setRole(changes),
+    removeMember: removeMember(changes),
+    leave: leave(changes),
+    dashboard: dashboard({ orgs, access, audit, credits, settings }),
     auditLog,
     joinInvitations
   }))

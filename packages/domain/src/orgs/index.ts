@@ -1,11 +1,10 @@
-/** Organizations, members and roles, who may do what in an org (OrgAccess), enforced policies and defaults, and how settings are decided (Policies). */
+/** Organizations, members and roles, who may do what in an org (OrgAccess), its enforced policies and defaults (OrgSettings), its credit pool and member caps (OrgCredits). */
 export * as Membership from "./Membership.js"
 export * as MembershipRepository from "./MembershipRepository.js"
 export * as OrgAccess from "./OrgAccess.js"
+export * as OrgCredits from "./OrgCredits.js"
 export * as OrgSettings from "./OrgSettings.js"
 export * as OrgSettingsRepository from "./OrgSettingsRepository.js"
 export * as Organization from "./Organization.js"
 export * as OrganizationRepository from "./OrganizationRepository.js"
 export * as Organizations from "./Organizations.js"
-export * as Policies from "./Policies.js"
-export * as Policy from "./Policy.js"

@@ -13,13 +13,13 @@
 import { Context, Effect, Layer } from "effect"
 import type { NotFound } from "../shared/Errors.js"
 import type { Role } from "../orgs/Membership.js"
-import type { EffectiveSettings } from "../orgs/Policy.js"
-import type { Preferences } from "../accounts/Preferences.js"
-import type { Principal } from "../accounts/Principal.js"
+import type { EffectiveSettings } from "../settings/Policy.js"
+import type { Preferences } from "../settings/Preferences.js"
+import type { Principal } from "../identity/Principal.js"
 import * as WorkspaceAccess from "../accounts/WorkspaceAccess.js"
 import { noPersonalContext, OrgAccess, orgNotFound, reaches } from "../orgs/OrgAccess.js"
 import { OrgSettings, type Rules } from "../orgs/OrgSettings.js"
-import { resolve } from "../orgs/Policies.js"
+import { resolve } from "../settings/Policies.js"
 import { traced } from "../observability/Traced.js"
 
 export interface RequestScope {

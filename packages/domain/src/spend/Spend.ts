@@ -6,8 +6,8 @@
  */
 import * as Traced from "../observability/Traced.js"
 import { Context, Effect, Layer } from "effect"
-import type { Principal } from "../accounts/Principal.js"
-import { ModelTier } from "../accounts/Preferences.js"
+import type { Principal } from "../identity/Principal.js"
+import { ModelTier } from "../settings/Preferences.js"
 import { CreditStore } from "../credits/CreditStore.js"
 import { Catalog } from "../models/Catalog.js"
 import { OrgAccess } from "../orgs/OrgAccess.js"

@@ -1,7 +1,7 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Preferences } from "@huddle/domain/accounts/Preferences"
+import { Preferences } from "@huddle/domain/settings/Preferences"
 import { Profile } from "@huddle/domain/accounts/Accounts"
 import { RateLimited } from "./RateLimit.js"
 import { Authenticated } from "./Security.js"

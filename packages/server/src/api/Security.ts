@@ -1,7 +1,7 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import { CurrentPrincipal } from "@huddle/domain/identity/Principal"
 import * as Envelope from "./Envelope.js"
 
 /** Bearer authentication (an API key `hk_…` or a web-session token `hs_…`) for `/v1` endpoints. */

@@ -1,5 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import { CurrentPrincipal } from "@huddle/domain/identity/Principal"
 import { ApiKeys } from "@huddle/domain/accounts/ApiKeys"
 import { Effect } from "effect"
 import { Api } from "../Api.js"

@@ -1,5 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import { CurrentPrincipal } from "@huddle/domain/identity/Principal"
 import { Accounts } from "@huddle/domain/accounts/Accounts"
 import { Effect } from "effect"
 import { Api } from "../Api.js"

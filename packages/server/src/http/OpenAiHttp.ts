@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type { ChatMessage } from "@huddle/domain/models/Model"
-import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import { CurrentPrincipal } from "@huddle/domain/identity/Principal"
 import { Completions, type Listed, type Request } from "@huddle/domain/answers/Completions"
 import { type RequestScope, RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Clock, Effect } from "effect"

@@ -1,5 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { OrgCredits } from "@huddle/domain/credits/OrgCredits"
+import { OrgCredits } from "@huddle/domain/orgs/OrgCredits"
 import { Organizations } from "@huddle/domain/orgs/Organizations"
 import { OrgSettings } from "@huddle/domain/orgs/OrgSettings"
 import { Effect } from "effect"

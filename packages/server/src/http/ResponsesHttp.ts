@@ -4,7 +4,7 @@
  * the Responses dialect.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import { CurrentPrincipal } from "@huddle/domain/identity/Principal"
 import { Completions, type Request } from "@huddle/domain/answers/Completions"
 import type { CallOptions, ChatMessage, ResponseFormat } from "@huddle/domain/models/Model"
 import type { RequestScope } from "@huddle/domain/request/RequestScope"

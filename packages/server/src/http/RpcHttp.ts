@@ -7,7 +7,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import { CurrentPrincipal } from "@huddle/domain/identity/Principal"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
 import { orgAsked } from "../api/Headers.js"

@@ -1,5 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Workspaces } from "@huddle/domain/accounts/Workspaces"
+import { Workspaces } from "@huddle/domain/workspaces/Workspaces"
 import { Repositories } from "@huddle/domain/grounding/Repositories"
 import { Effect } from "effect"
 import { Api } from "../Api.js"

@@ -4,8 +4,8 @@
  * class and its handler, which calls the domain.
  */
 import { Intent } from "@huddle/domain/huddle/Intent"
-import { HuddleMode, ModelTier, Preferences } from "@huddle/domain/accounts/Preferences"
-import type { Principal } from "@huddle/domain/accounts/Principal"
+import { HuddleMode, ModelTier, Preferences } from "@huddle/domain/settings/Preferences"
+import type { Principal } from "@huddle/domain/identity/Principal"
 import { outcomeOf } from "@huddle/domain/huddle/PipelineEvent"
 import { Intents } from "@huddle/domain/huddle/Intents"
 import { RequestScopes } from "@huddle/domain/request/RequestScope"

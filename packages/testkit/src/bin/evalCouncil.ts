@@ -6,7 +6,7 @@
  *   node packages/testkit/dist/bin/evalCouncil.js [--questions N] [--seed S] [--regime NAME]
  *     [--self-consistency P] [--difficulty SPREAD] [--outage P] [--transient P] [--real [--tier T]]
  */
-import { ModelTier } from "@huddle/domain/accounts/Preferences"
+import { ModelTier } from "@huddle/domain/settings/Preferences"
 import { Effect, Schema } from "effect"
 import * as Backends from "../evals/Backends.js"
 import { type Backend, evaluate } from "../evals/CouncilEval.js"

@@ -5,7 +5,7 @@
  */
 import * as CatalogFile from "@huddle/adapters/models/Catalog"
 import * as Providers from "@huddle/adapters/models/Providers"
-import type { ModelTier } from "@huddle/domain/accounts/Preferences"
+import type { ModelTier } from "@huddle/domain/settings/Preferences"
 import * as Protocol from "@huddle/domain/council/Protocol"
 import { ModelProviders } from "@huddle/domain/models/ModelProviders"
 import * as Router from "@huddle/domain/models/Router"

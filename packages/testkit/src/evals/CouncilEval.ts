@@ -6,7 +6,7 @@
  * answers of the same models (each seat's proposal, then resamples of it), the best single
  * participant, one call of the first one.
  */
-import type { ModelTier } from "@huddle/domain/accounts/Preferences"
+import type { ModelTier } from "@huddle/domain/settings/Preferences"
 import { Catalog } from "@huddle/domain/models/Catalog"
 import { CreditStore } from "@huddle/domain/credits/CreditStore"
 import * as Credits from "@huddle/domain/credits/Credits"

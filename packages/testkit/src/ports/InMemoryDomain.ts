@@ -1,6 +1,7 @@
 /**
- * The domain's request path (request scopes, completions, the intent pipeline, the metered call
- * and what they use) over in-memory ports and scripted models: domain tests without a database.
+ * The domain's answer path (`Domain.answering`: request scopes, completions, the intent pipeline,
+ * the metered call and what they use) over in-memory ports and scripted models: domain tests
+ * without a database.
  *
  * ```ts
  * it.effect("…", () =>
@@ -15,21 +16,10 @@
  * `MembershipReads` (membership is decorated with a counter) and `ScriptedModels`.
  */
 import type { Workspace } from "@huddle/domain/accounts/Workspace"
-import { Principal } from "@huddle/domain/accounts/Principal"
-import { Email, User, UserId } from "@huddle/domain/accounts/User"
-import * as Credits from "@huddle/domain/credits/Credits"
-import * as IntentPipeline from "@huddle/domain/huddle/IntentPipeline"
-import * as ContextAssembly from "@huddle/domain/memories/ContextAssembly"
-import * as Answers from "@huddle/domain/answers/Answers"
-import * as Completions from "@huddle/domain/answers/Completions"
-import * as MeteredCall from "@huddle/domain/models/MeteredCall"
-import * as Council from "@huddle/domain/council/Council"
-import * as Grounding from "@huddle/domain/grounding/Grounding"
+import { Principal } from "@huddle/domain/identity/Principal"
+import { Email, User, UserId } from "@huddle/domain/identity/User"
+import * as Domain from "@huddle/domain/Domain"
 import * as LexicalCodeSearch from "@huddle/adapters/grounding/LexicalCodeSearch"
-import * as Router from "@huddle/domain/models/Router"
-import * as OrgAccess from "@huddle/domain/orgs/OrgAccess"
-import * as OrgSettings from "@huddle/domain/orgs/OrgSettings"
-import * as RequestScope from "@huddle/domain/request/RequestScope"
 import { DateTime, Layer } from "effect"
 import * as InMemoryCreditStore from "./InMemoryCreditStore.js"
 import * as InMemoryRepositoryStore from "./InMemoryRepositoryStore.js"
@@ -64,13 +54,8 @@ export const ports = (options: Options = {}) =>
   )
 
 export const layer = (options: Options = {}) =>
-  Layer.mergeAll(RequestScope.layer, Completions.layer, IntentPipeline.layer).pipe(
-    Layer.provideMerge(Answers.layer),
-    Layer.provideMerge(Council.layer),
-    Layer.provideMerge(Grounding.layer.pipe(Layer.provideMerge(LexicalCodeSearch.layer), Layer.provideMerge(InMemoryRepositoryStore.layer))),
-    Layer.provideMerge(MeteredCall.layer),
-    Layer.provideMerge(Layer.mergeAll(Router.layer, Credits.layer, ContextAssembly.layer, OrgSettings.layer)),
-    Layer.provideMerge(OrgAccess.layer),
+  Domain.answering.pipe(
+    Layer.provideMerge(LexicalCodeSearch.layer.pipe(Layer.provideMerge(InMemoryRepositoryStore.layer))),
     Layer.provideMerge(ports(options))
   )
 

@@ -2,7 +2,7 @@
  * The person's own preferences. Each may be left unset, and is then inherited (the org's default
  * in an org, else Huddle's); an org's enforced policy still overrides what is chosen here.
  */
-import { Preferences } from "@huddle/domain/accounts/Preferences"
+import { Preferences } from "@huddle/domain/settings/Preferences"
 import { Schema } from "effect"
 import { useState } from "preact/hooks"
 import type { Problem } from "../../api.js"

@@ -2,8 +2,8 @@
  * Enforced policies and default preferences. Admins edit both and see, before saving, what
  * members will then get; members read the policies they are held to.
  */
-import { OrgPolicies } from "@huddle/domain/orgs/Policy"
-import { Preferences } from "@huddle/domain/accounts/Preferences"
+import { OrgPolicies } from "@huddle/domain/settings/Policy"
+import { Preferences } from "@huddle/domain/settings/Preferences"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { useState } from "preact/hooks"
 import type { Problem } from "../../api.js"

@@ -4,9 +4,9 @@
  * no preference of their own, for each preference a member may have, and for the admin.
  * Admins do not read members' personal preferences, so the preview covers every possible one.
  */
-import type { Preferences } from "@huddle/domain/accounts/Preferences"
-import { resolve } from "@huddle/domain/orgs/Policies"
-import type { EffectiveSettings, OrgPolicies } from "@huddle/domain/orgs/Policy"
+import type { Preferences } from "@huddle/domain/settings/Preferences"
+import { resolve } from "@huddle/domain/settings/Policies"
+import type { EffectiveSettings, OrgPolicies } from "@huddle/domain/settings/Policy"
 import { choices, decidedByText, settingNames, valueText } from "./settings.js"
 
 interface Props {

@@ -1,5 +1,5 @@
 /** The settings' names and values as the console says them. */
-import type { DecidedBy } from "@huddle/domain/orgs/Policy"
+import type { DecidedBy } from "@huddle/domain/settings/Policy"
 
 export const settingNames = {
   model_tier: "Model tier",

@@ -4,7 +4,7 @@
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
+import { CurrentPrincipal } from "@huddle/domain/identity/Principal"
 import { Effect, Layer, Option } from "effect"
 import { Api } from "../../Api.js"
 import * as RateLimit from "../../api/RateLimit.js"

@@ -3,7 +3,7 @@
  * dispatcher's admission hook and the wrapping of a `/v1/rpc` answer. HTTP-side (it sets response
  * headers and answers a refused single call as a plain HTTP error), so it lives here, not in rpc/.
  */
-import type { Principal } from "@huddle/domain/accounts/Principal"
+import type { Principal } from "@huddle/domain/identity/Principal"
 import { Effect } from "effect"
 import type * as RateLimit from "../../api/RateLimit.js"
 import type * as JsonRpc from "../../rpc/JsonRpc.js"

@@ -1,4 +1,4 @@
-import { CurrentPrincipal, type Principal } from "@huddle/domain/accounts/Principal"
+import { CurrentPrincipal, type Principal } from "@huddle/domain/identity/Principal"
 import { Effect } from "effect"
 
 /** Runs a domain call as the authenticated caller of the request. */

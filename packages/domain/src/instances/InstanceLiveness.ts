@@ -8,7 +8,7 @@
  * pause) and comes back finds its reservations released, so its requests are not charged.
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
-import { CreditStore } from "./CreditStore.js"
+import { CreditStore } from "../credits/CreditStore.js"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
 import { Instances } from "./Instances.js"

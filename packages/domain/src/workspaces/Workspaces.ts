@@ -14,10 +14,10 @@ import { Conflict, type Forbidden, InvalidRequest, type NotFound } from "../shar
 import { Ids } from "../shared/Ids.js"
 import { fromRows, type Page, type PageRequest } from "../shared/Page.js"
 import { Transactor } from "../shared/Transactor.js"
-import type { Principal } from "./Principal.js"
-import { Workspace, WorkspaceName } from "./Workspace.js"
-import * as WorkspaceAccess from "./WorkspaceAccess.js"
-import { WorkspaceRepository } from "./WorkspaceRepository.js"
+import type { Principal } from "../identity/Principal.js"
+import { Workspace, WorkspaceName } from "../accounts/Workspace.js"
+import * as WorkspaceAccess from "../accounts/WorkspaceAccess.js"
+import { WorkspaceRepository } from "../accounts/WorkspaceRepository.js"
 import { traced } from "../observability/Traced.js"
 
 /** A workspace as its users see it. */

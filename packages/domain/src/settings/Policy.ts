@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { HuddleMode, ModelTier, RiskTolerance } from "../accounts/Preferences.js"
+import { HuddleMode, ModelTier, RiskTolerance } from "./Preferences.js"
 
 /** An organization's enforced policies: they override members and per-request parameters. */
 export class OrgPolicies extends Schema.Class<OrgPolicies>("OrgPolicies")({

@@ -4,7 +4,7 @@
  * the service default. An enforced `model_tier` is a ceiling: anything above it is lowered to
  * it; other enforced policies are exact.
  */
-import type { ModelTier, Preferences } from "../accounts/Preferences.js"
+import type { ModelTier, Preferences } from "./Preferences.js"
 import { type DecidedBy, EffectiveSettings, type OrgPolicies, serviceDefaults, tierRank } from "./Policy.js"
 
 export interface Inputs {
