@@ -7,7 +7,8 @@
 import { Usage } from "@huddle/domain/models/Model"
 import { ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import { Either, Schema } from "effect"
-import * as Upstream from "./Upstream.js"
+import type { Interpreter } from "./UpstreamExchange.js"
+import * as UpstreamFailures from "./UpstreamFailures.js"
 
 const Count = Schema.NonNegativeInt
 const OptionalCount = Schema.optional(Schema.NullOr(Count))
@@ -98,10 +99,10 @@ const errorReason = (type: string): ProviderFailure["reason"] => {
 }
 
 /** The event in an event's JSON, or the failure it is. */
-const eventOf = (call: Upstream.Call, json: unknown): Event | ProviderFailure => {
+const eventOf = (call: UpstreamFailures.Call, json: unknown): Event | ProviderFailure => {
   if (isMessagesEvent(json)) return json
   const decoded = decodeEvent(json)
-  return Either.isRight(decoded) ? decoded.right : Upstream.failure(call, "bad_response", `unexpected event: ${decoded.left.message}`)
+  return Either.isRight(decoded) ? decoded.right : UpstreamFailures.failure(call, "bad_response", `unexpected event: ${decoded.left.message}`)
 }
 
 /** A `tool_use` block of the answer: a tool call, or (`index` undefined) the structured answer. */
@@ -114,7 +115,7 @@ interface ToolBlock {
  * What one call's events make: text and tool-call deltas as they come, usage and stop reason at
  * the end. With `structuredTool`, that forced tool's input is the answer's text.
  */
-export const interpreter = (call: Upstream.Call, structuredTool: string | undefined): Upstream.Interpreter => {
+export const interpreter = (call: UpstreamFailures.Call, structuredTool: string | undefined): Interpreter => {
   let events = 0
   let done = false
   let finish: string | undefined
@@ -125,7 +126,7 @@ export const interpreter = (call: Upstream.Call, structuredTool: string | undefi
   return {
     event: ({ data, event: name }, out) => {
       events++
-      const json = Upstream.parseJson(call, data)
+      const json = UpstreamFailures.parseJson(call, data)
       if (json instanceof ProviderFailure) return json
       const event = eventOf(call, json)
       if (event instanceof ProviderFailure) return event
@@ -186,7 +187,7 @@ export const interpreter = (call: Upstream.Call, structuredTool: string | undefi
           break
         case "error": {
           const type = event.error?.type ?? "api_error"
-          return Upstream.failure(call, errorReason(type), `${type}: ${event.error?.message ?? "error event in the stream"}`)
+          return UpstreamFailures.failure(call, errorReason(type), `${type}: ${event.error?.message ?? "error event in the stream"}`)
         }
         default:
           // ping, and event types added later (the API's versioning
@@ -196,9 +197,9 @@ export const interpreter = (call: Upstream.Call, structuredTool: string | undefi
       return name === "message_stop"
     },
     end: (out) => {
-      if (events === 0) return Upstream.failure(call, "bad_response", "the response held no server-sent events")
+      if (events === 0) return UpstreamFailures.failure(call, "bad_response", "the response held no server-sent events")
       if (!done && finish === undefined) {
-        return Upstream.failure(call, "connection", "the stream ended before the answer was complete")
+        return UpstreamFailures.failure(call, "connection", "the stream ended before the answer was complete")
       }
       if (input !== undefined || output !== undefined) {
         // Counts the event checks have already accepted: not validated again.

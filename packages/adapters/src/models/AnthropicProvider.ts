@@ -37,6 +37,7 @@ import type { Dispatcher } from "undici"
 import { interpreter } from "./AnthropicEvents.js"
 import { requestOf } from "./AnthropicWire.js"
 import * as Upstream from "./Upstream.js"
+import * as UpstreamFailures from "./UpstreamFailures.js"
 
 export interface Options {
   /** Default `anthropic`. */
@@ -67,7 +68,7 @@ export const make = (options: Options): Effect.Effect<Provider> =>
     }
 
     const open = (request: ModelRequest): Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope> => {
-      const call: Upstream.Call = { provider: name, model: request.model.id, secret: options.apiKey, timeout, deadline: request.deadline }
+      const call: UpstreamFailures.Call = { provider: name, model: request.model.id, secret: options.apiKey, timeout, deadline: request.deadline }
       const { body, structuredTool } = requestOf(request)
       return Upstream.modelPull(
         dispatcher,
