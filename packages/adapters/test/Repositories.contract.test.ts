@@ -10,6 +10,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SqlClient } from "@effect/sql"
 import { type ChangeFeed, NodeRepositorySources, Storage, UlidIds } from "@huddle/adapters"
+import { gitUrlScheme } from "@huddle/adapters/grounding/GitUrls"
+import { isPublicAddress } from "@huddle/adapters/grounding/PublicHosts"
 import { Email, User, UserId } from "@huddle/domain/identity/User"
 import { UserRepository } from "@huddle/domain/accounts/UserRepository"
 import { Workspace } from "@huddle/domain/accounts/Workspace"
@@ -360,7 +362,6 @@ for (const engine of TestDatabase.availableEngines()) {
 }
 
 describe("the git URLs a server clones", () => {
-  const { gitUrlScheme } = NodeRepositorySources
   const scheme = (url: string) => {
     const result = gitUrlScheme(url)
     return "scheme" in result ? result.scheme : "refused"
@@ -388,7 +389,6 @@ describe("the git URLs a server clones", () => {
   })
 
   test("takes only public addresses for a host, an IPv4 address written as IPv6 judged as IPv4", () => {
-    const { isPublicAddress } = NodeRepositorySources
     for (const address of ["140.82.121.4", "8.8.8.8", "2606:4700::6810:84e5", "::ffff:140.82.121.4", "64:ff9b::8c52:7904", "64:ff9b::140.82.121.4", "2002:8c52:7904::1"]) {
       expect(isPublicAddress(address), address).toBe(true)
     }

@@ -13,9 +13,11 @@
  * ```
  */
 import type { Effect, Scope } from "effect"
+import * as FakeAnswers from "./FakeAnswers.js"
 import * as FakeUpstream from "./FakeUpstream.js"
 
-export type { Disconnect, RecordedRequest, Reply } from "./FakeUpstream.js"
+export type { Reply } from "./FakeAnswers.js"
+export type { Disconnect, RecordedRequest } from "./FakeUpstream.js"
 
 export interface Usage {
   readonly input_tokens: number
@@ -23,7 +25,7 @@ export interface Usage {
 }
 
 /** A scripted answer; every field is optional. */
-export interface Answer extends FakeUpstream.AnswerFaults {
+export interface Answer extends FakeAnswers.AnswerFaults {
   /** Default: `"Hello from the fake upstream."` */
   readonly answer?: string
   /** How many pieces to split the answer into (default: one per word), or the pieces themselves. */
@@ -52,7 +54,7 @@ export interface ToolUse {
   readonly pieceLength?: number
 }
 
-export type Script = Answer | FakeUpstream.Reply
+export type Script = Answer | FakeAnswers.Reply
 
 export interface Options extends FakeUpstream.ProviderOptions<Script> {
   /** When set, a request without `x-api-key: <apiKey>` gets a 401 (which echoes the key it was sent). */
@@ -63,21 +65,21 @@ export type FakeAnthropic = FakeUpstream.FakeServer<Script>
 
 export const defaultAnswer = "Hello from the fake upstream."
 
-const error = (status: number, type: string, message: string, headers?: Readonly<Record<string, string>>): FakeUpstream.Reply => ({
+const error = (status: number, type: string, message: string, headers?: Readonly<Record<string, string>>): FakeAnswers.Reply => ({
   status,
   body: { type: "error", error: { type, message } },
   ...(headers === undefined ? {} : { headers })
 })
 
 /** 429 `rate_limit_error`, with `retry-after` when given. */
-export const rateLimited = (retryAfter?: string): FakeUpstream.Reply =>
+export const rateLimited = (retryAfter?: string): FakeAnswers.Reply =>
   error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", retryAfter === undefined ? undefined : { "retry-after": retryAfter })
 
 /** 529 `overloaded_error` by default, or 500 `api_error`. */
-export const overloaded = (status = 529): FakeUpstream.Reply =>
+export const overloaded = (status = 529): FakeAnswers.Reply =>
   error(status, status === 529 ? "overloaded_error" : "api_error", status === 529 ? "Overloaded" : "Internal server error")
 
-export const badRequest = (message = "messages: field required"): FakeUpstream.Reply => error(400, "invalid_request_error", message)
+export const badRequest = (message = "messages: field required"): FakeAnswers.Reply => error(400, "invalid_request_error", message)
 
 const event = (name: string, data: string) => `event: ${name}\ndata: ${data}\n\n`
 
@@ -115,10 +117,10 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
   const stopReason = JSON.stringify(stopReasonName)
   const id = `msg_fake${++sequence}`
 
-  if (!(await FakeUpstream.awaitFirstByte(script, exchange))) return
+  if (!(await FakeAnswers.awaitFirstByte(script, exchange))) return
 
   if (body.stream !== true) {
-    return FakeUpstream.sendWhole(script, exchange, {
+    return FakeAnswers.sendWhole(script, exchange, {
       malformed: `{"id":"${id}","type":"message","content":[`,
       body: () =>
         JSON.stringify({
@@ -138,7 +140,7 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
   }
 
   const errorAfter = script.errorAfterChunks
-  return FakeUpstream.sendStream(script, exchange, {
+  return FakeAnswers.sendStream(script, exchange, {
     head: event(
       "message_start",
       `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${usage.input_tokens},"output_tokens":1}}}`

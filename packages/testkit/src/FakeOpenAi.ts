@@ -19,9 +19,11 @@
  * instead, as vLLM and llama.cpp do.
  */
 import type { Effect, Scope } from "effect"
+import * as FakeAnswers from "./FakeAnswers.js"
 import * as FakeUpstream from "./FakeUpstream.js"
 
-export type { Disconnect, RecordedRequest, Reply } from "./FakeUpstream.js"
+export type { Reply } from "./FakeAnswers.js"
+export type { Disconnect, RecordedRequest } from "./FakeUpstream.js"
 
 export interface Usage {
   readonly prompt_tokens: number
@@ -29,7 +31,7 @@ export interface Usage {
 }
 
 /** A scripted answer; every field is optional. */
-export interface Answer extends FakeUpstream.AnswerFaults {
+export interface Answer extends FakeAnswers.AnswerFaults {
   /** Default: `"Hello from the fake upstream."` */
   readonly answer?: string
   /** How many pieces to split the answer into (default: one per word), or the pieces themselves. */
@@ -44,7 +46,7 @@ export interface Answer extends FakeUpstream.AnswerFaults {
   readonly omitDone?: boolean
 }
 
-export type Script = Answer | FakeUpstream.Reply
+export type Script = Answer | FakeAnswers.Reply
 
 export interface Options extends FakeUpstream.ProviderOptions<Script> {
   /** When set, a request without `Authorization: Bearer <apiKey>` gets a 401 (which echoes the key it was sent). */
@@ -58,22 +60,22 @@ export interface FakeOpenAi extends FakeUpstream.FakeServer<Script> {
 
 export const defaultAnswer = "Hello from the fake upstream."
 
-const error = (status: number, type: string, message: string, headers?: Readonly<Record<string, string>>): FakeUpstream.Reply => ({
+const error = (status: number, type: string, message: string, headers?: Readonly<Record<string, string>>): FakeAnswers.Reply => ({
   status,
   body: { error: { message, type, param: null, code: null } },
   ...(headers === undefined ? {} : { headers })
 })
 
 /** 429, with `Retry-After` when given (seconds, or an HTTP date). */
-export const rateLimited = (retryAfter?: string): FakeUpstream.Reply =>
+export const rateLimited = (retryAfter?: string): FakeAnswers.Reply =>
   error(429, "rate_limit_exceeded", "Rate limit reached for requests", retryAfter === undefined ? undefined : { "retry-after": retryAfter })
 
-export const serverError = (status = 500): FakeUpstream.Reply => error(status, "server_error", "The server had an error while processing your request.")
+export const serverError = (status = 500): FakeAnswers.Reply => error(status, "server_error", "The server had an error while processing your request.")
 
-export const badRequest = (message = "Invalid request"): FakeUpstream.Reply => error(400, "invalid_request_error", message)
+export const badRequest = (message = "Invalid request"): FakeAnswers.Reply => error(400, "invalid_request_error", message)
 
 /** A streamed reply of exactly these `chat.completion.chunk` objects, then `data: [DONE]`. */
-export const sseReply = (chunks: ReadonlyArray<unknown>): FakeUpstream.Reply => ({
+export const sseReply = (chunks: ReadonlyArray<unknown>): FakeAnswers.Reply => ({
   status: 200,
   headers: { "content-type": "text/event-stream" },
   body: chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
@@ -96,7 +98,7 @@ export const toolCallReply = (
   name: string,
   args: string,
   usage: Usage = { prompt_tokens: 40, completion_tokens: 9 }
-): FakeUpstream.Reply => {
+): FakeAnswers.Reply => {
   const cut = Math.ceil(args.length / 2)
   return sseReply([
     chunk({ role: "assistant", content: null }),
@@ -155,10 +157,10 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
   const id = `chatcmpl-fake${++sequence}`
   const created = Math.floor(Date.now() / 1000)
 
-  if (!(await FakeUpstream.awaitFirstByte(script, exchange))) return
+  if (!(await FakeAnswers.awaitFirstByte(script, exchange))) return
 
   if (body.stream !== true) {
-    return FakeUpstream.sendWhole(script, exchange, {
+    return FakeAnswers.sendWhole(script, exchange, {
       malformed: `{"id":"${id}","object":"chat.completion","choices":[`,
       body: () =>
         `{"id":"${id}","object":"chat.completion","created":${created},"model":${model},"choices":[{"index":0,"message":{"role":"assistant","content":${answerJson}},"logprobs":null,"finish_reason":${finishJson}}]` +
@@ -171,7 +173,7 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
   // OpenAI sends `"usage":null` on every chunk when usage was asked for.
   const nullUsage = includeUsage ? `,"usage":null}\n\n` : "}\n\n"
   const inLast = placement === "last-content-chunk" && pieces.length > 0
-  return FakeUpstream.sendStream(script, exchange, {
+  return FakeAnswers.sendStream(script, exchange, {
     head: `${prefix}{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]${nullUsage}`,
     pieces: pieces.length,
     piece: (i) =>

@@ -2,7 +2,8 @@
  * What the fake model upstreams (`FakeOpenAi`, `FakeAnthropic`) share: a real node:http server
  * on a free loopback port, a queue of scripted replies with a default for when it is empty, a
  * record of the requests received and of the clients that hung up before their answer was
- * complete, and the timing and fault injection of a scripted stream.
+ * complete. What a fake writes back, with the timing and fault injection of a scripted answer, is
+ * `FakeAnswers`.
  *
  * Real sockets rather than a mocked `fetch`: what the adapters must get right (aborting a
  * request, timeouts, a connection dropped mid-stream) only happens on a real connection.
@@ -10,6 +11,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Effect, type Scope } from "effect"
+import { isReply, type Reply, sendReply } from "./FakeAnswers.js"
 
 export interface RecordedRequest {
   readonly method: string
@@ -27,18 +29,6 @@ export interface Disconnect {
   /** `Date.now()` when the server saw the connection close. */
   readonly at: number
 }
-
-/** A plain HTTP answer: an error status, or a body that is not what the client expects. */
-export interface Reply {
-  readonly status: number
-  /** An object is sent as JSON; a string as it is. */
-  readonly body?: unknown
-  readonly headers?: Readonly<Record<string, string>>
-  /** Milliseconds before the status line is written. */
-  readonly firstByteDelayMs?: number
-}
-
-export const isReply = (script: object): script is Reply => "status" in script && typeof script.status === "number"
 
 /** One exchange in progress, as a protocol handler drives it. */
 export interface Exchange {
@@ -100,97 +90,6 @@ const parseBody = (text: string): unknown => {
   } catch {
     return text
   }
-}
-
-/** Writes a `Reply` (after its delay), unless the client has gone away meanwhile. */
-export const sendReply = async (reply: Reply, exchange: Exchange): Promise<void> => {
-  if (reply.firstByteDelayMs) await exchange.wait(reply.firstByteDelayMs)
-  if (exchange.closed) return
-  const body = reply.body === undefined ? "" : typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body)
-  const headers: Record<string, string> = { ...reply.headers }
-  if (body.length > 0 && !Object.keys(headers).some((name) => name.toLowerCase() === "content-type")) {
-    headers["content-type"] = typeof reply.body === "string" ? "text/plain" : "application/json"
-  }
-  exchange.res.writeHead(reply.status, headers)
-  exchange.res.end(body)
-}
-
-/** The timing and fault injection every scripted answer of a provider fake offers. */
-export interface AnswerFaults {
-  /** Milliseconds before the status line. */
-  readonly firstByteDelayMs?: number
-  /** Milliseconds before each piece of the answer. */
-  readonly chunkDelayMs?: number
-  /** Destroy the connection after this many pieces (for a non-streaming request: at once). */
-  readonly dropAfterChunks?: number
-  /** Send a `data:` line that is not JSON after this many pieces, then end the response. */
-  readonly malformedAfterChunks?: number
-}
-
-const sseHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache" } as const
-const jsonHeaders = { "content-type": "application/json" } as const
-
-/** Waits out the script's first-byte delay; false when the client went away meanwhile. */
-export const awaitFirstByte = async (script: AnswerFaults, exchange: Exchange): Promise<boolean> => {
-  if (!script.firstByteDelayMs) return true
-  await exchange.wait(script.firstByteDelayMs)
-  return !exchange.closed
-}
-
-/** A non-streaming answer: `body()`, or with the script's faults a drop or the `malformed` text. */
-export const sendWhole = (script: AnswerFaults, exchange: Exchange, whole: { readonly malformed: string; readonly body: () => string }): void => {
-  if (script.dropAfterChunks !== undefined) return exchange.drop()
-  exchange.res.writeHead(200, jsonHeaders)
-  exchange.res.end(script.malformedAfterChunks !== undefined ? whole.malformed : whole.body())
-}
-
-export interface Stream {
-  /** The events before the first piece. */
-  readonly head: string
-  readonly pieces: number
-  /** The event carrying piece `i`. */
-  readonly piece: (i: number) => string
-  /** The events after the last piece. */
-  readonly tail: () => string
-  /** Sent in place of piece `malformedAfterChunks`, before the response ends. */
-  readonly malformed: string
-  /** A further scripted early end (Anthropic's `error` event): `text()` after `after` pieces. */
-  readonly cut?: { readonly after: number; readonly text: () => string } | undefined
-}
-
-/**
- * A server-sent event stream with the script's timing and faults. Events are buffered and
- * written only before a wait, a drop or the end, so that an undelayed answer is one write.
- */
-export const sendStream = async (script: AnswerFaults, exchange: Exchange, stream: Stream): Promise<void> => {
-  const { res } = exchange
-  res.writeHead(200, sseHeaders)
-  let out = stream.head
-  const flush = () => {
-    if (out.length > 0) res.write(out)
-    out = ""
-  }
-  for (let i = 0; i <= stream.pieces; i++) {
-    const early = script.malformedAfterChunks === i ? stream.malformed : stream.cut?.after === i ? stream.cut.text() : undefined
-    if (early !== undefined) {
-      out += early
-      flush()
-      return void res.end()
-    }
-    if (script.dropAfterChunks === i) {
-      flush()
-      return exchange.drop()
-    }
-    if (i === stream.pieces) break
-    if (script.chunkDelayMs) {
-      flush()
-      await exchange.wait(script.chunkDelayMs)
-      if (exchange.closed) return
-    }
-    out += stream.piece(i)
-    exchange.chunks++
-  }
-  res.end(out + stream.tail())
 }
 
 /** What the provider fakes take from their callers. */

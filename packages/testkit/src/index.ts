@@ -5,6 +5,7 @@
 export * as Accounts from "./Accounts.js"
 export * as CreditsHarness from "./CreditsHarness.js"
 export * as Operator from "./Operator.js"
+export * as FakeAnswers from "./FakeAnswers.js"
 export * as FakeAnthropic from "./FakeAnthropic.js"
 export * as FakeOpenAi from "./FakeOpenAi.js"
 export * as FakeUpstream from "./FakeUpstream.js"

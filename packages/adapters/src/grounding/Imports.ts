@@ -18,7 +18,8 @@
  * Imports of anything outside the repository (packages, the standard library) make no edge.
  */
 import { ImportEdge } from "@huddle/domain/grounding/Snapshot"
-import { type ConfigFacts, configFactsOf, ecmaPackages, type EcmaPackages } from "./EcmaPackages.js"
+import { type ConfigFacts, configFactsOf } from "./EcmaConfigFacts.js"
+import { ecmaPackages, type EcmaPackages } from "./EcmaPackages.js"
 import { basename, dirname, join } from "./RepoPaths.js"
 
 /**

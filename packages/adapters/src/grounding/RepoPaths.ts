@@ -19,3 +19,7 @@ export const join = (base: string, specifier: string): string | undefined => {
   }
   return parts.join("/")
 }
+
+/** `path` relative to `root` (both repository paths), or `undefined` when outside it. */
+export const under = (root: string, path: string): string | undefined =>
+  root === "" ? path : path === root ? "" : path.startsWith(`${root}/`) ? path.slice(root.length + 1) : undefined

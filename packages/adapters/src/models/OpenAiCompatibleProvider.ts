@@ -25,6 +25,8 @@ import type { Pull } from "@huddle/domain/shared/Streams"
 import { Duration, Effect, Either, Redacted, Schema, type Scope } from "effect"
 import type { Dispatcher } from "undici"
 import * as Upstream from "./Upstream.js"
+import type { Interpreter } from "./UpstreamExchange.js"
+import * as UpstreamFailures from "./UpstreamFailures.js"
 
 export interface Options {
   /** The provider name models refer to in the catalog (`openai`, `ollama` …). */
@@ -101,14 +103,14 @@ const isCount = (u: unknown): boolean => typeof u === "number" && Number.isSafeI
 const isNullableString = (u: unknown): boolean => u === undefined || u === null || typeof u === "string"
 
 /** The chunk in an event's JSON, or the failure it is. */
-const chunkOf = (call: Upstream.Call, json: unknown): CompletionChunk | ProviderFailure => {
+const chunkOf = (call: UpstreamFailures.Call, json: unknown): CompletionChunk | ProviderFailure => {
   if (isChatCompletionChunk(json)) return json
   const decoded = decodeChunk(json)
-  return Either.isRight(decoded) ? decoded.right : Upstream.failure(call, "bad_response", `unexpected chunk: ${decoded.left.message}`)
+  return Either.isRight(decoded) ? decoded.right : UpstreamFailures.failure(call, "bad_response", `unexpected chunk: ${decoded.left.message}`)
 }
 
 /** What one call's events make: deltas as they come, usage and finish at the end. */
-const interpreter = (call: Upstream.Call): Upstream.Interpreter => {
+const interpreter = (call: UpstreamFailures.Call): Interpreter => {
   let events = 0
   let done = false
   let finish: string | undefined
@@ -121,12 +123,12 @@ const interpreter = (call: Upstream.Call): Upstream.Interpreter => {
         done = true
         return true
       }
-      const json = Upstream.parseJson(call, data)
+      const json = UpstreamFailures.parseJson(call, data)
       if (json instanceof ProviderFailure) return json
       const chunk = chunkOf(call, json)
       if (chunk instanceof ProviderFailure) return chunk
       if (chunk.error !== undefined && chunk.error !== null) {
-        return Upstream.failure(call, "server_error", `error in the stream: ${Upstream.errorMessageOf(JSON.stringify({ error: chunk.error }))}`)
+        return UpstreamFailures.failure(call, "server_error", `error in the stream: ${UpstreamFailures.errorMessageOf(JSON.stringify({ error: chunk.error }))}`)
       }
       if (chunk.usage) usage = chunk.usage
       const choice = chunk.choices?.[0]
@@ -149,10 +151,10 @@ const interpreter = (call: Upstream.Call): Upstream.Interpreter => {
       return false
     },
     end: (out) => {
-      if (events === 0) return Upstream.failure(call, "bad_response", "the response held no server-sent events")
+      if (events === 0) return UpstreamFailures.failure(call, "bad_response", "the response held no server-sent events")
       // Without [DONE] a finish_reason is enough: some servers close the stream right after it.
       if (!done && finish === undefined) {
-        return Upstream.failure(call, "connection", "the stream ended before the answer was complete")
+        return UpstreamFailures.failure(call, "connection", "the stream ended before the answer was complete")
       }
       if (usage) {
         // Counts the chunk check has already accepted: not validated again.
@@ -188,7 +190,7 @@ export const make = (options: Options): Effect.Effect<Provider> =>
     }
 
     const open = (request: ModelRequest): Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope> => {
-      const call: Upstream.Call = { provider: options.name, model: request.model.id, secret: apiKey, timeout, deadline: request.deadline }
+      const call: UpstreamFailures.Call = { provider: options.name, model: request.model.id, secret: apiKey, timeout, deadline: request.deadline }
       const body = {
         model: request.model.upstream_model ?? request.model.id,
         messages: request.messages.map(wireMessage),

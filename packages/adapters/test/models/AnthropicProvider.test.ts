@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as AnthropicProvider from "@huddle/adapters/models/AnthropicProvider"
+import * as AnthropicWire from "@huddle/adapters/models/AnthropicWire"
 import { CatalogModel, type ModelChunk, type ModelRequest } from "@huddle/domain/models/Model"
 import type { Provider } from "@huddle/domain/models/ModelProviders"
 import * as FakeAnthropic from "@huddle/testkit/FakeAnthropic"
@@ -257,25 +258,25 @@ describe("AnthropicProvider with tools and response formats", () => {
 
   it("translates tools and each tool_choice, with disable_parallel_tool_use for parallel_tool_calls: false", () => {
     const tools = [weather, clock]
-    expect(AnthropicProvider.toolsOf({ tools, tool_choice: "auto" }).body).toEqual({
+    expect(AnthropicWire.toolsOf({ tools, tool_choice: "auto" }).body).toEqual({
       tools: [
         { name: "get_weather", description: "The weather in a city", input_schema: weather.function.parameters },
         { name: "get_time", input_schema: { type: "object", properties: {} } }
       ],
       tool_choice: { type: "auto" }
     })
-    expect(AnthropicProvider.toolsOf({ tools, tool_choice: "required" }).body.tool_choice).toEqual({ type: "any" })
-    expect(AnthropicProvider.toolsOf({ tools, tool_choice: "none" }).body.tool_choice).toEqual({ type: "none" })
-    expect(AnthropicProvider.toolsOf({ tools, tool_choice: { type: "function", function: { name: "get_time" } }, parallel_tool_calls: false }).body.tool_choice)
+    expect(AnthropicWire.toolsOf({ tools, tool_choice: "required" }).body.tool_choice).toEqual({ type: "any" })
+    expect(AnthropicWire.toolsOf({ tools, tool_choice: "none" }).body.tool_choice).toEqual({ type: "none" })
+    expect(AnthropicWire.toolsOf({ tools, tool_choice: { type: "function", function: { name: "get_time" } }, parallel_tool_calls: false }).body.tool_choice)
       .toEqual({ type: "tool", name: "get_time", disable_parallel_tool_use: true })
-    expect(AnthropicProvider.toolsOf({ tools, parallel_tool_calls: false }).body.tool_choice).toEqual({ type: "auto", disable_parallel_tool_use: true })
-    expect(AnthropicProvider.toolsOf({ tools }).body).not.toHaveProperty("tool_choice")
-    expect(AnthropicProvider.toolsOf({ tool_choice: "auto" }).body).toEqual({})
+    expect(AnthropicWire.toolsOf({ tools, parallel_tool_calls: false }).body.tool_choice).toEqual({ type: "auto", disable_parallel_tool_use: true })
+    expect(AnthropicWire.toolsOf({ tools }).body).not.toHaveProperty("tool_choice")
+    expect(AnthropicWire.toolsOf({ tool_choice: "auto" }).body).toEqual({})
   })
 
   it("translates a json_schema format into one forced tool named after the schema", () => {
     const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
-    const translated = AnthropicProvider.toolsOf({ response_format: { type: "json_schema", json_schema: { name: "city answer", strict: true, schema } } })
+    const translated = AnthropicWire.toolsOf({ response_format: { type: "json_schema", json_schema: { name: "city answer", strict: true, schema } } })
     expect(translated.structuredTool).toBe("city_answer")
     expect(translated.body).toEqual({
       tools: [{ name: "city_answer", description: expect.any(String), input_schema: schema }],
@@ -284,7 +285,7 @@ describe("AnthropicProvider with tools and response formats", () => {
   })
 
   it("translates tool calls to tool_use blocks and tool messages to tool_result blocks of one user turn", () => {
-    expect(AnthropicProvider.messagesOf([
+    expect(AnthropicWire.messagesOf([
       { role: "system", content: "terse" },
       { role: "user", content: "Weather in Paris and Rome?" },
       {
@@ -359,7 +360,7 @@ describe("AnthropicProvider with tools and response formats", () => {
       fake.reset()
       fake.enqueue({ answer: "{\"city\":\"Paris\"}" })
       yield* Stream.runDrain(provider.stream(ask({ response_format: { type: "json_object" } })))
-      expect(bodyOf(fake).system).toBe(AnthropicProvider.jsonObjectInstruction)
+      expect(bodyOf(fake).system).toBe(AnthropicWire.jsonObjectInstruction)
       expect(bodyOf(fake)).not.toHaveProperty("tools")
     }))
 })

@@ -5,7 +5,7 @@
  * valid, and wrong in every field.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { isMessagesEvent, MessagesEvent } from "@huddle/adapters/models/AnthropicProvider"
+import { isMessagesEvent, MessagesEvent } from "@huddle/adapters/models/AnthropicEvents"
 import { ChatCompletionChunk, isChatCompletionChunk } from "@huddle/adapters/models/OpenAiCompatibleProvider"
 import { Either, FastCheck as fc, Schema } from "effect"
 

@@ -8,17 +8,22 @@
  * health (`health`: consecutive failures, the last failure and success), which `/readyz` reports.
  * A model tried after others failed is told which (`ModelRequest.failed`), and so is the caller
  * (`Attempt.failed`): the offline model standing in says so (decision 0034).
+ *
+ * The parts: `RouterAttempt` (one attempt: its span, scope and request), `ProviderWatch` (the
+ * providers' health and the failed attempts' warnings).
  */
-import { Cause, Chunk, Clock, Context, Duration, Effect, Either, ExecutionStrategy, Exit, FiberId, FiberRef, Layer, Option, Scope, Stream, type Tracer } from "effect"
+import { Cause, Chunk, Clock, Context, Duration, Effect, Either, Exit, FiberRef, Layer, Option, Scope, Stream } from "effect"
 import * as Instruments from "../observability/Instruments.js"
 import * as Metrics from "../observability/Metrics.js"
 import * as Traced from "../observability/Traced.js"
 import * as UpstreamClock from "../observability/UpstreamClock.js"
 import { UpstreamUnavailable } from "../shared/Errors.js"
 import type { Pull } from "../shared/Streams.js"
-import { type CallOptions, type CatalogModel, type ChatMessage, type FailedModel, isOutput, type ModelChunk, type ModelRequest } from "./Model.js"
-import { offlineProvider } from "./Catalog.js"
-import { ModelProviders, type Provider, ProviderFailure } from "./ModelProviders.js"
+import { type CallOptions, type CatalogModel, type ChatMessage, type FailedModel, isOutput, type ModelChunk } from "./Model.js"
+import { ModelProviders, type Provider, type ProviderFailure } from "./ModelProviders.js"
+import { describe, providerWatch, type ProviderWatch } from "./ProviderWatch.js"
+import { type Attempt, beginAttempt, recordUsage } from "./RouterAttempt.js"
+
 
 export type RouterChunk =
   | ModelChunk
@@ -82,295 +87,196 @@ export class RouterPolicy extends Context.Reference<RouterPolicy>()("@huddle/dom
   defaultValue: () => defaultPolicy
 }) {}
 
-const describe = (failure: ProviderFailure) => `${failure.reason}${failure.status ? ` (${failure.status})` : ""}`
+/** What a routed call needs of the router: the providers, the policy, the metrics and the providers' health. */
+interface Routing {
+  readonly providers: ModelProviders["Type"]
+  readonly policy: Policy
+  readonly metrics: Metrics.Service
+  readonly watch: ProviderWatch
+}
 
-export const make = Effect.gen(function*() {
-  const providers = yield* ModelProviders
-  const policy = yield* RouterPolicy
-  const metrics = yield* Metrics.Metrics
-  const limit = Duration.toMillis(policy.maxDuration)
+/** Whether a failed attempt is retried on the same model, and after how long: none moves on to the next model. */
+const delayFor = (policy: Policy, failure: ProviderFailure, attempt: number): Option.Option<Duration.Duration> => {
+  if (!failure.retryable || attempt >= policy.attempts) return Option.none()
+  const wanted = failure.retryAfter ?? Duration.times(policy.baseDelay, 2 ** (attempt - 1))
+  return Duration.greaterThan(wanted, policy.maxDelay) ? Option.none() : Option.some(wanted)
+}
 
-  const counted = (model: CatalogModel, outcome: string) =>
-    metrics.add(Instruments.upstreamCalls, { provider: model.provider, model: model.id, outcome })
+const overrunOf = (policy: Policy) =>
+  new UpstreamUnavailable({ message: `The model call ran past its limit of ${Duration.format(policy.maxDuration)}` })
 
-  /** Per provider, mutated in place: a failure or an answer is one write, off the answer's path. */
-  const healthOf = new Map<string, { -readonly [K in keyof ProviderHealth]: ProviderHealth[K] }>()
-  const watched = (model: CatalogModel) => {
-    let entry = healthOf.get(model.provider)
-    if (entry === undefined) healthOf.set(model.provider, entry = { provider: model.provider, consecutiveFailures: 0 })
-    return entry
-  }
-  const answered = (model: CatalogModel) => {
-    if (model.provider === offlineProvider) return
-    const entry = watched(model)
-    entry.consecutiveFailures = 0
-    entry.lastSuccessAt = Date.now()
-  }
-  /** A configured provider's failed attempt: kept in its health, and said at the default log level. */
-  const failedAttempt = (model: CatalogModel, failure: ProviderFailure, attempt: number, willRetry: boolean) => {
-    if (model.provider !== offlineProvider) {
-      const entry = watched(model)
-      entry.consecutiveFailures++
-      entry.lastFailureAt = Date.now()
-      entry.lastFailure = describe(failure)
+// The call is one pull over its attempts, run in its consumer's fiber: no fiber of its own, no
+// queue between the upstream and the consumer, no stream stage per step. The limit is kept
+// where time passes: each batch of chunks is checked against it, a retry sleeps no later than
+// it, and the provider is told it (`ModelRequest.deadline`) so that a silent upstream is given
+// up on then.
+const openCall = (
+  routing: Routing,
+  models: ReadonlyArray<CatalogModel>,
+  call: Call
+): Effect.Effect<Pull<RouterChunk, UpstreamUnavailable>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { metrics, policy, providers } = routing
+    const { answered, failedAttempt } = routing.watch
+    const limit = Duration.toMillis(policy.maxDuration)
+    const counted = (model: CatalogModel, outcome: string) =>
+      metrics.add(Instruments.upstreamCalls, { provider: model.provider, model: model.id, outcome })
+    const overrun = () => overrunOf(policy)
+    const scope = yield* Effect.scope
+    const deadline = (yield* Clock.currentTimeMillis) + limit
+    const clock = yield* FiberRef.get(UpstreamClock.current)
+    const traced = yield* Traced.recording
+    const failures: Array<string> = []
+    /** The models tried that failed, for the next ones and the caller (`Attempt.failed`). */
+    const gaveUp: Array<FailedModel> = []
+    let index = 0
+    let attempt = 1
+    let current: Attempt | undefined
+    /** Set between a failed attempt and its retry: how long to wait first. */
+    let wait: number | undefined
+    let over = false
+    /** The last batch arrived past the limit: handed on (it was produced), and the call ends at the next pull. */
+    let late = false
+
+    /** The attempt is over: its scope closes with how it ended, and with it the request (see `begin`). */
+    const end = (a: Attempt, exit: Exit.Exit<unknown, unknown>) => {
+      current = undefined
+      // Not stopped half way: the scope counts as closed once its closing has begun.
+      return Effect.uninterruptible(Scope.close(a.scope, exit))
     }
-    return Effect.logWarning(`model provider ${model.provider} failed: ${describe(failure)}`).pipe(
-      Effect.annotateLogs({
-        provider: model.provider,
-        model: model.id,
-        reason: failure.reason,
-        ...(failure.status === undefined ? {} : { status: failure.status }),
-        attempt,
-        will_retry: willRetry,
-        // Cleaned by the adapter: the secret removed, one line, bounded.
-        detail: failure.message
+
+    const fail = (error: UpstreamUnavailable) => {
+      over = true
+      return Effect.fail(Option.some(error))
+    }
+
+    /** The next attempt: its `Attempt` marker once the request is sent, or the call's failure when no model is left. */
+    const start = (): Pull<RouterChunk, UpstreamUnavailable> => {
+      for (;;) {
+        const model = models[index]
+        if (model === undefined) {
+          return fail(
+            new UpstreamUnavailable({
+              message: failures.length === 0 ? "No model is available for this request" : `No model could answer: ${failures.join("; ")}`
+            })
+          )
+        }
+        const provider = providers.get(model.provider)
+        if (Option.isSome(provider)) return begin(model, provider.value)
+        failures.push(`${model.id}: provider ${model.provider} is not configured`)
+        index++
+        attempt = 1
+      }
+    }
+
+    // Uninterruptible: the clock entered and the span made are left by the scope's finalizer,
+    // which must be in place before anything can stop the attempt.
+    const begin = (model: CatalogModel, provider: Provider): Pull<RouterChunk, UpstreamUnavailable> =>
+      Effect.uninterruptible(Effect.map(
+        beginAttempt(
+          { call, scope, deadline, attempt, gaveUp, traced, clock, metrics, counted, isCurrent: (child) => current?.scope === child },
+          model,
+          provider
+        ),
+        ({ attempt: started, request }) => {
+          current = started
+          return Chunk.of<RouterChunk>({ _tag: "Attempt", model, attempt, failed: request.failed ?? [] })
+        }
+      ))
+
+    const passed = (a: Attempt, chunks: Chunk.Chunk<ModelChunk>): Pull<RouterChunk, UpstreamUnavailable> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        if (!a.produced) a.produced = Chunk.some(chunks, isOutput)
+        if (a.span !== undefined) recordUsage(a.span, chunks)
+        if (now < deadline) return Effect.succeed(chunks)
+        // Past the limit: what arrived was produced (and is paid for); the call ends after it.
+        counted(a.model, "timed_out")
+        late = true
+        return Effect.as(end(a, Exit.fail(overrun())), chunks)
       })
-    )
-  }
-  const health = Effect.sync((): ReadonlyArray<ProviderHealth> => [...healthOf.values()].map((entry) => ({ ...entry })))
 
-  const delayFor = (failure: ProviderFailure, attempt: number): Option.Option<Duration.Duration> => {
-    if (!failure.retryable || attempt >= policy.attempts) return Option.none()
-    const wanted = failure.retryAfter ?? Duration.times(policy.baseDelay, 2 ** (attempt - 1))
-    return Duration.greaterThan(wanted, policy.maxDelay) ? Option.none() : Option.some(wanted)
-  }
-
-  const overrun = () =>
-    new UpstreamUnavailable({ message: `The model call ran past its limit of ${Duration.format(policy.maxDuration)}` })
-
-  /** The attempt under way: its model's pull, in a scope of its own, and its span when traced. */
-  interface Attempt {
-    readonly model: CatalogModel
-    readonly pull: Pull<ModelChunk, ProviderFailure>
-    readonly scope: Scope.CloseableScope
-    readonly span: Tracer.Span | undefined
-    produced: boolean
-  }
-
-  /**
-   * A provider's call as a pull, under the attempt's span. An opened call takes the span for its
-   * request, and its pulls run as they are (providing the span to every pull would copy the
-   * request's whole context each time). A provider that is only a stream sets up at its first
-   * pull, so each pull runs under the span; and as it may not know the deadline, each is bounded
-   * here (a race per pull, off the hot path: the HTTP providers are opened).
-   */
-  const openOf = (provider: Provider, model: CatalogModel, span: Tracer.Span | undefined, deadline: number) =>
-  (request: ModelRequest): Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope> => {
-    const under = <A, E, R>(effect: Effect.Effect<A, E, R>) => span === undefined ? effect : Effect.withParentSpan(effect, span)
-    if (provider.open !== undefined) return under(provider.open(request))
-    return Effect.map(under(Stream.toPull(provider.stream(request))), (pull) => bounded(under(pull), model, deadline))
-  }
-
-  const bounded = (pull: Pull<ModelChunk, ProviderFailure>, model: CatalogModel, deadline: number): Pull<ModelChunk, ProviderFailure> =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.timeoutFail(pull, {
-        duration: Duration.millis(Math.max(0, deadline - now)),
-        onTimeout: () =>
-          Option.some(new ProviderFailure({ provider: model.provider, model: model.id, reason: "timeout", retryable: false, message: "the call reached its deadline" }))
-      }))
-
-  // The call is one pull over its attempts, run in its consumer's fiber: no fiber of its own, no
-  // queue between the upstream and the consumer, no stream stage per step. The limit is kept
-  // where time passes: each batch of chunks is checked against it, a retry sleeps no later than
-  // it, and the provider is told it (`ModelRequest.deadline`) so that a silent upstream is given
-  // up on then.
-  const open: Service["open"] = (models, call) =>
-    Effect.gen(function*() {
-      const scope = yield* Effect.scope
-      const deadline = (yield* Clock.currentTimeMillis) + limit
-      const clock = yield* FiberRef.get(UpstreamClock.current)
-      const traced = yield* Traced.recording
-      const failures: Array<string> = []
-      /** The models tried that failed, for the next ones and the caller (`Attempt.failed`). */
-      const gaveUp: Array<FailedModel> = []
-      let index = 0
-      let attempt = 1
-      let current: Attempt | undefined
-      /** Set between a failed attempt and its retry: how long to wait first. */
-      let wait: number | undefined
-      let over = false
-      /** The last batch arrived past the limit: handed on (it was produced), and the call ends at the next pull. */
-      let late = false
-
-      /** The attempt is over: its scope closes with how it ended, and with it the request (see `begin`). */
-      const end = (a: Attempt, exit: Exit.Exit<unknown, unknown>) => {
-        current = undefined
-        // Not stopped half way: the scope counts as closed once its closing has begun.
-        return Effect.uninterruptible(Scope.close(a.scope, exit))
-      }
-
-      const fail = (error: UpstreamUnavailable) => {
-        over = true
-        return Effect.fail(Option.some(error))
-      }
-
-      /** The next attempt: its `Attempt` marker once the request is sent, or the call's failure when no model is left. */
-      const start = (): Pull<RouterChunk, UpstreamUnavailable> => {
-        for (;;) {
-          const model = models[index]
-          if (model === undefined) {
-            return fail(
-              new UpstreamUnavailable({
-                message: failures.length === 0 ? "No model is available for this request" : `No model could answer: ${failures.join("; ")}`
-              })
+    const failed = (a: Attempt, failure: ProviderFailure): Pull<RouterChunk, UpstreamUnavailable> =>
+      Effect.zipRight(
+        end(a, Exit.fail(failure)),
+        Effect.flatMap(Clock.currentTimeMillis, (now): Pull<RouterChunk, UpstreamUnavailable> => {
+          const { model } = a
+          // The provider gave up at the deadline it was told: that is the limit, not its failure.
+          if (now >= deadline) {
+            counted(model, "timed_out")
+            return fail(overrun())
+          }
+          if (a.produced) {
+            counted(model, "failed_mid_answer")
+            return Effect.zipRight(
+              failedAttempt(model, failure, attempt, false),
+              fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
             )
           }
-          const provider = providers.get(model.provider)
-          if (Option.isSome(provider)) return begin(model, provider.value)
-          failures.push(`${model.id}: provider ${model.provider} is not configured`)
+          const delay = delayFor(policy, failure, attempt)
+          if (Option.isSome(delay)) {
+            counted(model, "retried")
+            wait = Math.min(Duration.toMillis(delay.value), deadline - now)
+            const tried = attempt++
+            return Effect.as(
+              failedAttempt(model, failure, tried, true),
+              Chunk.of<RouterChunk>({ _tag: "Failed", model, reason: describe(failure), willRetry: true })
+            )
+          }
+          counted(model, index + 1 < models.length ? "fallback" : "exhausted")
+          const tried = attempt
+          // Each model tried, why it failed, and how often it was tried: what the caller's 502 names.
+          failures.push(`${model.id}: ${describe(failure)}${tried > 1 ? ` (${tried} attempts)` : ""}`)
+          gaveUp.push({ model: model.id, reason: describe(failure) })
           index++
           attempt = 1
-        }
+          return Effect.as(
+            failedAttempt(model, failure, tried, false),
+            Chunk.of<RouterChunk>({ _tag: "Failed", model, reason: describe(failure), willRetry: false })
+          )
+        })
+      )
+
+    /** The next attempt, if it can start within the limit. */
+    const startWithin = Effect.flatMap(Clock.currentTimeMillis, (now) => now >= deadline ? fail(overrun()) : start())
+
+    const pull: Pull<RouterChunk, UpstreamUnavailable> = Effect.suspend(() => {
+      if (over) return Effect.fail(Option.none())
+      if (late) return fail(overrun())
+      const a = current
+      if (a === undefined) {
+        // The first attempt starts at once; a later one only within the limit.
+        if (wait === undefined) return index === 0 && attempt === 1 ? start() : startWithin
+        const millis = wait
+        wait = undefined
+        return Effect.zipRight(Effect.sleep(Duration.millis(millis)), startWithin)
       }
-
-      // Uninterruptible: the clock entered and the span made are left by the scope's finalizer,
-      // which must be in place before anything can stop the attempt.
-      const begin = (model: CatalogModel, provider: Provider): Pull<RouterChunk, UpstreamUnavailable> =>
-        Effect.uninterruptible(Effect.gen(function*() {
-          const child = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-          // One span per attempt, in OpenTelemetry's words for model calls; the provider passes
-          // it on as `traceparent`.
-          const span = traced
-            ? yield* Effect.makeSpan(`chat ${model.id}`, {
-              kind: "client",
-              captureStackTrace: false,
-              attributes: {
-                "gen_ai.system": model.provider,
-                "gen_ai.request.model": model.upstream_model ?? model.id,
-                "huddle.model": model.id,
-                "huddle.attempt": attempt
-              }
-            })
-            : undefined
-          const now = yield* Clock.currentTimeMillis
-          const request: ModelRequest = {
-            model,
-            messages: call.messages,
-            temperature: call.temperature,
-            maxOutputTokens: Math.min(call.maxOutputTokens, model.max_output_tokens),
-            options: call.options,
-            // By the wall clock, which is the provider's (this `Clock` may be a test's).
-            deadline: Date.now() + Math.max(0, deadline - now),
-            ...(gaveUp.length === 0 ? {} : { failed: [...gaveUp] })
-          }
-          const started = performance.now()
-          UpstreamClock.enter(clock, started)
-          // Added before the request, so run after it is closed, however the attempt ends: by
-          // `end`, with its exit, or with the call's scope (the consumer interrupted or gone).
-          yield* Scope.addFinalizerExit(child, (closed) =>
-            Effect.suspend(() => {
-              const ended = performance.now()
-              UpstreamClock.leave(clock, ended)
-              metrics.observe(Instruments.upstreamDuration, { provider: model.provider, model: model.id }, (ended - started) / 1000)
-              // Still the current attempt: no pull ended it, its consumer stopped pulling. However
-              // the consumer ended, the attempt was cut short: cancelled, not answered.
-              const exit = Exit.isSuccess(closed) && current?.scope === child ? Exit.interrupt(FiberId.none) : closed
-              // The ends no pull decided: the caller gone (cancelled), a defect (error).
-              if (Exit.isFailure(exit)) {
-                if (Cause.isInterruptedOnly(exit.cause)) counted(model, "cancelled")
-                else if (Cause.isDie(exit.cause)) counted(model, "error")
-              }
-              return span === undefined ? Effect.void : Effect.map(Clock.currentTimeNanos, (now) => span.end(now, exit))
-            }))
-          const pull = yield* Scope.extend(openOf(provider, model, span, deadline)(request), child)
-          current = { model, pull, scope: child, span, produced: false }
-          return Chunk.of<RouterChunk>({ _tag: "Attempt", model, attempt, failed: request.failed ?? [] })
-        }))
-
-      const passed = (a: Attempt, chunks: Chunk.Chunk<ModelChunk>): Pull<RouterChunk, UpstreamUnavailable> =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          if (!a.produced) a.produced = Chunk.some(chunks, isOutput)
-          if (a.span !== undefined) {
-            const usage = Chunk.findLast(chunks, (chunk) => chunk._tag === "Usage")
-            if (usage._tag === "Some" && usage.value._tag === "Usage") {
-              a.span.attribute("gen_ai.usage.input_tokens", usage.value.usage.input_tokens)
-              a.span.attribute("gen_ai.usage.output_tokens", usage.value.usage.output_tokens)
-            }
-          }
-          if (now < deadline) return Effect.succeed(chunks)
-          // Past the limit: what arrived was produced (and is paid for); the call ends after it.
-          counted(a.model, "timed_out")
-          late = true
-          return Effect.as(end(a, Exit.fail(overrun())), chunks)
-        })
-
-      const failed = (a: Attempt, failure: ProviderFailure): Pull<RouterChunk, UpstreamUnavailable> =>
-        Effect.zipRight(
-          end(a, Exit.fail(failure)),
-          Effect.flatMap(Clock.currentTimeMillis, (now): Pull<RouterChunk, UpstreamUnavailable> => {
-            const { model } = a
-            // The provider gave up at the deadline it was told: that is the limit, not its failure.
-            if (now >= deadline) {
-              counted(model, "timed_out")
-              return fail(overrun())
-            }
-            if (a.produced) {
-              counted(model, "failed_mid_answer")
-              return Effect.zipRight(
-                failedAttempt(model, failure, attempt, false),
-                fail(new UpstreamUnavailable({ message: `${model.id} failed mid-answer: ${describe(failure)}` }))
-              )
-            }
-            const delay = delayFor(failure, attempt)
-            if (Option.isSome(delay)) {
-              counted(model, "retried")
-              wait = Math.min(Duration.toMillis(delay.value), deadline - now)
-              const tried = attempt++
-              return Effect.as(
-                failedAttempt(model, failure, tried, true),
-                Chunk.of<RouterChunk>({ _tag: "Failed", model, reason: describe(failure), willRetry: true })
-              )
-            }
-            counted(model, index + 1 < models.length ? "fallback" : "exhausted")
-            const tried = attempt
-            // Each model tried, why it failed, and how often it was tried: what the caller's 502 names.
-            failures.push(`${model.id}: ${describe(failure)}${tried > 1 ? ` (${tried} attempts)` : ""}`)
-            gaveUp.push({ model: model.id, reason: describe(failure) })
-            index++
-            attempt = 1
-            return Effect.as(
-              failedAttempt(model, failure, tried, false),
-              Chunk.of<RouterChunk>({ _tag: "Failed", model, reason: describe(failure), willRetry: false })
-            )
-          })
-        )
-
-      /** The next attempt, if it can start within the limit. */
-      const startWithin = Effect.flatMap(Clock.currentTimeMillis, (now) => now >= deadline ? fail(overrun()) : start())
-
-      const pull: Pull<RouterChunk, UpstreamUnavailable> = Effect.suspend(() => {
-        if (over) return Effect.fail(Option.none())
-        if (late) return fail(overrun())
-        const a = current
-        if (a === undefined) {
-          // The first attempt starts at once; a later one only within the limit.
-          if (wait === undefined) return index === 0 && attempt === 1 ? start() : startWithin
-          const millis = wait
-          wait = undefined
-          return Effect.zipRight(Effect.sleep(Duration.millis(millis)), startWithin)
+      return Effect.matchCauseEffect(a.pull, {
+        onSuccess: (chunks) => passed(a, chunks),
+        onFailure: (cause) => {
+          const failure = Cause.failureOrCause(cause)
+          // A defect or an interruption ends the call as it is; the attempt's span says which.
+          if (Either.isRight(failure)) return Effect.zipRight(end(a, Exit.failCause(failure.right)), Effect.failCause(failure.right))
+          if (Option.isSome(failure.left)) return failed(a, failure.left.value)
+          counted(a.model, "ok")
+          answered(a.model)
+          over = true
+          return Effect.zipRight(end(a, Exit.void), Effect.fail(Option.none()))
         }
-        return Effect.matchCauseEffect(a.pull, {
-          onSuccess: (chunks) => passed(a, chunks),
-          onFailure: (cause) => {
-            const failure = Cause.failureOrCause(cause)
-            // A defect or an interruption ends the call as it is; the attempt's span says which.
-            if (Either.isRight(failure)) return Effect.zipRight(end(a, Exit.failCause(failure.right)), Effect.failCause(failure.right))
-            if (Option.isSome(failure.left)) return failed(a, failure.left.value)
-            counted(a.model, "ok")
-            answered(a.model)
-            over = true
-            return Effect.zipRight(end(a, Exit.void), Effect.fail(Option.none()))
-          }
-        })
       })
-      return pull
     })
+    return pull
+  })
 
+export const make = Effect.gen(function*() {
+  const routing: Routing = {
+    providers: yield* ModelProviders,
+    policy: yield* RouterPolicy,
+    metrics: yield* Metrics.Metrics,
+    watch: providerWatch()
+  }
+  const open: Service["open"] = (models, call) => openCall(routing, models, call)
   const stream: Service["stream"] = (models, call) => Stream.fromPull(open(models, call))
-
-  return Router.of({ stream, open, health })
+  return Router.of({ stream, open, health: routing.watch.health })
 })
 
 export const layer = Layer.effect(Router, make)
-
-

@@ -76,34 +76,15 @@ const fixed = (x: number, digits = 3) => (Number.isNaN(x) ? "n/a" : x.toFixed(di
 const pct = (part: number, whole: number) => (whole === 0 ? "n/a" : `${((100 * part) / whole).toFixed(1)}%`)
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
-const main = async () => {
-  const started = Date.now()
-  const repo = (await History.topLevel(options.repo)) ?? options.repo
-  const cacheDir = options.cache ?? join(repo, ".huddle", "evals", "grounding")
-  console.log("Grounding evaluation: the real indexer, retrieval (LexicalIndex.rankFiles/search), Citations.verify and DeepInspection.coverage")
-  console.log(`Packages (cache: ${cacheDir}):`)
+const styled = (answered: ReadonlyArray<PackageEval.Answered>, style: Style) => answered.filter((a) => a.question.style === style)
 
-  const results: Array<PackageEval.Result> = []
-  for (const pin of Packages.pinned) {
-    const { cached, root } = await Packages.ready(pin, cacheDir)
-    // Coverage is checked where its truth was read by hand (the first three packages).
-    const truth = truths.find((t) => t.pkg === pin.name)
-    const result = await PackageEval.evaluate(pin.name, root, questions.filter((q) => q.pkg === pin.name), truth)
-    results.push(result)
-    console.log(
-      `  ${pin.name}@${pin.version} (${cached ? "cached" : "fetched"}, integrity checked): ${result.files.indexed} files indexed ` +
-        `(${result.files.source} source, ${result.files.test} test), ${result.files.skipped} skipped, indexed in ${seconds(result.indexMillis)}; ${pin.about}`
-    )
-  }
-  console.log("")
-
-  // Retrieval
+/** Retrieval over the hand-written questions: per package, per style, and the questions whose first file is not an expected one. */
+const reportRetrieval = (results: ReadonlyArray<PackageEval.Result>, verbose: boolean) => {
   const all = results.flatMap((r) => r.answered)
   const retrievalRow = (name: string, answered: ReadonlyArray<PackageEval.Answered>) => {
     const s = summarise(answered.map((a) => a.rank))
     return [name, String(s.questions), fixed(s.recallAt5), fixed(s.recallAt10), fixed(s.mrr)]
   }
-  const styled = (answered: ReadonlyArray<PackageEval.Answered>, style: Style) => answered.filter((a) => a.question.style === style)
   console.log("Retrieval, hand-written questions (rankFiles; a hit is any expected file)")
   console.log(table(["package", "questions", "recall@5", "recall@10", "MRR"], [...results.map((r) => retrievalRow(r.pkg, r.answered)), retrievalRow("all", all)]))
   console.log("By style: identifier (names what the code spells) and natural (plain words only)")
@@ -124,12 +105,15 @@ const main = async () => {
       console.log(`  ${a.rank ?? "none"}  [${a.question.pkg}, ${a.question.style}] ${a.question.question}\n       expected ${a.question.expected.join(" | ")}; ranked ${a.top.slice(0, 3).join(", ")}`)
     }
   }
-  if (options.verbose) {
+  if (verbose) {
     for (const a of all.filter((x) => x.rank === 1)) console.log(`  1  [${a.question.pkg}] ${a.question.question}`)
   }
   console.log("")
+}
 
-  // Citations
+/** The citations left in each verified answer, checked on disk. */
+const reportCitations = (results: ReadonlyArray<PackageEval.Result>) => {
+  const all = results.flatMap((r) => r.answered)
   const citationRow = (name: string, answered: ReadonlyArray<PackageEval.Answered>) => {
     const sum = (pick: (a: PackageEval.Answered) => number) => answered.reduce((n, a) => n + pick(a), 0)
     const output = sum((a) => a.citations.output)
@@ -155,8 +139,10 @@ const main = async () => {
   )
   for (const failure of all.flatMap((a) => a.citations.failures.map((f) => `[${a.question.pkg}] ${f}`))) console.log(`  invalid in output: ${failure}`)
   console.log("")
+}
 
-  // Coverage
+/** Deep inspection's coverage against the hand-read truth; the total, for the targets. */
+const reportCoverage = (results: ReadonlyArray<PackageEval.Result>): CoverageCheck.Counts => {
   const coverageRow = (name: string, c: CoverageCheck.Counts) => [
     name,
     String(c.tested.both + c.tested.truthOnly),
@@ -179,8 +165,11 @@ const main = async () => {
   )
   for (const line of coverageTotal.disagreements) console.log(`  ${line}`)
   console.log("")
+  return coverageTotal
+}
 
-  // History
+/** Questions from this repository's history, asked of the repository as it was before each commit. */
+const reportHistory = async (options: ReturnType<typeof parse>) => {
   let historySummary: string | undefined
   if (options.history) {
     const top = await History.topLevel(options.repo)
@@ -216,8 +205,11 @@ const main = async () => {
     }
   }
   if (historySummary !== undefined) console.log(`${historySummary}\n`)
+}
 
-  // Targets
+/** Each target, passed or missed, and the verdict. */
+const reportTargets = (results: ReadonlyArray<PackageEval.Result>, coverageTotal: CoverageCheck.Counts, started: number) => {
+  const all = results.flatMap((r) => r.answered)
   const s = summarise(all.map((a) => a.rank))
   const output = all.reduce((n, a) => n + a.citations.output, 0)
   const valid = all.reduce((n, a) => n + a.citations.validInOutput, 0)
@@ -245,6 +237,33 @@ const main = async () => {
   for (const t of targets) console.log(`${t.pass ? "PASS" : "FAIL"}  ${t.name}: ${t.value}`)
   const passed = targets.filter((t) => t.pass).length
   console.log(`${passed === targets.length ? "ALL TARGETS MET" : "TARGETS MISSED"}: ${passed} of ${targets.length} (${seconds(Date.now() - started)})`)
+}
+
+const main = async () => {
+  const started = Date.now()
+  const repo = (await History.topLevel(options.repo)) ?? options.repo
+  const cacheDir = options.cache ?? join(repo, ".huddle", "evals", "grounding")
+  console.log("Grounding evaluation: the real indexer, retrieval (LexicalIndex.rankFiles/search), Citations.verify and DeepInspection.coverage")
+  console.log(`Packages (cache: ${cacheDir}):`)
+
+  const results: Array<PackageEval.Result> = []
+  for (const pin of Packages.pinned) {
+    const { cached, root } = await Packages.ready(pin, cacheDir)
+    // Coverage is checked where its truth was read by hand (the first three packages).
+    const truth = truths.find((t) => t.pkg === pin.name)
+    const result = await PackageEval.evaluate(pin.name, root, questions.filter((q) => q.pkg === pin.name), truth)
+    results.push(result)
+    console.log(
+      `  ${pin.name}@${pin.version} (${cached ? "cached" : "fetched"}, integrity checked): ${result.files.indexed} files indexed ` +
+        `(${result.files.source} source, ${result.files.test} test), ${result.files.skipped} skipped, indexed in ${seconds(result.indexMillis)}; ${pin.about}`
+    )
+  }
+  console.log("")
+  reportRetrieval(results, options.verbose)
+  reportCitations(results)
+  const coverageTotal = reportCoverage(results)
+  await reportHistory(options)
+  reportTargets(results, coverageTotal, started)
 }
 
 main().catch((error: unknown) => {

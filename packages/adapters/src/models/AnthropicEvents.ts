@@ -1,0 +1,214 @@
+/**
+ * Anthropic's Messages stream read: each server-sent event checked (a written-out check for the hot
+ * path, the schema for anything it does not accept), then turned into the model's chunks — text
+ * and tool-call deltas as they come, one `Usage` and the `Finish` at the end. An `error` event
+ * mid-stream fails the stream like the equivalent HTTP status would.
+ */
+import { Usage } from "@huddle/domain/models/Model"
+import { ProviderFailure } from "@huddle/domain/models/ModelProviders"
+import { Either, Schema } from "effect"
+import type { Interpreter } from "./UpstreamExchange.js"
+import * as UpstreamFailures from "./UpstreamFailures.js"
+
+const Count = Schema.NonNegativeInt
+const OptionalCount = Schema.optional(Schema.NullOr(Count))
+
+const TokenCounts = Schema.Struct({
+  input_tokens: OptionalCount,
+  output_tokens: OptionalCount,
+  cache_creation_input_tokens: OptionalCount,
+  cache_read_input_tokens: OptionalCount
+})
+
+export const MessagesEvent = Schema.Struct({
+  type: Schema.String,
+  index: Schema.optional(Count),
+  message: Schema.optional(Schema.Struct({ usage: Schema.optional(TokenCounts) })),
+  content_block: Schema.optional(Schema.Struct({
+    type: Schema.String,
+    id: Schema.optional(Schema.String),
+    name: Schema.optional(Schema.String)
+  })),
+  delta: Schema.optional(Schema.Struct({
+    type: Schema.optional(Schema.String),
+    text: Schema.optional(Schema.String),
+    partial_json: Schema.optional(Schema.String),
+    stop_reason: Schema.optional(Schema.NullOr(Schema.String))
+  })),
+  usage: Schema.optional(TokenCounts),
+  error: Schema.optional(Schema.Struct({ type: Schema.String, message: Schema.optional(Schema.String) }))
+})
+
+const decodeEvent = Schema.decodeUnknownEither(MessagesEvent)
+
+type Event = typeof MessagesEvent.Type
+
+/**
+ * `MessagesEvent`'s checks written out, for the hot path: an event it accepts is used as parsed.
+ * Anything else goes through the schema, for its verdict and its message; so this check may be
+ * stricter than the schema, never looser (the tests compare them).
+ */
+export const isMessagesEvent = (u: unknown): u is Event => {
+  if (!isRecord(u) || typeof u.type !== "string") return false
+  const { content_block: block, delta, error, index, message, usage } = u
+  if (index !== undefined && !(typeof index === "number" && Number.isSafeInteger(index) && index >= 0)) return false
+  if (message !== undefined && !(isRecord(message) && (message.usage === undefined || isTokenCounts(message.usage)))) return false
+  if (block !== undefined) {
+    if (!isRecord(block) || typeof block.type !== "string" || !isOptionalString(block.id) || !isOptionalString(block.name)) return false
+  }
+  if (delta !== undefined) {
+    if (!isRecord(delta) || !isOptionalString(delta.type) || !isOptionalString(delta.text) || !isOptionalString(delta.partial_json)) return false
+    if (delta.stop_reason !== undefined && delta.stop_reason !== null && typeof delta.stop_reason !== "string") return false
+  }
+  if (usage !== undefined && !isTokenCounts(usage)) return false
+  return error === undefined || (isRecord(error) && typeof error.type === "string" && isOptionalString(error.message))
+}
+
+const isRecord = (u: unknown): u is { readonly [key: string]: unknown } => typeof u === "object" && u !== null && !Array.isArray(u)
+const isOptionalString = (u: unknown): boolean => u === undefined || typeof u === "string"
+const isOptionalCount = (u: unknown): boolean =>
+  u === undefined || u === null || (typeof u === "number" && Number.isSafeInteger(u) && u >= 0)
+const isTokenCounts = (u: unknown): boolean =>
+  isRecord(u) && isOptionalCount(u.input_tokens) && isOptionalCount(u.output_tokens) &&
+  isOptionalCount(u.cache_creation_input_tokens) && isOptionalCount(u.cache_read_input_tokens)
+
+/** Cached prompt tokens are input too (we send no `cache_control`, so they are normally zero). */
+const inputOf = (usage: typeof TokenCounts.Type): number | undefined =>
+  usage.input_tokens == null
+    ? undefined
+    : usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0)
+
+/** The error types of https://docs.anthropic.com/en/api/errors, as failure reasons. */
+const errorReason = (type: string): ProviderFailure["reason"] => {
+  switch (type) {
+    case "rate_limit_error":
+      return "rate_limited"
+    case "timeout_error":
+      return "timeout"
+    case "invalid_request_error":
+    case "authentication_error":
+    case "permission_error":
+    case "not_found_error":
+    case "request_too_large":
+    case "billing_error":
+      return "rejected"
+    default:
+      // overloaded_error, api_error, and whatever is added later
+      return "server_error"
+  }
+}
+
+/** The event in an event's JSON, or the failure it is. */
+const eventOf = (call: UpstreamFailures.Call, json: unknown): Event | ProviderFailure => {
+  if (isMessagesEvent(json)) return json
+  const decoded = decodeEvent(json)
+  return Either.isRight(decoded) ? decoded.right : UpstreamFailures.failure(call, "bad_response", `unexpected event: ${decoded.left.message}`)
+}
+
+/** A `tool_use` block of the answer: a tool call, or (`index` undefined) the structured answer. */
+interface ToolBlock {
+  readonly index: number | undefined
+  sent: boolean
+}
+
+/**
+ * What one call's events make: text and tool-call deltas as they come, usage and stop reason at
+ * the end. With `structuredTool`, that forced tool's input is the answer's text.
+ */
+export const interpreter = (call: UpstreamFailures.Call, structuredTool: string | undefined): Interpreter => {
+  let events = 0
+  let done = false
+  let finish: string | undefined
+  let input: number | undefined
+  let output: number | undefined
+  const blocks = new Map<number, ToolBlock>()
+  let calls = 0
+  return {
+    event: ({ data, event: name }, out) => {
+      events++
+      const json = UpstreamFailures.parseJson(call, data)
+      if (json instanceof ProviderFailure) return json
+      const event = eventOf(call, json)
+      if (event instanceof ProviderFailure) return event
+      switch (event.type) {
+        case "message_start": {
+          const usage = event.message?.usage
+          if (usage) {
+            input = inputOf(usage) ?? input
+            output = usage.output_tokens ?? output
+          }
+          break
+        }
+        case "content_block_start": {
+          const block = event.content_block
+          if (block?.type !== "tool_use" || event.index === undefined) break
+          if (structuredTool !== undefined && block.name === structuredTool) {
+            blocks.set(event.index, { index: undefined, sent: false })
+          } else {
+            const index = calls++
+            blocks.set(event.index, { index, sent: false })
+            out.push({ _tag: "ToolCallDelta", index, id: block.id, name: block.name, arguments: "" })
+          }
+          break
+        }
+        case "content_block_delta": {
+          if (event.delta?.type === "input_json_delta") {
+            const block = event.index === undefined ? undefined : blocks.get(event.index)
+            const piece = event.delta.partial_json
+            if (block === undefined || !piece) break
+            block.sent = true
+            out.push(block.index === undefined ? { _tag: "Delta", text: piece } : { _tag: "ToolCallDelta", index: block.index, arguments: piece })
+            break
+          }
+          // Under a forced structured answer, any text beside it would break the JSON.
+          const text = event.delta?.type === "text_delta" && structuredTool === undefined ? event.delta.text : undefined
+          if (text) out.push({ _tag: "Delta", text })
+          break
+        }
+        case "content_block_stop": {
+          const block = event.index === undefined ? undefined : blocks.get(event.index)
+          // A tool without parameters may stream no input at all: its arguments are still an object.
+          if (block !== undefined && !block.sent) {
+            block.sent = true
+            out.push(block.index === undefined ? { _tag: "Delta", text: "{}" } : { _tag: "ToolCallDelta", index: block.index, arguments: "{}" })
+          }
+          break
+        }
+        case "message_delta": {
+          if (event.delta?.stop_reason) finish = event.delta.stop_reason
+          if (event.usage) {
+            input = inputOf(event.usage) ?? input
+            output = event.usage.output_tokens ?? output
+          }
+          break
+        }
+        case "message_stop":
+          done = true
+          break
+        case "error": {
+          const type = event.error?.type ?? "api_error"
+          return UpstreamFailures.failure(call, errorReason(type), `${type}: ${event.error?.message ?? "error event in the stream"}`)
+        }
+        default:
+          // ping, and event types added later (the API's versioning
+          // policy allows new ones).
+          break
+      }
+      return name === "message_stop"
+    },
+    end: (out) => {
+      if (events === 0) return UpstreamFailures.failure(call, "bad_response", "the response held no server-sent events")
+      if (!done && finish === undefined) {
+        return UpstreamFailures.failure(call, "connection", "the stream ended before the answer was complete")
+      }
+      if (input !== undefined || output !== undefined) {
+        // Counts the event checks have already accepted: not validated again.
+        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: input ?? 0, output_tokens: output ?? 0 }, true) })
+      }
+      // The forced structured-answer tool is the answer, not a call the client should make.
+      const reason = structuredTool !== undefined && finish === "tool_use" ? "end_turn" : finish ?? "end_turn"
+      out.push({ _tag: "Finish", reason })
+      return undefined
+    }
+  }
+}
