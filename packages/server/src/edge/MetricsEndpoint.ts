@@ -8,7 +8,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { PrometheusExporter } from "@huddle/adapters/observability/PrometheusExporter"
 import { Effect, Option, type Redacted } from "effect"
-import * as ErrorTable from "../api/ErrorTable.js"
+import * as ErrorTable from "../shared/ErrorTable.js"
 import { bearerMatches } from "./Secrets.js"
 
 export const path = "/metrics"

@@ -15,8 +15,8 @@
  */
 import type * as Errors from "@huddle/domain/shared/Errors"
 import { Data, ParseResult } from "effect"
-import type * as EdgeErrors from "../api/EdgeErrors.js"
-import { table } from "../api/ErrorTable.js"
+import type * as EdgeErrors from "../shared/EdgeErrors.js"
+import { table } from "../shared/ErrorTable.js"
 
 export interface Issue {
   /** The parameter, as a dotted path (`input`, `settings.model_tier`, `items[2]`). */
