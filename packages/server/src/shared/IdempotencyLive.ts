@@ -167,6 +167,106 @@ export const keyedRoutes = (): ReadonlySet<string> => {
 const logStoreFailure = (what: string) => (cause: Cause.Cause<unknown>) =>
   Effect.logWarning(`idempotency: ${what} failed`).pipe(Effect.annotateLogs({ failure: describeDefect(Cause.squash(cause)) }))
 
+/**
+ * The body as it is sent, kept (`complete`) once it has ended; one that fails or is cut off is
+ * released by the claim's finalizer. Past `maxRecordedBytes` it is not kept (its key is released
+ * at the end), so that a long stream cannot hold unbounded memory or rows.
+ */
+const recording = (
+  response: HttpServerResponse.HttpServerResponse,
+  stream: Stream.Stream<Uint8Array, unknown>,
+  complete: (recorded: Recorded) => Effect.Effect<void>,
+  release: Effect.Effect<void>
+) => {
+  const { contentLength, contentType } = response.body as HttpBody.Stream | HttpBody.Raw
+  const headers = keptHeaders(response)
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  const recorded = Stream.concat(
+    Stream.mapChunks(stream, (chunk) => {
+      for (const part of chunk) {
+        size += part.length
+        if (size <= maxRecordedBytes) chunks.push(part)
+      }
+      return chunk
+    }),
+    // A stream that ended by reporting a failure is, like a 5xx, not kept.
+    Stream.execute(Effect.suspend(() =>
+      size <= maxRecordedBytes && isKeptStatus(Retention.statusOf(response))
+        ? complete({ status: response.status, headers, body: Buffer.concat(chunks) })
+        : release
+    ))
+  )
+  return HttpServerResponse.setBody(response, HttpBody.stream(recorded, contentType, contentLength))
+}
+
+/** What the request finally answers, kept (`complete`) or, when it is not to be kept, released. */
+const keepAnswer = (complete: (recorded: Recorded) => Effect.Effect<void>, release: Effect.Effect<void>) =>
+  HttpApp.appendPreResponseHandler((_request, response) => {
+    if (!isKeptStatus(Retention.statusOf(response))) return Effect.as(release, response)
+    const headers = keptHeaders(response)
+    const body = response.body
+    switch (body._tag) {
+      case "Uint8Array":
+        return Effect.as(complete({ status: response.status, headers, body: body.body }), response)
+      case "Empty":
+        return Effect.as(complete({ status: response.status, headers, body: new Uint8Array(0) }), response)
+      case "Stream":
+        return Effect.succeed(recording(response, body.stream, complete, release))
+      case "Raw":
+        // A streamed answer's body (`EventStream`) is Node's readable: read as a stream here,
+        // only when a key asks for it to be kept.
+        return body.body instanceof Readable
+          ? Effect.succeed(recording(response, NodeStream.fromReadable(() => body.body as Readable, (error) => error), complete, release))
+          : Effect.as(release, response)
+      default:
+        return Effect.as(release, response)
+    }
+  })
+
+/** Lets the claimed request run, renewing its lock, and keeps what it answers. */
+const watch = (
+  { options, store }: { readonly store: IdempotencyStore["Type"]; readonly options: Options },
+  claim: Claim,
+  fingerprint: string,
+  key: Buffer
+) =>
+  Effect.gen(function*() {
+    let settled = false
+    const settle = (effect: Effect.Effect<unknown>, what: string) =>
+      Effect.suspend(() => {
+        if (settled) return Effect.void
+        settled = true
+        return effect.pipe(Effect.asVoid, Effect.catchAllCause(logStoreFailure(what)))
+      })
+    const release = settle(store.release(claim), "release")
+    const complete = (recorded: Recorded) =>
+      isKeptStatus(recorded.status)
+        ? settle(
+          store.complete(claim, AnswerSealing.seal(key, fingerprint, encodeRecorded(recorded))).pipe(
+            // Its lock lapsed (the database was away longer than the lock) and a retry took the key over.
+            Effect.tap((kept) => kept ? Effect.void : Effect.logWarning("idempotency: the key's claim was lost before its answer was kept"))
+          ),
+          "record"
+        )
+        : release
+
+    // Whatever happens to the request (a failure, an interruption, a client gone), the key
+    // is given back when its scope closes unless an answer was kept.
+    yield* Effect.addFinalizer(() => release)
+    // A failed renewal is logged and tried again at the next tick: one passing fault must
+    // not let the lock lapse while the request still runs (a retry would then run it twice).
+    const renewEvery = Duration.divide(options.lockTimeout, 3).pipe(Option.getOrElse(() => options.lockTimeout))
+    yield* DateTime.now.pipe(
+      Effect.flatMap((now) => store.renew(claim, DateTime.addDuration(now, options.lockTimeout))),
+      Effect.catchAllCause((cause) => Effect.as(logStoreFailure("renew")(cause), true)),
+      Effect.delay(renewEvery),
+      Effect.repeat({ while: (held) => held && !settled }),
+      Effect.forkScoped
+    )
+    yield* keepAnswer(complete, release)
+  })
+
 /** The contract's `Idempotent` middleware. */
 export const IdempotentLive = (options: Options = defaults) =>
   Layer.effect(
@@ -175,91 +275,6 @@ export const IdempotentLive = (options: Options = defaults) =>
       const store = yield* IdempotencyStore
       const metrics = yield* Metrics.Metrics
       const routes = keyedRoutes()
-      const renewEvery = Duration.divide(options.lockTimeout, 3).pipe(Option.getOrElse(() => options.lockTimeout))
-
-      /** Lets the claimed request run, renewing its lock, and keeps what it answers. */
-      const watch = (claim: Claim, fingerprint: string, key: Buffer) =>
-        Effect.gen(function*() {
-          let settled = false
-          const settle = (effect: Effect.Effect<unknown>, what: string) =>
-            Effect.suspend(() => {
-              if (settled) return Effect.void
-              settled = true
-              return effect.pipe(Effect.asVoid, Effect.catchAllCause(logStoreFailure(what)))
-            })
-          const release = settle(store.release(claim), "release")
-          const complete = (recorded: Recorded) =>
-            isKeptStatus(recorded.status)
-              ? settle(
-                store.complete(claim, AnswerSealing.seal(key, fingerprint, encodeRecorded(recorded))).pipe(
-                  // Its lock lapsed (the database was away longer than the lock) and a retry took the key over.
-                  Effect.tap((kept) => kept ? Effect.void : Effect.logWarning("idempotency: the key's claim was lost before its answer was kept"))
-                ),
-                "record"
-              )
-              : release
-
-          // Whatever happens to the request (a failure, an interruption, a client gone), the key
-          // is given back when its scope closes unless an answer was kept.
-          yield* Effect.addFinalizer(() => release)
-          // A failed renewal is logged and tried again at the next tick: one passing fault must
-          // not let the lock lapse while the request still runs (a retry would then run it twice).
-          yield* DateTime.now.pipe(
-            Effect.flatMap((now) => store.renew(claim, DateTime.addDuration(now, options.lockTimeout))),
-            Effect.catchAllCause((cause) => Effect.as(logStoreFailure("renew")(cause), true)),
-            Effect.delay(renewEvery),
-            Effect.repeat({ while: (held) => held && !settled }),
-            Effect.forkScoped
-          )
-          /**
-           * The body as it is sent, kept once it has ended; one that fails or is cut off is
-           * released by the finalizer. Past `maxRecordedBytes` it is not kept (its key is released
-           * at the end), so that a long stream cannot hold unbounded memory or rows.
-           */
-          const recording = (response: HttpServerResponse.HttpServerResponse, stream: Stream.Stream<Uint8Array, unknown>) => {
-            const { contentLength, contentType } = response.body as HttpBody.Stream | HttpBody.Raw
-            const headers = keptHeaders(response)
-            const chunks: Array<Uint8Array> = []
-            let size = 0
-            const recorded = Stream.concat(
-              Stream.mapChunks(stream, (chunk) => {
-                for (const part of chunk) {
-                  size += part.length
-                  if (size <= maxRecordedBytes) chunks.push(part)
-                }
-                return chunk
-              }),
-              // A stream that ended by reporting a failure is, like a 5xx, not kept.
-              Stream.execute(Effect.suspend(() =>
-                size <= maxRecordedBytes && isKeptStatus(Retention.statusOf(response))
-                  ? complete({ status: response.status, headers, body: Buffer.concat(chunks) })
-                  : release
-              ))
-            )
-            return HttpServerResponse.setBody(response, HttpBody.stream(recorded, contentType, contentLength))
-          }
-          yield* HttpApp.appendPreResponseHandler((_request, response) => {
-            if (!isKeptStatus(Retention.statusOf(response))) return Effect.as(release, response)
-            const headers = keptHeaders(response)
-            const body = response.body
-            switch (body._tag) {
-              case "Uint8Array":
-                return Effect.as(complete({ status: response.status, headers, body: body.body }), response)
-              case "Empty":
-                return Effect.as(complete({ status: response.status, headers, body: new Uint8Array(0) }), response)
-              case "Stream":
-                return Effect.succeed(recording(response, body.stream))
-              case "Raw":
-                // A streamed answer's body (`EventStream`) is Node's readable: read as a stream here,
-                // only when a key asks for it to be kept.
-                return body.body instanceof Readable
-                  ? Effect.succeed(recording(response, NodeStream.fromReadable(() => body.body as Readable, (error) => error)))
-                  : Effect.as(release, response)
-              default:
-                return Effect.as(release, response)
-            }
-          })
-        })
 
       return Effect.gen(function*() {
         const { route } = yield* HttpRouter.RouteContext
@@ -297,7 +312,7 @@ export const IdempotentLive = (options: Options = defaults) =>
           lockedUntil: DateTime.addDuration(now, options.lockTimeout),
           expiredBefore: DateTime.subtractDuration(now, options.retention)
         })
-        if (claimed._tag === "Claimed") return yield* watch(claimed.claim, fingerprint, key)
+        if (claimed._tag === "Claimed") return yield* watch({ store, options }, claimed.claim, fingerprint, key)
         if (claimed.fingerprint !== fingerprint) {
           return yield* Effect.fail(
             new IdempotencyKeyReused({
