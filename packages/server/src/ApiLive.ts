@@ -36,6 +36,7 @@ import { OperatorAuthenticatedLive, OperatorHttp } from "./operator/OperatorHttp
 import { OrgAdminHttp } from "./orgs/OrgAdminHttp.js"
 import { OrgsHttp } from "./orgs/OrgsHttp.js"
 import { RpcHttp } from "./rpc/RpcHttp.js"
+import type { ServerConfig } from "./ServerConfig.js"
 import { AuthenticatedLive } from "./shared/AuthenticatedLive.js"
 import { Idempotent } from "./shared/Idempotency.js"
 import * as IdempotencyLive from "./shared/IdempotencyLive.js"
@@ -43,7 +44,6 @@ import { RateLimited } from "./shared/RateLimit.js"
 import { RateLimitedLive } from "./shared/RateLimitedLive.js"
 import * as RateLimiting from "./shared/RateLimiting.js"
 import { Authenticated } from "./shared/Security.js"
-import type { ServerConfig } from "./ServerConfig.js"
 import { WorkspacesHttp } from "./workspaces/WorkspacesHttp.js"
 
 /** The middleware an API group's endpoints may name (their services are read as its layer is built). */

@@ -2,7 +2,7 @@
  * The events of the streamed answers (`text/event-stream`), for the OpenAPI document: one schema
  * per stream, each a union of its frames `{ event?, data }` (`event` is the SSE `event:` line,
  * absent when the dialect sends none; `data` the JSON of the `data:` line). The frames themselves
- * are written by http/streaming/*Dialect.ts; these schemas only describe them.
+ * are written by the dialects (huddle/HuddleDialect.ts, openai/*Dialect.ts); these schemas only describe them.
  */
 import { CouncilRound } from "@huddle/domain/council/ConsensusReport"
 import { HuddleReply } from "@huddle/domain/huddle/Huddle"

@@ -8,10 +8,10 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import type * as OpenApi from "@effect/platform/OpenApi"
 import { Context, Option } from "effect"
-import * as ErrorTable from "./shared/ErrorTable.js"
 import * as EventStreams from "./EventStreams.js"
-import * as JsonRpcWire from "./rpc/JsonRpcWire.js"
 import * as OpenAiErrors from "./openai/OpenAiErrors.js"
+import * as JsonRpcWire from "./rpc/JsonRpcWire.js"
+import * as ErrorTable from "./shared/ErrorTable.js"
 
 type Document = Record<string, any>
 type Operation = Record<string, any>

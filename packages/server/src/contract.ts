@@ -1,10 +1,11 @@
 /**
  * The HTTP contract for clients: `@huddle/server/contract`. A console (or any client) builds a
  * typed client from it (`HttpApiClient.make(Api, { baseUrl })`) and decodes answers with the
- * same schemas the server encodes them with. It re-exports `Api.ts` and `api/` only, which import
- * nothing but `effect`, `@effect/platform` and the domain's schemas, so a browser bundle can take
- * it without pulling in Node or the server's implementation (test/ContractBundle.test.ts bundles
- * it for the browser; docs/decisions/0017-browser-contract.md).
+ * same schemas the server encodes them with. It re-exports `Api.ts`, each capability's `…Api.ts`
+ * and the schemas of `shared/` only, which import nothing but `effect`, `@effect/platform` and the
+ * domain's schemas, so a browser bundle can take it without pulling in Node or the server's
+ * implementation (test/ContractImports.test.ts follows its imports, test/ContractBundle.test.ts
+ * bundles it for the browser; docs/decisions/0017-browser-contract.md).
  *
  * @example
  * import * as HttpApiClient from "@effect/platform/HttpApiClient"

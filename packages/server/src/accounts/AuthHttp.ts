@@ -2,8 +2,8 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Accounts } from "@huddle/domain/accounts/Accounts"
 import { Effect } from "effect"
-import { SignupResponse } from "./AuthApi.js"
 import { Api } from "../Api.js"
+import { SignupResponse } from "./AuthApi.js"
 import { SignInThrottle } from "./SignInThrottle.js"
 
 export const AuthHttp = HttpApiBuilder.group(Api, "auth", (handlers) =>

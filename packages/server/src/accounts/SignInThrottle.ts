@@ -8,8 +8,8 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Context, Effect, Exit, Layer } from "effect"
-import { RateLimited, ServiceUnavailable } from "../shared/EdgeErrors.js"
 import * as ClientAddress from "../edge/ClientAddress.js"
+import { RateLimited, ServiceUnavailable } from "../shared/EdgeErrors.js"
 import { headersOf, RateLimits, setHeaders, type ThrottleBucket, type Verdict } from "../shared/RateLimiting.js"
 
 type Refused = RateLimited | ServiceUnavailable

@@ -2,9 +2,9 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Router } from "@huddle/domain/models/Router"
 import { Duration, Effect } from "effect"
+import { Api } from "../Api.js"
 import { ServiceUnavailable } from "../shared/EdgeErrors.js"
 import { Health, ProviderStatus } from "./HealthApi.js"
-import { Api } from "../Api.js"
 
 export const HealthHttp = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.gen(function*() {

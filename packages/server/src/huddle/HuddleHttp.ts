@@ -8,10 +8,10 @@ import { type HuddleEvent, Huddles, replyOf } from "@huddle/domain/huddle/Huddle
 import { RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Effect, type Scope, Stream, Struct } from "effect"
 import { Api } from "../Api.js"
-import { maxTokensHeader, maxTokensValue, offlineFallbackHeader, offlineFallbackValue, orgAsked } from "../shared/Headers.js"
 import * as EventStream from "../shared/EventStream.js"
-import * as HuddleDialect from "./HuddleDialect.js"
+import { maxTokensHeader, maxTokensValue, offlineFallbackHeader, offlineFallbackValue, orgAsked } from "../shared/Headers.js"
 import { reportContext } from "../shared/reportContext.js"
+import * as HuddleDialect from "./HuddleDialect.js"
 
 /** The settings a huddle request names; they go through the same precedence as every other source. */
 const requestSettings = (payload: Pick<Preferences, "mode" | "model_tier">) => new Preferences(Struct.pick(payload, "mode", "model_tier"))

@@ -16,7 +16,7 @@ export interface OpenAiError {
   }
 }
 
-/** The envelope's shape, for the OpenAPI document (api/OpenApiDocument.ts). */
+/** The envelope's shape, for the OpenAPI document (OpenApiDocument.ts). */
 export const ErrorBody = Schema.Struct({
   error: Schema.Struct({
     message: Schema.String,

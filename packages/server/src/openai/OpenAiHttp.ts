@@ -10,10 +10,10 @@ import { Completions, type Listed, type Request } from "@huddle/domain/models/Co
 import { type RequestScope, RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Clock, Effect } from "effect"
 import { Api } from "../Api.js"
+import * as EventStream from "../shared/EventStream.js"
 import { orgAsked, type OrgHeaders } from "../shared/Headers.js"
 import { reportContext } from "../shared/reportContext.js"
 import type { ChatCompletionRequest, Content, Message, ModelObject } from "./OpenAiApi.js"
-import * as EventStream from "../shared/EventStream.js"
 import * as OpenAiDialect from "./OpenAiDialect.js"
 
 const textOf = (content: typeof Content.Type | null | undefined): string =>

@@ -11,10 +11,10 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
 import { type Concluded, type Event, isOutput, type Settled } from "@huddle/domain/models/Completions"
 import { Chunk, Effect } from "effect"
-import * as OpenAiErrors from "./OpenAiErrors.js"
-import type { CreateResponse, ResponseObject } from "./ResponsesApi.js"
 import type { Dialect } from "../shared/EventStream.js"
 import { answerHeaders, consensusOf } from "./OpenAiDialect.js"
+import * as OpenAiErrors from "./OpenAiErrors.js"
+import type { CreateResponse, ResponseObject } from "./ResponsesApi.js"
 import {
   creditsChargedHeader,
   loweredUsage,

@@ -13,10 +13,10 @@ import { InvalidRequest } from "@huddle/domain/shared/Errors"
 import { Clock, Effect } from "effect"
 import { mapOpenedError } from "@huddle/domain/shared/Streams"
 import { Api } from "../Api.js"
-import { orgAsked } from "../shared/Headers.js"
-import type { CreateResponse, InputItem, TextFormat } from "./ResponsesApi.js"
-import { reportContext } from "../shared/reportContext.js"
 import * as EventStream from "../shared/EventStream.js"
+import { orgAsked } from "../shared/Headers.js"
+import { reportContext } from "../shared/reportContext.js"
+import type { CreateResponse, InputItem, TextFormat } from "./ResponsesApi.js"
 import * as ResponsesDialect from "./ResponsesDialect.js"
 
 const textOf = (content: string | ReadonlyArray<{ readonly text: string }>): string =>

@@ -3,10 +3,10 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { NotFound, Unauthorized } from "@huddle/domain/shared/Errors"
 import { type CreditTarget, Operator } from "@huddle/domain/operator/Operator"
 import { Effect, Layer, Option, Redacted } from "effect"
-import { OperatorAuthenticated } from "./OperatorApi.js"
-import { bearerMatches } from "../edge/Secrets.js"
 import { Api } from "../Api.js"
+import { bearerMatches } from "../edge/Secrets.js"
 import { requestOf } from "../shared/SpendParams.js"
+import { OperatorAuthenticated } from "./OperatorApi.js"
 import { Spend } from "@huddle/domain/spend/Spend"
 
 /**

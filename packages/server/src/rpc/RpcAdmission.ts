@@ -6,9 +6,9 @@
 import type { Principal } from "@huddle/domain/accounts/Principal"
 import { Effect } from "effect"
 import type * as RateLimit from "../shared/RateLimit.js"
+import { headersOf, RateLimits, refusal, setHeaders, type Verdict } from "../shared/RateLimiting.js"
 import type * as JsonRpc from "./JsonRpc.js"
 import * as RpcErrors from "./RpcErrors.js"
-import { headersOf, RateLimits, refusal, setHeaders, type Verdict } from "../shared/RateLimiting.js"
 
 const rpcClass = (rateClass: JsonRpc.RateClass): RateLimit.RateClass => (rateClass === "intent_submission" ? "intent" : "read")
 

@@ -11,9 +11,9 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Dialect } from "../shared/ErrorTable.js"
 import { OrgHeaders } from "../shared/Headers.js"
 import * as Idempotency from "../shared/Idempotency.js"
-import * as JsonRpcWire from "./JsonRpcWire.js"
 import { RateLimited } from "../shared/RateLimit.js"
 import { Authenticated } from "../shared/Security.js"
+import * as JsonRpcWire from "./JsonRpcWire.js"
 
 export class RpcApi extends HttpApiGroup.make("rpc")
   .add(
@@ -41,7 +41,7 @@ export class RpcApi extends HttpApiGroup.make("rpc")
         ].join(" ")
       )
   )
-  // Each call counts against its method's rate class (`x-rate-class` in rpc.discover; http/RpcHttp.ts).
+  // Each call counts against its method's rate class (`x-rate-class` in rpc.discover; rpc/RpcHttp.ts).
   .middleware(Idempotency.Idempotent)
   .middleware(RateLimited)
   .middleware(Authenticated)

@@ -1,7 +1,7 @@
 /**
  * The error objects of `/v1/rpc`. Each application error's JSON-RPC code, envelope CODE
  * (`data.error`) and the HTTP status a single call answers with come from the one error table
- * (api/ErrorTable.ts). See docs/decisions/0008-json-rpc.md.
+ * (shared/ErrorTable.ts). See docs/decisions/0008-json-rpc.md.
  *
  * Every error object carries `data: { error: CODE, message }`, so that a client reads JSON-RPC
  * errors the way it reads the REST envelope. The HTTP status:

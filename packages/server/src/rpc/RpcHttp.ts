@@ -10,13 +10,13 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { CurrentPrincipal } from "@huddle/domain/accounts/Principal"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
-import { orgAsked } from "../shared/Headers.js"
 import { answerDefect } from "../edge/ErrorTranslation.js"
+import { orgAsked } from "../shared/Headers.js"
+import * as Retention from "../shared/Retention.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as Methods from "./Methods.js"
-import * as RpcErrors from "./RpcErrors.js"
 import * as RpcAdmission from "./RpcAdmission.js"
-import * as Retention from "../shared/Retention.js"
+import * as RpcErrors from "./RpcErrors.js"
 
 /** A defect inside a method: logged with its cause, answered as -32603 without internals. */
 export const onDefect = (defect: unknown, method: string) =>

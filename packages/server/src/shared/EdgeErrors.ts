@@ -12,7 +12,7 @@ export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("Me
   message: Schema.String
 }) {}
 
-/** Too many requests of one rate class from one credential (api/RateLimit.ts). */
+/** Too many requests of one rate class from one credential (shared/RateLimit.ts). */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   message: Schema.String
 }) {}
@@ -26,7 +26,7 @@ export class Internal extends Schema.TaggedError<Internal>()("Internal", {
   message: Schema.String
 }) {}
 
-/** An `Idempotency-Key` sent again with a different request (api/Idempotency.ts). */
+/** An `Idempotency-Key` sent again with a different request (shared/Idempotency.ts). */
 export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
   message: Schema.String
 }) {}

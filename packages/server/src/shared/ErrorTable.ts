@@ -2,9 +2,9 @@
  * Every error the service answers with, once: its tag, its wire CODE, its HTTP status, what it
  * means and, for the errors a JSON-RPC method may fail with, its JSON-RPC application code. The
  * three dialects derive from this table and from nothing else:
- * - the Huddle envelope `{ "error": CODE, "message" }` (api/Envelope.ts: one schema per entry
+ * - the Huddle envelope `{ "error": CODE, "message" }` (shared/Envelope.ts: one schema per entry
  *   that has an error class);
- * - OpenAI's envelope (api/OpenAiErrors.ts: `code` is the CODE, `type` OpenAI's word for the
+ * - OpenAI's envelope (openai/OpenAiErrors.ts: `code` is the CODE, `type` OpenAI's word for the
  *   status);
  * - JSON-RPC error objects (rpc/RpcErrors.ts: `code` is the application code, `data.error` the
  *   CODE, the HTTP status of a single call the entry's status).

@@ -35,7 +35,7 @@ const keyShape = new RegExp(`^[\\x20-\\x7E]{1,${maxKeyLength}}$`)
 export const isValidKey = (key: string): boolean => keyShape.test(key)
 
 /** Whether an endpoint (or every endpoint of a group) honours `Idempotency-Key`. */
-export class Keyed extends Context.Tag("@huddle/server/api/Idempotency/Keyed")<Keyed, boolean>() {}
+export class Keyed extends Context.Tag("@huddle/server/shared/Idempotency/Keyed")<Keyed, boolean>() {}
 
 export const isKeyed = (annotations: Context.Context<never>): boolean =>
   Option.getOrElse(Context.getOption(annotations, Keyed), () => false)

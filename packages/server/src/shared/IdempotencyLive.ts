@@ -29,11 +29,11 @@ import * as Instruments from "@huddle/domain/observability/Instruments"
 import * as Metrics from "@huddle/domain/observability/Metrics"
 import { Cause, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { Api } from "../Api.js"
+import { describeDefect } from "../edge/ErrorTranslation.js"
 import { IdempotencyInProgress, IdempotencyKeyReused } from "./EdgeErrors.js"
 import * as Idempotency from "./Idempotency.js"
-import { credentialOf } from "./Security.js"
-import { describeDefect } from "../edge/ErrorTranslation.js"
 import * as Retention from "./Retention.js"
+import { credentialOf } from "./Security.js"
 
 export interface Options {
   /** How long a key's answer is kept and replayed. */

@@ -25,7 +25,7 @@ export type RateClass = "intent" | "chat" | "read"
 export const rateClasses: ReadonlyArray<RateClass> = ["intent", "chat", "read"]
 
 /** The class an endpoint (or every endpoint of a group) counts against; `"none"`: not limited. */
-export class Class extends Context.Tag("@huddle/server/api/RateLimit/Class")<Class, RateClass | "none">() {}
+export class Class extends Context.Tag("@huddle/server/shared/RateLimit/Class")<Class, RateClass | "none">() {}
 
 /** The class of an endpoint: as declared, else `read` for a GET under /v1, else none. */
 export const classOf = (method: string, path: string, annotations: Context.Context<never>): RateClass | undefined => {

@@ -2,7 +2,7 @@
  * Rate limits at work (docs/decisions/0011-rate-limits.md): `RateLimits` counts a request of a
  * class against its credential with `@effect/experimental`'s `RateLimiter` (memory or Redis
  * store), and says what the answer carries (headers, a refusal). The contract's middleware is
- * `middleware/RateLimitedLive.ts`; JSON-RPC counts each call with `middleware/RpcAdmission.ts`.
+ * `RateLimitedLive.ts`; JSON-RPC counts each call with `rpc/RpcAdmission.ts`.
  */
 import * as Instruments from "@huddle/domain/observability/Instruments"
 import * as Metrics from "@huddle/domain/observability/Metrics"
