@@ -1,27 +1,28 @@
 /**
  * The HTTP contract of Huddle: every endpoint, its schemas and its errors. Clients (and the
- * OpenAPI document) derive from this; handlers live in `http/`.
+ * OpenAPI document) derive from this; `ApiLive.ts` serves it with the handlers of each
+ * capability's folder.
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Option, Schema } from "effect"
-import { ApiKeysApi } from "./api/ApiKeysApi.js"
-import { AuthApi } from "./api/AuthApi.js"
-import * as Envelope from "./api/Envelope.js"
-import { HealthApi } from "./api/HealthApi.js"
-import { HuddleApi } from "./api/HuddleApi.js"
-import { MeApi } from "./api/MeApi.js"
-import { MemoriesApi } from "./api/MemoriesApi.js"
-import { OpenAiApi } from "./api/OpenAiApi.js"
-import * as OpenApiDocument from "./api/OpenApiDocument.js"
-import { OperatorApi } from "./api/OperatorApi.js"
-import { OrgAdminApi } from "./api/OrgAdminApi.js"
-import { OrgsApi } from "./api/OrgsApi.js"
-import { ResponsesApi } from "./api/ResponsesApi.js"
-import { RpcApi } from "./api/RpcApi.js"
-import { WorkspacesApi } from "./api/WorkspacesApi.js"
+import { ApiKeysApi } from "./accounts/ApiKeysApi.js"
+import { AuthApi } from "./accounts/AuthApi.js"
+import { MeApi } from "./accounts/MeApi.js"
+import { HealthApi } from "./health/HealthApi.js"
+import { HuddleApi } from "./huddle/HuddleApi.js"
+import { MemoriesApi } from "./memories/MemoriesApi.js"
+import { OpenAiApi } from "./openai/OpenAiApi.js"
+import { ResponsesApi } from "./openai/ResponsesApi.js"
+import * as OpenApiDocument from "./OpenApiDocument.js"
+import { OperatorApi } from "./operator/OperatorApi.js"
+import { OrgAdminApi } from "./orgs/OrgAdminApi.js"
+import { OrgsApi } from "./orgs/OrgsApi.js"
+import { RpcApi } from "./rpc/RpcApi.js"
+import * as Envelope from "./shared/Envelope.js"
+import { WorkspacesApi } from "./workspaces/WorkspacesApi.js"
 
 /**
  * HttpApi decodes a body with the payload schema's own parse options only, and Schema's default
@@ -75,7 +76,7 @@ const contract = HttpApi.make("huddle")
   // The body is JSON-RPC's, read by the handler; the methods refuse unknown params (rpc/JsonRpc.ts).
   .add(RpcApi.prefix("/v1"))
   // Its request schema lists every parameter of OpenAI's and refuses other top-level fields itself
-  // (nested objects of OpenAI's stay lenient: see api/OpenAiApi.ts).
+  // (nested objects of OpenAI's stay lenient: see openai/OpenAiApi.ts).
   .add(OpenAiApi.prefix("/v1"))
   .add(refuseUnknownFields(ResponsesApi).prefix("/v1"))
   .add(refuseUnknownFields(OperatorApi).prefix("/v1"))

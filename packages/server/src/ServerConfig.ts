@@ -11,7 +11,7 @@ import * as Providers from "@huddle/adapters/models/Providers"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import { Config, ConfigError, Duration, Either, LogLevel, Option, Redacted } from "effect"
 import * as Tracing from "./edge/Tracing.js"
-import * as RateLimiting from "./http/RateLimiting.js"
+import * as RateLimiting from "./shared/RateLimiting.js"
 
 export interface ServerConfig {
   readonly host: string

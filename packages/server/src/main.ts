@@ -4,6 +4,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Database from "@huddle/adapters/sql/Database"
 import { Cause, ConfigError, Effect, Layer, Logger, LogLevel } from "effect"
 import { describeDefect } from "./edge/ErrorTranslation.js"
+import * as JsonLogger from "./edge/JsonLogger.js"
 import * as Ready from "./Ready.js"
 import * as Server from "./Server.js"
 import * as ServerConfig from "./ServerConfig.js"
@@ -53,7 +54,7 @@ const main = ServerConfig.fromEnv.pipe(
       Effect.tapErrorCause((cause) => startFailed(cause, config.logLevel))
     )
   }),
-  Effect.provide(Server.loggerLayer)
+  Effect.provide(JsonLogger.layer)
 )
 
 // runMain stops listening at the first SIGTERM or SIGINT, so a second one would kill the process

@@ -2,7 +2,7 @@
  * `@huddle/server/contract` is what a browser console imports (docs/decisions/0017): bundled for
  * the browser, as a client's bundler would, it must build and reach no Node built-in, anywhere in
  * its graph (the domain's schemas, `effect`, `@effect/platform` included). ContractImports.test.ts
- * reads the import lines of api/; this follows every import, as the bundler does.
+ * follows the contract's own files (src/); this follows every import, as the bundler does.
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import * as esbuild from "esbuild"
@@ -123,6 +123,6 @@ describe("the contract bundled for the browser", () => {
   it("would catch the server: Server.ts bundled the same way reaches Node built-ins", async () => {
     const server = await bundle("Server.ts")
     expect(server.errors).toEqual([])
-    expect(server.nodeImports).toContain("packages/server/src/http/middleware/IdempotencyLive.ts -> node:crypto")
+    expect(server.nodeImports).toContain("packages/server/src/shared/IdempotencyLive.ts -> node:crypto")
   })
 })

@@ -5,8 +5,8 @@
 import { Readable } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as EventStream from "@huddle/server/http/streaming/EventStream"
-import { SseSettings } from "@huddle/server/http/streaming/SseSettings"
+import * as EventStream from "@huddle/server/shared/EventStream"
+import { SseSettings } from "@huddle/server/shared/SseSettings"
 import { Chunk, Duration, Effect, Logger, Stream } from "effect"
 
 const encoder = new TextEncoder()

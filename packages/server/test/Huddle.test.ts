@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type DecidedBy, type EffectiveSettings, OrgPolicies, serviceDefaults, tierRank } from "@huddle/domain/settings/Policy"
 import { Preferences } from "@huddle/domain/settings/Preferences"
-import { StartRequest } from "@huddle/server/api/HuddleApi"
+import { StartRequest } from "@huddle/server/huddle/HuddleApi"
 import { Accounts, Orgs, SseClient, TestServer } from "@huddle/testkit"
 import { Effect, Schema } from "effect"
 

@@ -1,7 +1,7 @@
-/** Instants in query strings (`api/Instant.ts`): every real one read back exactly; none that does not exist. */
+/** Instants in query strings (`shared/Instant.ts`): every real one read back exactly; none that does not exist. */
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, FastCheck } from "effect"
-import { parse } from "../src/api/Instant.js"
+import { parse } from "../src/shared/Instant.js"
 
 const at = (text: string) => {
   const instant = parse(text)

@@ -4,7 +4,7 @@
  * `unknown_url`) for the parts of OpenAI's API that Huddle does not serve. Through the official
  * `openai` SDK against the in-process server and its offline models.
  */
-import * as RateLimit from "@huddle/server/api/RateLimit"
+import * as RateLimit from "@huddle/server/shared/RateLimit"
 import { Accounts, TestServer } from "@huddle/testkit"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"

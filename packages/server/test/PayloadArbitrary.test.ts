@@ -5,7 +5,7 @@
  * fast-check before sending its next batch.
  */
 import { Api } from "@huddle/server/Api"
-import { ChatCompletionRequest } from "@huddle/server/api/OpenAiApi"
+import { ChatCompletionRequest } from "@huddle/server/openai/OpenAiApi"
 import { FastCheck as fc, Option, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import * as PayloadArbitrary from "./payloadArbitrary.js"

@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes } from "node:crypto"
 import * as RateLimitStore from "@huddle/adapters/RateLimitStore"
-import * as RateLimiting from "@huddle/server/http/RateLimiting"
+import * as RateLimiting from "@huddle/server/shared/RateLimiting"
 import { Accounts, TestServer } from "@huddle/testkit"
 import { Effect, Layer, Redacted } from "effect"
 import { Redis } from "ioredis"

@@ -1,5 +1,5 @@
 import { SqlError } from "@effect/sql/SqlError"
-import { onDefect } from "@huddle/server/http/RpcHttp"
+import { onDefect } from "@huddle/server/rpc/RpcHttp"
 import * as JsonRpc from "@huddle/server/rpc/JsonRpc"
 import { Accounts, Orgs, TestServer } from "@huddle/testkit"
 import { Effect, Schema } from "effect"

@@ -6,7 +6,7 @@
 import type * as RateLimitStore from "@huddle/adapters/RateLimitStore"
 import { Principal } from "@huddle/domain/identity/Principal"
 import { Email, User, UserId } from "@huddle/domain/identity/User"
-import * as RateLimiting from "@huddle/server/http/RateLimiting"
+import * as RateLimiting from "@huddle/server/shared/RateLimiting"
 import { Accounts, TestServer } from "@huddle/testkit"
 import { Array as Arr, Context, DateTime, Effect, Layer, Schema } from "effect"
 import OpenAI from "openai"

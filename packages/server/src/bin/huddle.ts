@@ -15,7 +15,7 @@ import * as Database from "@huddle/adapters/sql/Database"
 import { Operator, type Service as OperatorService } from "@huddle/domain/operator/Operator"
 import { Email, Password } from "@huddle/domain/identity/User"
 import { ConfigError, Effect, Layer, Logger, LogLevel, Option, ParseResult, Schema } from "effect"
-import { GrantRequest } from "../api/OperatorApi.js"
+import { GrantRequest } from "../operator/OperatorApi.js"
 import * as ServerConfig from "../ServerConfig.js"
 
 const usage = `usage: huddle <command> [options]

@@ -4,9 +4,9 @@
  * that exists asked with another method: 405 with `Allow`, from edge/Routes.ts), and
  * defects become `INTERNAL` without internals, except a defect that is an answer in itself (the
  * platform's `Respondable`: an idempotent replay), which is sent. Typed errors pass through unchanged and are
- * encoded by the contract's error schemas (api/Envelope.ts), except on the paths of a group whose
- * dialect (api/ErrorTable.ts, `Dialect`) is OpenAI's, which answer them here in OpenAI's
- * envelope (api/OpenAiErrors.ts).
+ * encoded by the contract's error schemas (shared/Envelope.ts), except on the paths of a group whose
+ * dialect (shared/ErrorTable.ts, `Dialect`) is OpenAI's, which answer them here in OpenAI's
+ * envelope (openai/OpenAiErrors.ts).
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -19,11 +19,11 @@ import * as SqlFailure from "@huddle/adapters/sql/SqlFailure"
 import { InvalidRequest, NotFound } from "@huddle/domain/shared/Errors"
 import { Cause, Context, Effect, FiberRef, Layer, Option, Predicate, Schema } from "effect"
 import { Api } from "../Api.js"
-import { Internal, MethodNotAllowed, PayloadTooLarge, ServiceUnavailable } from "../api/EdgeErrors.js"
-import * as Envelope from "../api/Envelope.js"
-import { Dialect, table } from "../api/ErrorTable.js"
-import { creditsChargedHeader } from "../api/Headers.js"
-import * as OpenAiErrors from "../api/OpenAiErrors.js"
+import * as OpenAiErrors from "../openai/OpenAiErrors.js"
+import { Internal, MethodNotAllowed, PayloadTooLarge, ServiceUnavailable } from "../shared/EdgeErrors.js"
+import * as Envelope from "../shared/Envelope.js"
+import { Dialect, table } from "../shared/ErrorTable.js"
+import { creditsChargedHeader } from "../shared/Headers.js"
 import * as RequestEdge from "./RequestEdge.js"
 import * as Routes from "./Routes.js"
 

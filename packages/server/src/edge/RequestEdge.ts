@@ -14,7 +14,7 @@ import * as Instruments from "@huddle/domain/observability/Instruments"
 import * as Metrics from "@huddle/domain/observability/Metrics"
 import * as UpstreamClock from "@huddle/domain/observability/UpstreamClock"
 import { Effect, FiberRef, HashMap } from "effect"
-import * as Retention from "../http/Retention.js"
+import * as Retention from "../shared/Retention.js"
 import { NodeResponse } from "./NodeResponse.js"
 import { routeOf } from "./Routes.js"
 

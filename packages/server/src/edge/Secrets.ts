@@ -1,7 +1,7 @@
 /** Static secrets an operator sets (the operator token, the metrics token), checked against a request. */
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Redacted } from "effect"
-import { credentialOf } from "../api/Security.js"
+import { credentialOf } from "../shared/Security.js"
 
 const digest = (value: string) => createHash("sha256").update(value, "utf8").digest()
 

@@ -1,7 +1,7 @@
 /**
  * The error objects of `/v1/rpc`. Each application error's JSON-RPC code, envelope CODE
  * (`data.error`) and the HTTP status a single call answers with come from the one error table
- * (api/ErrorTable.ts). See docs/decisions/0008-json-rpc.md.
+ * (shared/ErrorTable.ts). See docs/decisions/0008-json-rpc.md.
  *
  * Every error object carries `data: { error: CODE, message }`, so that a client reads JSON-RPC
  * errors the way it reads the REST envelope. The HTTP status:
@@ -15,8 +15,8 @@
  */
 import type * as Errors from "@huddle/domain/shared/Errors"
 import { Data, ParseResult } from "effect"
-import type * as EdgeErrors from "../api/EdgeErrors.js"
-import { table } from "../api/ErrorTable.js"
+import type * as EdgeErrors from "../shared/EdgeErrors.js"
+import { table } from "../shared/ErrorTable.js"
 
 export interface Issue {
   /** The parameter, as a dotted path (`input`, `settings.model_tier`, `items[2]`). */
