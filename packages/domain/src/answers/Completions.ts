@@ -65,6 +65,8 @@ export interface Request {
   /** The most output tokens the client accepts; the model's own cap when absent. */
   readonly maxOutputTokens?: number | undefined
   readonly options?: CallOptions | undefined
+  /** Where the memories go (see `Preparation`'s `Conversation`): the Messages API puts them after the client's system. */
+  readonly memories?: "first" | "after-system" | undefined
 }
 
 /**
@@ -143,7 +145,7 @@ export const make = Effect.gen(function*() {
     scope: request.scope,
     settings: settingsOf(request.scope),
     target,
-    framing: { _tag: "Conversation", messages: request.messages, temperature: request.temperature, options }
+    framing: { _tag: "Conversation", messages: request.messages, temperature: request.temperature, options, memories: request.memories }
   })
 
   const purposeOf = (request: Request) => `chat completion (${request.model})`

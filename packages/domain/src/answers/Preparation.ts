@@ -36,6 +36,11 @@ export type Framing =
     readonly temperature?: number | undefined
     /** Tools, response formats…: only models whose provider honours them are candidates. */
     readonly options?: CallOptions | undefined
+    /**
+     * Where the memories go: `first` (the default), or `after-system`, after the client's leading
+     * system messages, so that a prompt cache keyed on the client's prefix still hits.
+     */
+    readonly memories?: "first" | "after-system" | undefined
   }
 
 export interface AnswerRequest {
@@ -102,6 +107,12 @@ const fitHistory = (history: ReadonlyArray<ChatMessage>, budgetTokens: number): 
   return kept
 }
 
+/** How many system messages open a conversation. */
+const leadingSystem = (messages: ReadonlyArray<ChatMessage>): number => {
+  const at = messages.findIndex((message) => message.role !== "system")
+  return at === -1 ? messages.length : at
+}
+
 export const prepare = (ports: Ports) => (request: AnswerRequest): Effect.Effect<Prepared, PrepareError> =>
   Effect.gen(function*() {
     const { framing, scope, settings } = request
@@ -131,9 +142,12 @@ export const prepare = (ports: Ports) => (request: AnswerRequest): Effect.Effect
       // Only an enforced low risk tolerance overrides what the client asked for.
       const lowRisk = settings.risk_tolerance.value === "low" && settings.risk_tolerance.decided_by === "org_policy"
       const system = leadingInstructions({ conservative: lowRisk, memories: memories.memories })
+      const at = framing.memories === "after-system" ? leadingSystem(framing.messages) : 0
       return {
         ...common,
-        messages: system.length === 0 ? framing.messages : [{ role: "system", content: system }, ...framing.messages],
+        messages: system.length === 0
+          ? framing.messages
+          : [...framing.messages.slice(0, at), { role: "system", content: system, source: "huddle" }, ...framing.messages.slice(at)],
         temperature: lowRisk ? Math.min(framing.temperature ?? lowRiskTemperature, lowRiskTemperature) : framing.temperature,
         options: framing.options,
         history: 0,

@@ -3,7 +3,7 @@
  * output, and last how the call was settled (`Settled`).
  */
 import { offlineProvider } from "./Catalog.js"
-import { type CatalogModel, type FailedModel, isOutput as isModelOutput, type ToolCallDelta, type Usage } from "./Model.js"
+import { type CatalogModel, type FailedModel, type Finish, isOutput as isModelOutput, type ThinkingDelta, type ToolCallDelta, type Usage } from "./Model.js"
 
 /** How a call ended, once its credits are settled. */
 export interface Settled {
@@ -39,7 +39,8 @@ export type CallEvent =
   | { readonly _tag: "AttemptFailed"; readonly model: CatalogModel; readonly reason: string; readonly willRetry: boolean }
   | { readonly _tag: "Delta"; readonly text: string }
   | ToolCallDelta
-  | { readonly _tag: "Finish"; readonly reason: string }
+  | ThinkingDelta
+  | Finish
   /** Always the last event of a stream that did not fail. */
   | Settled
 

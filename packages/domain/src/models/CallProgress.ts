@@ -88,6 +88,10 @@ export const eventsOf = (progress: Progress, chunks: Chunk.Chunk<RouterChunk>): 
         progress.chars += (chunk.name?.length ?? 0) + (chunk.arguments?.length ?? 0)
         out.push(chunk)
         break
+      case "ThinkingDelta":
+        progress.chars += (chunk.thinking?.length ?? 0) + (chunk.redacted?.length ?? 0)
+        out.push(chunk)
+        break
       case "Usage":
         progress.reported = chunk.usage
         break

@@ -44,6 +44,11 @@ export interface ChatMessage {
   readonly tool_call_id?: string | undefined
   /** The participant's name, when the client gave one. */
   readonly name?: string | undefined
+  /**
+   * `huddle`: put there by Huddle (memories, instructions), not sent by the client. A provider
+   * that sends the client's own request on (`AnthropicNative`) adds only these.
+   */
+  readonly source?: "huddle" | undefined
 }
 
 /** A JSON object passed through to a provider as it came (tool parameters, a response format's schema). */
@@ -65,6 +70,32 @@ export type ResponseFormat =
   | { readonly type: "text" }
   | { readonly type: "json_object" }
   | { readonly type: "json_schema"; readonly json_schema: JsonObject }
+
+/** Why a provider cannot take a request's options, naming the parameter (see `ProviderSupport`). */
+export interface Refusal {
+  readonly param: string
+  readonly message: string
+}
+
+/**
+ * A Messages API request as the client sent it, for an Anthropic upstream to receive unchanged
+ * (DESIGN §8): block-level `cache_control`, `thinking`, `top_k` and the rest. The call's own
+ * settings still win: `model` (the catalog's upstream name), `max_tokens` (perhaps lowered to
+ * what the credits cover), `stream`, a capped `temperature`, and Huddle's system messages
+ * (`ChatMessage.source`), added after the client's system blocks. Every other provider gets the
+ * request's translation (`ModelRequest.messages` and `CallOptions`) instead.
+ */
+export interface AnthropicNative {
+  /** The client's body as decoded: every field it sent. */
+  readonly body: JsonObject
+  /** The client's `anthropic-version` and `anthropic-beta` headers (lower-case names), forwarded unchanged. */
+  readonly headers: { readonly [name: string]: string }
+  /**
+   * What only an Anthropic upstream can honour: any other provider refuses the request naming
+   * the first of these (`offline: true` ones the offline model can honour, being deterministic).
+   */
+  readonly unportable: ReadonlyArray<Refusal & { readonly offline?: boolean | undefined }>
+}
 
 /** OpenAI's `reasoning_effort` values. */
 export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh"
@@ -96,11 +127,20 @@ export interface CallOptions {
   /** OpenAI's newer name for the end-user id of `user`. */
   readonly safety_identifier?: string | undefined
   readonly prompt_cache_key?: string | undefined
+  /** A Messages API request, for an Anthropic upstream to receive as it was sent. */
+  readonly anthropic?: AnthropicNative | undefined
 }
 
+/**
+ * A call's tokens by kind. `input_tokens` are the uncached ones (Anthropic's sense); prompt
+ * tokens read from a provider's cache are `cache_read_tokens`, and those written to it
+ * `cache_write_tokens` (each priced at its own rate, DESIGN §8).
+ */
 export class Usage extends Schema.Class<Usage>("Usage")({
   input_tokens: Schema.Int,
-  output_tokens: Schema.Int
+  output_tokens: Schema.Int,
+  cache_read_tokens: Schema.optional(Schema.Int),
+  cache_write_tokens: Schema.optional(Schema.Int)
 }) {}
 
 /** A model of the call that was tried and gave up before any output, and why (`rate_limited (429)`, `connection` …). */
@@ -141,15 +181,39 @@ export interface ToolCallDelta {
   readonly arguments?: string | undefined
 }
 
-/** What a provider streams back: text (or tool-call) deltas, then (somewhere) usage, then the end. */
+/**
+ * A piece of extended thinking as it streams (Anthropic's `thinking` blocks): the first piece of a
+ * block opens it, `thinking` pieces add to its text, `signature` (which Anthropic needs back with
+ * the block in a later turn) comes last; a `redacted_thinking` block is one piece with `redacted`.
+ * `index` counts the answer's thinking blocks from 0.
+ */
+export interface ThinkingDelta {
+  readonly _tag: "ThinkingDelta"
+  readonly index: number
+  readonly thinking?: string | undefined
+  readonly signature?: string | undefined
+  readonly redacted?: string | undefined
+}
+
+/** How a model's answer ended: its provider's reason (`stop`, `end_turn`, `tool_use` …), and the stop sequence met, if one was. */
+export interface Finish {
+  readonly _tag: "Finish"
+  readonly reason: string
+  readonly stopSequence?: string | undefined
+}
+
+/** What a provider streams back: thinking, text or tool-call deltas, then (somewhere) usage, then the end. */
 export type ModelChunk =
   | { readonly _tag: "Delta"; readonly text: string }
   | ToolCallDelta
+  | ThinkingDelta
   | { readonly _tag: "Usage"; readonly usage: Usage }
-  | { readonly _tag: "Finish"; readonly reason: string }
+  | Finish
 
-/** Whether a chunk (or an event that carries them) is the model's output: text or a tool call. */
-export const isOutput = (chunk: { readonly _tag: string }): boolean => chunk._tag === "Delta" || chunk._tag === "ToolCallDelta"
+/** Whether a chunk (or an event that carries them) is the model's output: text, thinking or a tool call. */
+export const isOutput = (chunk: { readonly _tag: string }): boolean =>
+  chunk._tag === "Delta" || chunk._tag === "ToolCallDelta" || chunk._tag === "ThinkingDelta"
+
 
 /** Rough token count for budgeting before a call (about four characters a token). */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)

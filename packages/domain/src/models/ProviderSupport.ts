@@ -11,6 +11,8 @@
  * - `offline` applies `stop`, tools and `response_format`, and accepts what cannot change a
  *   deterministic answer (sampling, identifiers, hints); penalties and logit biases would change
  *   it, so only their neutral values.
+ * - A Messages API request (`CallOptions.anthropic`) goes to `anthropic` providers as it was sent;
+ *   the others take its translation, unless it uses what only Anthropic has (its `unportable`).
  * - For both, a `tool_choice` that needs a tool the request does not define is refused (OpenAI
  *   refuses it too; an OpenAI-compatible server gives its own answer).
  *
@@ -22,15 +24,11 @@
  * councilRefusalOf({ tools: [weather] }) // { param: "tools", message: "…" }
  * ```
  */
-import type { CallOptions } from "./Model.js"
+import type { CallOptions, Refusal } from "./Model.js"
+
+export type { Refusal }
 
 export type ProviderKind = "openai-compatible" | "anthropic" | "offline"
-
-/** Why a provider cannot take a request's options, naming the parameter. */
-export interface Refusal {
-  readonly param: string
-  readonly message: string
-}
 
 const stopsOf = (stop: CallOptions["stop"]): ReadonlyArray<string> =>
   stop === undefined ? [] : typeof stop === "string" ? [stop] : stop
@@ -44,6 +42,13 @@ const notFor = (param: string, provider: string, why: string): Refusal => ({
 
 /** What the provider kind cannot honour in `options` (the first such parameter), if anything. */
 export const refusalOf = (kind: ProviderKind, options: CallOptions | undefined): Refusal | undefined => {
+  // A Messages API request goes to Anthropic as it was sent: nothing of it is translated.
+  if (options?.anthropic !== undefined && kind === "anthropic") return undefined
+  // What only Anthropic can honour goes to Anthropic alone.
+  if (options?.anthropic !== undefined) {
+    const unportable = options.anthropic.unportable.find((refusal) => kind !== "offline" || refusal.offline !== true)
+    if (unportable !== undefined) return { param: unportable.param, message: unportable.message }
+  }
   if (options === undefined || kind === "openai-compatible") return undefined
   const provider = kind === "anthropic" ? "Anthropic" : "the offline"
   // Zero penalties and an empty bias are the defaults: nothing to apply.

@@ -191,6 +191,8 @@ export const dialect = (
     switch (event._tag) {
       case "AttemptFailed":
       case "Lowered":
+      // Chat Completions has no field for extended thinking: its clients get the answer.
+      case "ThinkingDelta":
         return ""
       case "Convened": {
         // A council's answer has begun: the role now, the consensus when the council agrees.

@@ -123,6 +123,8 @@ class Builder {
         this.lowered = event
         return []
       case "AttemptFailed":
+      // Extended thinking has no item here: Chat Completions' and Responses' clients get the answer.
+      case "ThinkingDelta":
       // A council under way: `response.created` and `in_progress` are what a client sees meanwhile.
       case "Convened":
         return []
