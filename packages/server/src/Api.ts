@@ -10,6 +10,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Option, Schema } from "effect"
 import { ApiKeysApi } from "./accounts/ApiKeysApi.js"
 import { AuthApi } from "./accounts/AuthApi.js"
+import { MessagesApi } from "./anthropic/MessagesApi.js"
 import { MeApi } from "./accounts/MeApi.js"
 import { HealthApi } from "./health/HealthApi.js"
 import { HuddleApi } from "./huddle/HuddleApi.js"
@@ -79,6 +80,9 @@ const contract = HttpApi.make("huddle")
   // (nested objects of OpenAI's stay lenient: see openai/OpenAiApi.ts).
   .add(OpenAiApi.prefix("/v1"))
   .add(refuseUnknownFields(ResponsesApi).prefix("/v1"))
+  // Its request schemas refuse unknown top-level fields and keep nested ones as sent, for an
+  // Anthropic upstream (see anthropic/MessagesWire.ts).
+  .add(MessagesApi.prefix("/v1"))
   .add(refuseUnknownFields(OperatorApi).prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.
   .addError(Envelope.InvalidRequest)
