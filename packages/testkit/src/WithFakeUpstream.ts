@@ -12,8 +12,8 @@ import * as TestServer from "./TestServer.js"
 /** The key Huddle sends upstream; tests check it never leaks. */
 export const upstreamKey = "sk-upstream-secret"
 
-/** One credit per input token and two per output token, so that charges are easy to check. */
-export const price = { input_per_1k: 1000, output_per_1k: 2000 }
+/** One credit per input token and two per output token (credits per million tokens), so that charges are easy to check. */
+export const pricing = { input: 1_000_000, output: 2_000_000 }
 
 /** A catalog entry served by the fake upstream (provider `fake`). */
 export const model = (id: string, tier: string, options: { readonly upstream_model?: string; readonly max_output_tokens?: number } = {}) => ({
@@ -21,7 +21,7 @@ export const model = (id: string, tier: string, options: { readonly upstream_mod
   tier,
   provider: "fake",
   ...(options.upstream_model === undefined ? {} : { upstream_model: options.upstream_model }),
-  price,
+  pricing,
   context_window: 16_000,
   max_output_tokens: options.max_output_tokens ?? 200
 })

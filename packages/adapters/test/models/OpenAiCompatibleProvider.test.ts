@@ -14,7 +14,7 @@ const model = new CatalogModel({
   tier: "economy",
   provider: "openai",
   upstream_model: "gpt-upstream-name",
-  price: { input_per_1k: 1, output_per_1k: 2 },
+  pricing: { input: 1000, output: 2000 },
   context_window: 8192,
   max_output_tokens: 512
 })

@@ -158,7 +158,10 @@ export const FinishReason = Schema.Literal("stop", "length", "tool_calls", "cont
 export const CompletionUsage = Schema.Struct({
   prompt_tokens: Schema.Int,
   completion_tokens: Schema.Int,
-  total_tokens: Schema.Int
+  total_tokens: Schema.Int,
+  prompt_tokens_details: Schema.optional(Schema.Struct({
+    cached_tokens: Schema.Int.annotations({ description: "Prompt tokens the provider read from its cache (charged at the model's `cache_read` rate)" })
+  }))
 })
 
 export const ChatCompletion = Schema.Struct({
