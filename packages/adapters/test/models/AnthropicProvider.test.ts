@@ -77,6 +77,17 @@ describe("AnthropicProvider", () => {
       expect(chunks[5]).toEqual({ _tag: "Finish", reason: "end_turn" })
     }))
 
+  it.scopedLive("reports cache reads and writes apart from the uncached input", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup()
+      fake.enqueue({ answer: "cached", usage: { input_tokens: 9, output_tokens: 3, cache_creation_input_tokens: 120, cache_read_input_tokens: 2048 } })
+      const chunks = yield* collect(provider)
+      expect(chunks.find((chunk) => chunk._tag === "Usage")).toEqual({
+        _tag: "Usage",
+        usage: { input_tokens: 9, output_tokens: 3, cache_read_tokens: 2048, cache_write_tokens: 120 }
+      })
+    }))
+
   it.scopedLive("sends system messages as the top-level system field, with the key and version headers", () =>
     Effect.gen(function*() {
       const { fake, provider } = yield* setup()

@@ -123,6 +123,22 @@ describe("OpenAiCompatibleProvider", () => {
       })
     }))
 
+  it.scopedLive("reports the prompt's cached tokens as cache reads, the rest as uncached input", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup()
+      fake.enqueue(
+        { answer: "cached", usage: { prompt_tokens: 1000, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 768 } } },
+        { answer: "none cached", usage: { prompt_tokens: 30, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 0 } } }
+      )
+      const cached = yield* collect(provider)
+      expect(cached.find((chunk) => chunk._tag === "Usage")).toEqual({
+        _tag: "Usage",
+        usage: { input_tokens: 232, output_tokens: 4, cache_read_tokens: 768 }
+      })
+      const uncached = yield* collect(provider)
+      expect(uncached.find((chunk) => chunk._tag === "Usage")).toEqual({ _tag: "Usage", usage: { input_tokens: 30, output_tokens: 4 } })
+    }))
+
   it.scopedLive("reads usage in each placement, and emits no Usage when there is none", () =>
     Effect.gen(function*() {
       const { fake, provider } = yield* setup()
