@@ -28,6 +28,8 @@ export type { Disconnect, RecordedRequest } from "./FakeUpstream.js"
 export interface Usage {
   readonly prompt_tokens: number
   readonly completion_tokens: number
+  /** How many of `prompt_tokens` OpenAI read from its prompt cache. */
+  readonly prompt_tokens_details?: { readonly cached_tokens: number }
 }
 
 /** A scripted answer; every field is optional. */
@@ -138,7 +140,8 @@ const prepare = (script: Answer): Prepared => {
 }
 
 const usageJson = (usage: Usage) =>
-  `{"prompt_tokens":${usage.prompt_tokens},"completion_tokens":${usage.completion_tokens},"total_tokens":${usage.prompt_tokens + usage.completion_tokens}}`
+  `{"prompt_tokens":${usage.prompt_tokens},"completion_tokens":${usage.completion_tokens},"total_tokens":${usage.prompt_tokens + usage.completion_tokens}` +
+  (usage.prompt_tokens_details === undefined ? "}" : `,"prompt_tokens_details":${JSON.stringify(usage.prompt_tokens_details)}}`)
 
 interface ChatBody {
   readonly model?: unknown

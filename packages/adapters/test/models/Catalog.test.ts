@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Catalog from "@huddle/adapters/models/Catalog"
 import * as Providers from "@huddle/adapters/models/Providers"
 import { Catalog as CatalogPort } from "@huddle/domain/models/Catalog"
+import { costOf } from "@huddle/domain/models/Model"
 import { ConfigProvider, Effect, Layer } from "effect"
 
 const dir = mkdtempSync(join(tmpdir(), "huddle-catalog-"))
@@ -25,11 +26,11 @@ const valid = {
       tier: "economy",
       provider: "ollama",
       upstream_model: "llama3.1:8b",
-      price: { input_per_1k: 0.1, output_per_1k: 0.2 },
+      pricing: { input: 100, output: 200 },
       context_window: 8192,
       max_output_tokens: 2048
     },
-    { id: "offline-economy", tier: "economy", provider: "offline", price: { input_per_1k: 1, output_per_1k: 2 }, context_window: 32768, max_output_tokens: 1024 }
+    { id: "offline-economy", tier: "economy", provider: "offline", pricing: { input: 1000, output: 2000 }, context_window: 32768, max_output_tokens: 1024 }
   ]
 }
 
@@ -44,7 +45,12 @@ describe("Catalog", () => {
       ["offline-standard", "standard", "offline"],
       ["offline-premium", "premium", "offline"]
     ])
-    expect(catalog.models.map((model) => [model.price.input_per_1k, model.price.output_per_1k])).toEqual([[1, 2], [2, 4], [4, 8]])
+    // Credits per million tokens: 1 and 2 credits per 1,000 tokens for the economy model, as ever.
+    expect(catalog.models.map((model) => model.pricing)).toEqual([
+      { input: 1000, output: 2000 },
+      { input: 2000, output: 4000 },
+      { input: 4000, output: 8000 }
+    ])
     for (const model of catalog.models) {
       expect(model.context_window).toBe(32768)
       expect(model.max_output_tokens).toBe(1024)
@@ -62,8 +68,8 @@ describe("Catalog", () => {
     const anthropic = Catalog.defaultCatalog({ anthropic: true })
     expect(ids(anthropic, "standard")).toEqual(["claude-sonnet-4-5", "offline-standard"])
     for (const model of both.models) {
-      expect(model.price.input_per_1k).toBeGreaterThan(0)
-      expect(model.price.output_per_1k).toBeGreaterThan(0)
+      expect(model.pricing.input).toBeGreaterThan(0)
+      expect(model.pricing.output).toBeGreaterThan(0)
     }
   })
 
@@ -78,12 +84,16 @@ describe("Catalog", () => {
   it.effect("refuses an invalid file with a message naming the bad field", () =>
     Effect.gen(function*() {
       const badPrice = structuredClone(valid)
-      badPrice.models[1]!.price.input_per_1k = -1
+      badPrice.models[1]!.pricing.input = -1
       const path = write(badPrice)
       const error = yield* Effect.flip(Catalog.load(path))
       expect(error._tag).toBe("CatalogError")
       expect(error.message).toContain(path)
-      expect(error.message).toContain("models[1].price.input_per_1k")
+      expect(error.message).toContain("models[1].pricing.input")
+
+      // Whole credits per million tokens only: a fraction is refused, not rounded.
+      const fraction = { models: [{ ...valid.models[0], pricing: { input: 100, output: 200, cache_read: 12.5 } }] }
+      expect((yield* Effect.flip(Catalog.load(write(fraction)))).message).toContain("models[0].pricing.cache_read: Expected an integer, actual 12.5")
 
       const badTier = { models: [{ ...valid.models[0], tier: "luxury", context_window: 0 }] }
       const tierError = yield* Effect.flip(Catalog.load(write(badTier)))
@@ -93,6 +103,53 @@ describe("Catalog", () => {
       const missing = { models: [{ ...valid.models[0], provider: undefined }] }
       expect((yield* Effect.flip(Catalog.load(write(missing)))).message).toContain("models[0].provider")
       expect((yield* Effect.flip(Catalog.load(write({ models: [] })))).message).toContain("models")
+    }))
+
+  it("prices the default catalog's models at their providers' list prices, cache rates included", () => {
+    const pricing = Object.fromEntries(Catalog.defaultCatalog({ openai: true, anthropic: true }).models.map((model) => [model.id, model.pricing]))
+    // US$ per million tokens × 1,000: OpenAI reads its cache at ½ (gpt-4o family) or ¼ (gpt-4.1) and writes it at no extra cost.
+    expect(pricing["gpt-4o-mini"]).toEqual({ input: 150, output: 600, cache_read: 75 })
+    expect(pricing["gpt-4o"]).toEqual({ input: 2500, output: 10_000, cache_read: 1250 })
+    expect(pricing["gpt-4.1"]).toEqual({ input: 2000, output: 8000, cache_read: 500 })
+    // Anthropic: reads at 0.1×, writes at 1.25× the input price.
+    expect(pricing["claude-haiku-4-5"]).toEqual({ input: 1000, output: 5000, cache_read: 100, cache_write: 1250 })
+    expect(pricing["claude-sonnet-4-5"]).toEqual({ input: 3000, output: 15_000, cache_read: 300, cache_write: 3750 })
+    expect(pricing["claude-opus-4-1"]).toEqual({ input: 15_000, output: 75_000, cache_read: 1500, cache_write: 18_750 })
+  })
+
+  it.effect("still reads the older price per 1,000 tokens, as the same rates per million", () =>
+    Effect.gen(function*() {
+      const legacy = {
+        models: [
+          { ...valid.models[0], pricing: undefined, price: { input_per_1k: 0.15, output_per_1k: 0.6 } },
+          { ...valid.models[1], pricing: undefined, price: { input_per_1k: 1, output_per_1k: 2 } }
+        ]
+      }
+      const catalog = yield* Catalog.load(write(legacy))
+      expect(catalog.models.map((model) => model.pricing)).toEqual([{ input: 150, output: 600 }, { input: 1000, output: 2000 }])
+      // What a call was charged under the old form, it is charged still: 1,234 input and 567 output tokens
+      // at 1 and 2 credits per 1,000 were ceil(2.368) = 3 credits.
+      expect(costOf(catalog.models[1]!, { input_tokens: 1234, output_tokens: 567 })).toBe(3)
+    }))
+
+  it.effect("refuses an older price that is no whole number of credits per million, a bad one, and both forms at once, naming the field", () =>
+    Effect.gen(function*() {
+      const tooFine = { models: [{ ...valid.models[0], pricing: undefined, price: { input_per_1k: 0.0005, output_per_1k: 1 } }] }
+      const fineError = yield* Effect.flip(Catalog.load(write(tooFine)))
+      expect(fineError.message).toContain("models[0].price.input_per_1k: 0.0005 credits per 1,000 tokens is 0.5 per million, not a whole number")
+      expect(fineError.message).not.toContain("output_per_1k")
+
+      const negative = { models: [valid.models[0], { ...valid.models[1], pricing: undefined, price: { input_per_1k: 1, output_per_1k: -2 } }] }
+      expect((yield* Effect.flip(Catalog.load(write(negative)))).message).toContain("models[1].price.output_per_1k: Expected a non-negative number, actual -2")
+
+      const both = { models: [{ ...valid.models[0], price: { input_per_1k: 0.1, output_per_1k: 0.2 } }] }
+      expect((yield* Effect.flip(Catalog.load(write(both)))).message).toContain(`models[0]: give "pricing" (credits per million tokens) or the older "price" (per 1,000), not both`)
+
+      // A bad older price does not hide the file's other problems.
+      const twoProblems = { models: [{ ...valid.models[0], tier: "luxury", pricing: undefined, price: { input_per_1k: 0.0001, output_per_1k: 1 } }] }
+      const message = (yield* Effect.flip(Catalog.load(write(twoProblems)))).message
+      expect(message).toContain("models[0].price.input_per_1k")
+      expect(message).toContain("models[0].tier")
     }))
 
   it.effect("refuses a repeated id, JSON that does not parse, and a file that is not there", () =>
