@@ -14,6 +14,7 @@ import { MeApi } from "./accounts/MeApi.js"
 import { HealthApi } from "./health/HealthApi.js"
 import { HuddleApi } from "./huddle/HuddleApi.js"
 import { MemoriesApi } from "./memories/MemoriesApi.js"
+import { EmbeddingsApi } from "./openai/EmbeddingsApi.js"
 import { OpenAiApi } from "./openai/OpenAiApi.js"
 import { ResponsesApi } from "./openai/ResponsesApi.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
@@ -79,6 +80,7 @@ const contract = HttpApi.make("huddle")
   // (nested objects of OpenAI's stay lenient: see openai/OpenAiApi.ts).
   .add(OpenAiApi.prefix("/v1"))
   .add(refuseUnknownFields(ResponsesApi).prefix("/v1"))
+  .add(refuseUnknownFields(EmbeddingsApi).prefix("/v1"))
   .add(refuseUnknownFields(OperatorApi).prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.
   .addError(Envelope.InvalidRequest)

@@ -14,11 +14,17 @@
  *       "upstream_model": "gpt-4o-mini", // optional: the name sent upstream (default: id)
  *       "price": { "input_per_1k": 0.15, "output_per_1k": 0.6 }, // credits per 1,000 tokens
  *       "context_window": 128000,
- *       "max_output_tokens": 16384
+ *       "max_output_tokens": 16384,
+ *       "kind": "chat"                   // optional: chat (the default) | embedding
  *     }
  *   ]
  * }
  * ```
+ *
+ * An `embedding` model answers `POST /v1/embeddings` only (its `context_window` is the most
+ * tokens of one input, its output price and `max_output_tokens` go unused) and serves no tier or
+ * council; its provider must make embeddings (`offline` and OpenAI-compatible ones do, Anthropic
+ * does not): a catalog that names one on `anthropic` is refused at start.
  *
  * Within a tier, models are tried in file order: the first is preferred, the others are the
  * fallbacks; the offline models of a tier that has a configured model stand in for it only with
@@ -112,6 +118,11 @@ const offlineModels: Readonly<Record<ModelTier, CatalogModel>> = {
   premium: model("offline-premium", "premium", "offline", 4, 8, 32_768, 1024)
 }
 
+/** Embeddings, priced small but not zero so that their accounting is exercised offline too. */
+const offlineEmbed = new CatalogModel({ ...model("offline-embed", "economy", "offline", 0.5, 0, 8192, 1), kind: "embedding" })
+
+const openaiEmbed = new CatalogModel({ ...model("text-embedding-3-small", "economy", "openai", 0.02, 0, 8191, 1), kind: "embedding" })
+
 export interface Enabled {
   readonly openai?: boolean | undefined
   readonly anthropic?: boolean | undefined
@@ -127,7 +138,7 @@ export const defaultCatalog = (enabled: Enabled = {}): ModelCatalog => {
     ...(enabled.openai ? [openaiModels[tier]] : []),
     ...(enabled.anthropic ? [anthropicModels[tier]] : []),
     offlineModels[tier]
-  ])
+  ]).concat(enabled.openai ? [openaiEmbed, offlineEmbed] : [offlineEmbed])
   // Never empty: every tier has its offline model.
   return new ModelCatalog({ models: Arr.isNonEmptyReadonlyArray(models) ? models : [offlineModels.economy] })
 }
@@ -145,6 +156,20 @@ export interface Options extends Enabled {
 export const make = (options: Options): Effect.Effect<ModelCatalog, CatalogError> =>
   options.path === undefined ? Effect.succeed(defaultCatalog(options)) : load(options.path)
 
+/** Refuses an embedding model whose configured provider makes no embeddings (Anthropic's): better at start than at its first call. */
+const embeddingProviders = (catalog: ModelCatalog, providers: ModelProviders["Type"], source: string): Effect.Effect<void, CatalogError> => {
+  for (const [index, entry] of catalog.models.entries()) {
+    const provider = providers.get(entry.provider)
+    if (entry.kind === "embedding" && Option.isSome(provider) && provider.value.embed === undefined) {
+      return Effect.fail(new CatalogError({
+        source,
+        message: `invalid model catalog ${source}: models[${index}]: "${entry.id}" is an embedding model, and its provider ${entry.provider} makes no embeddings`
+      }))
+    }
+  }
+  return Effect.void
+}
+
 /** The catalog, routed by the providers configured (`ModelProviders`) and `offlineFallback`. */
 export const layer = (options: Options): Layer.Layer<Catalog, CatalogError, ModelProviders> =>
   Layer.effect(
@@ -152,6 +177,7 @@ export const layer = (options: Options): Layer.Layer<Catalog, CatalogError, Mode
     Effect.gen(function*() {
       const providers = yield* ModelProviders
       const catalog = yield* make(options)
+      yield* embeddingProviders(catalog, providers, options.path ?? "(default)")
       return Catalog.fromCatalog(catalog, {
         configured: (provider) => Option.isSome(providers.get(provider)),
         offlineFallback: options.offlineFallback === true
