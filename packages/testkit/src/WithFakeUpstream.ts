@@ -16,10 +16,15 @@ export const upstreamKey = "sk-upstream-secret"
 export const price = { input_per_1k: 1000, output_per_1k: 2000 }
 
 /** A catalog entry served by the fake upstream (provider `fake`). */
-export const model = (id: string, tier: string, options: { readonly upstream_model?: string; readonly max_output_tokens?: number } = {}) => ({
+export const model = (
+  id: string,
+  tier: string,
+  options: { readonly upstream_model?: string; readonly max_output_tokens?: number; readonly kind?: "chat" | "embedding" } = {}
+) => ({
   id,
   tier,
   provider: "fake",
+  ...(options.kind === undefined ? {} : { kind: options.kind }),
   ...(options.upstream_model === undefined ? {} : { upstream_model: options.upstream_model }),
   price,
   context_window: 16_000,
