@@ -59,7 +59,7 @@ const description = `Team AI workspace: organizations, credits, memories, worksp
 
 **Errors.** Every error is answered with its HTTP status and the envelope \`{"error":"UNAUTHORIZED","message":"Missing bearer credentials"}\` (\`error\` is a CODE such as \`INVALID_REQUEST\`, \`NOT_FOUND\`, \`INSUFFICIENT_CREDITS\`, \`RATE_LIMITED\`, \`INTERNAL\`), with two exceptions that speak their clients' dialect:
 
-- the OpenAI-compatible endpoints (\`/v1/chat/completions\`, \`/v1/responses\`, \`/v1/models\`) answer in OpenAI's envelope, \`{"error":{"message":"Missing bearer credentials","type":"authentication_error","param":null,"code":"UNAUTHORIZED"}}\` — \`code\` holds the same CODE — so that OpenAI SDKs raise their own error classes;
+- the OpenAI-compatible endpoints (\`/v1/chat/completions\`, \`/v1/responses\`, \`/v1/embeddings\`, \`/v1/models\`) answer in OpenAI's envelope, \`{"error":{"message":"Missing bearer credentials","type":"authentication_error","param":null,"code":"UNAUTHORIZED"}}\` — \`code\` holds the same CODE — so that OpenAI SDKs raise their own error classes;
 - \`POST /v1/rpc\` answers with JSON-RPC 2.0 error objects, \`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":{"error":"NOT_FOUND","message":"No method \\"nope\\"; rpc.discover lists them"}},"id":1}\` — \`data\` is the envelope — except for failures before any call runs (401, 413, 429), which are the plain envelope.
 
 A \`500 INTERNAL\` message gives the request id to quote (also in \`X-Request-Id\`); a \`503 SERVICE_UNAVAILABLE\` comes with \`Retry-After\`.`

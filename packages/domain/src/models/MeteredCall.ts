@@ -30,8 +30,8 @@
  *
  * This module is the service and its entry point; its parts are files of their own, re-exported
  * here: `Target` (which models), `Quote` (the worst case), `CallReservation` (the credits held),
- * `CallProgress` (what a running call consumed), `CallEvent` (what it tells) and `MeteredRun`
- * (the run of one call). Only this module takes the `Credits` service, and hands it to its parts.
+ * `CallProgress` (what a running call consumed), `CallEvent` (what it tells), `MeteredRun`
+ * (the run of one call) and `WholeCall` (a call answered whole, not streamed: an embedding). Only this module takes the `Credits` service, and hands it to its parts.
  */
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { InvalidRequest, NotFound, PolicyViolation } from "../shared/Errors.js"
