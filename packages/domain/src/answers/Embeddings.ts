@@ -96,8 +96,9 @@ export const make = Effect.gen(function*() {
       const provider = providers.get(model!.provider)
       const embed = Option.isSome(provider) ? provider.value.embed : undefined
       if (embed === undefined) {
-        // The catalog refuses such a model at load (adapters' Catalog): only a scripted catalog gets here.
-        return yield* new UpstreamUnavailable({ message: `${model!.id}: its provider ${model!.provider} makes no embeddings here`, charged: 0 })
+        // A configured provider without embeddings is refused at load (adapters' Catalog); an unconfigured one is skipped, as for chat.
+        const why = Option.isNone(provider) ? "is not configured" : "makes no embeddings"
+        return yield* new UpstreamUnavailable({ message: `${model!.id}: its provider ${model!.provider} ${why}`, charged: 0 })
       }
       const settings = settingsOf(scope)
       const answered = yield* metered.whole({
