@@ -5,7 +5,7 @@
  * ledger), `dimensions`, idempotency, 402, and the 400/404s that name the field.
  */
 import { OpenAIEmbeddings } from "@langchain/openai"
-import { Accounts, Operator, TestServer } from "@huddle/testkit"
+import { Accounts, Operator, Orgs, TestServer } from "@huddle/testkit"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 
@@ -176,6 +176,22 @@ describe("embeddings with the offline model", () => {
     const small = await poorClient.embeddings.create({ model: "offline-embed", input: "small" })
     expect(small.data).toHaveLength(1)
     expect(await balance(poor)).toBe(2)
+  })
+
+  it("in an org, its pool pays what the member's own credits cannot (credit fallback), and the answer says which context ran", async () => {
+    const org = await Orgs.createOrg(server)
+    await Operator.grant(server, { org_id: org.id, balance: "subscription" }, 500, "plan")
+    const member = await Orgs.addMember(server, org)
+    const inOrg = new OpenAI({ apiKey: (await Accounts.createApiKey(server, member)).key, baseURL: `${server.url}/v1`, maxRetries: 0, organization: org.id })
+    const input = Array.from({ length: 3 }, (_, i) => `${i} ${"word ".repeat(6000)}`)
+    const { data: result, response } = await inOrg.embeddings.create({ model: "offline-embed", input }).withResponse()
+    expect(result.data).toHaveLength(3)
+    expect(response.headers.get("huddle-organization")).toBe(org.id)
+    const charged = Number(response.headers.get("huddle-credits-charged"))
+    expect(charged).toBe(offlineCharge(result.usage.prompt_tokens))
+    const pool = (await server.request("GET", `/v1/orgs/${org.id}/credits`, { token: org.admin.session })).body
+    expect(pool.subscription_balance).toBe(500 - charged)
+    expect(await balance(member)).toBe(3)
   })
 
   it("Idempotency-Key: a retry gets the same answer, charged once", async () => {
