@@ -11,8 +11,7 @@
  * ones and scales them to length 1 again; above 256 is refused. Usage is `estimateTokens` of the
  * texts (token ids count one each).
  */
-import { type Embedded, EmbeddingRefused, type EmbeddingInput, type EmbeddingRequest } from "@huddle/domain/models/Embedding"
-import { estimateInputTokens } from "@huddle/domain/models/Embedding"
+import { type Embedded, type EmbeddingInput, EmbeddingRefused, type EmbeddingRequest, estimateInputTokens } from "@huddle/domain/models/Embedding"
 import { Effect } from "effect"
 import { fnv1a } from "./Fnv1a.js"
 
