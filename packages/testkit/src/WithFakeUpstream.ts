@@ -20,11 +20,12 @@ export const pricing = { input: 1_000_000, output: 2_000_000 }
 export const model = (
   id: string,
   tier: string,
-  options: { readonly upstream_model?: string; readonly max_output_tokens?: number; readonly pricing?: CatalogModel["pricing"] } = {}
+  options: { readonly upstream_model?: string; readonly max_output_tokens?: number; readonly pricing?: CatalogModel["pricing"]; readonly kind?: "chat" | "embedding" } = {}
 ) => ({
   id,
   tier,
   provider: "fake",
+  ...(options.kind === undefined ? {} : { kind: options.kind }),
   ...(options.upstream_model === undefined ? {} : { upstream_model: options.upstream_model }),
   pricing: options.pricing ?? pricing,
   context_window: 16_000,

@@ -14,13 +14,19 @@
  *       "upstream_model": "gpt-4o-mini", // optional: the name sent upstream (default: id)
  *       "pricing": { "input": 150, "output": 600, "cache_read": 75 }, // credits per million tokens
  *       "context_window": 128000,
- *       "max_output_tokens": 16384
+ *       "max_output_tokens": 16384,
+ *       "kind": "chat"                   // optional: chat (the default) | embedding
  *     }
  *   ],
  *   // optional: other names for a model or a tier, globs where `*` is any run of characters
  *   "aliases": [{ "match": "claude-*sonnet*", "target": "standard" }]
  * }
  * ```
+ *
+ * An `embedding` model answers `POST /v1/embeddings` only (its `context_window` is the most
+ * tokens of one input, its output price and `max_output_tokens` go unused) and serves no tier or
+ * council; its provider must make embeddings (`offline` and OpenAI-compatible ones do, Anthropic
+ * does not): a catalog that names one on `anthropic` is refused at start.
  *
  * Within a tier, models are tried in file order: the first is preferred, the others are the
  * fallbacks; the offline models of a tier that has a configured model stand in for it only with
@@ -134,6 +140,10 @@ export const claudeAliases: ReadonlyArray<ModelAlias> = [
   new ModelAlias({ match: "claude-*sonnet*", target: "standard" }),
   new ModelAlias({ match: "claude-*opus*", target: "premium" })
 ]
+/** Embeddings, priced small but not zero so that their accounting is exercised offline too. */
+const offlineEmbed = new CatalogModel({ ...model("offline-embed", "economy", "offline", { input: 500, output: 0 }, 8192, 1), kind: "embedding" })
+
+const openaiEmbed = new CatalogModel({ ...model("text-embedding-3-small", "economy", "openai", { input: 20, output: 0 }, 8191, 1), kind: "embedding" })
 
 export interface Enabled {
   readonly openai?: boolean | undefined
@@ -150,7 +160,7 @@ export const defaultCatalog = (enabled: Enabled = {}): ModelCatalog => {
     ...(enabled.openai ? [openaiModels[tier]] : []),
     ...(enabled.anthropic ? [anthropicModels[tier]] : []),
     offlineModels[tier]
-  ])
+  ]).concat(enabled.openai ? [openaiEmbed, offlineEmbed] : [offlineEmbed])
   // Never empty: every tier has its offline model.
   return new ModelCatalog({ models: Arr.isNonEmptyReadonlyArray(models) ? models : [offlineModels.economy], aliases: claudeAliases })
 }
@@ -168,6 +178,20 @@ export interface Options extends Enabled {
 export const make = (options: Options): Effect.Effect<ModelCatalog, CatalogError> =>
   options.path === undefined ? Effect.succeed(defaultCatalog(options)) : load(options.path)
 
+/** Refuses an embedding model whose configured provider makes no embeddings (Anthropic's): better at start than at its first call. */
+const embeddingProviders = (catalog: ModelCatalog, providers: ModelProviders["Type"], source: string): Effect.Effect<void, CatalogError> => {
+  for (const [index, entry] of catalog.models.entries()) {
+    const provider = providers.get(entry.provider)
+    if (entry.kind === "embedding" && Option.isSome(provider) && provider.value.embed === undefined) {
+      return Effect.fail(new CatalogError({
+        source,
+        message: `invalid model catalog ${source}: models[${index}]: "${entry.id}" is an embedding model, and its provider ${entry.provider} makes no embeddings`
+      }))
+    }
+  }
+  return Effect.void
+}
+
 /** The catalog, routed by the providers configured (`ModelProviders`) and `offlineFallback`. */
 export const layer = (options: Options): Layer.Layer<Catalog, CatalogError, ModelProviders> =>
   Layer.effect(
@@ -175,6 +199,7 @@ export const layer = (options: Options): Layer.Layer<Catalog, CatalogError, Mode
     Effect.gen(function*() {
       const providers = yield* ModelProviders
       const catalog = yield* make(options)
+      yield* embeddingProviders(catalog, providers, options.path ?? "(default)")
       return Catalog.fromCatalog(catalog, {
         configured: (provider) => Option.isSome(providers.get(provider)),
         offlineFallback: options.offlineFallback === true

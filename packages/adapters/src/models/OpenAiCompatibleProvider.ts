@@ -17,13 +17,15 @@
  * `max_tokens` rather than `max_completion_tokens`: every compatible server understands it.
  * The request's pass-through parameters (`CallOptions`: sampling, `stop`, `seed`, tools,
  * `response_format`, `user` …) and the messages' tool calls are sent as they are; the tool-call
- * pieces of `delta.tool_calls` come back as `ToolCallDelta`s.
+ * pieces of `delta.tool_calls` come back as `ToolCallDelta`s. Embeddings go to the server's
+ * `/embeddings` (`OpenAiEmbeddings`).
  */
 import { type ChatMessage, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
 import { opened, type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import type { Pull } from "@huddle/domain/shared/Streams"
 import { Duration, Effect, Either, Redacted, Schema, type Scope } from "effect"
 import type { Dispatcher } from "undici"
+import * as OpenAiEmbeddings from "./OpenAiEmbeddings.js"
 import * as Upstream from "./Upstream.js"
 import type { Interpreter } from "./UpstreamExchange.js"
 import * as UpstreamFailures from "./UpstreamFailures.js"
@@ -225,5 +227,14 @@ export const make = (options: Options): Effect.Effect<Provider> =>
       )
     }
 
-    return opened({ name: options.name, kind: "openai-compatible", open })
+    const embeddings = new URL(`${options.baseUrl.replace(/\/+$/, "")}/embeddings`)
+    const embed = OpenAiEmbeddings.embed({
+      provider: options.name,
+      url: embeddings,
+      headers: { ...headers, accept: "application/json" },
+      secret: apiKey,
+      timeout,
+      dispatcher
+    })
+    return { ...opened({ name: options.name, kind: "openai-compatible", open }), embed }
   })

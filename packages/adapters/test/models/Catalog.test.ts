@@ -34,24 +34,27 @@ const valid = {
   ]
 }
 
-const ids = (catalog: { readonly models: ReadonlyArray<{ readonly id: string; readonly tier: string }> }, tier: string) =>
-  catalog.models.filter((model) => model.tier === tier).map((model) => model.id)
+const ids = (catalog: { readonly models: ReadonlyArray<{ readonly id: string; readonly tier: string; readonly kind: string }> }, tier: string) =>
+  catalog.models.filter((model) => model.tier === tier && model.kind === "chat").map((model) => model.id)
 
 describe("Catalog", () => {
-  it("defaults to the three offline models, one per tier, with small nonzero prices", () => {
+  it("defaults to the three offline models, one per tier, with small nonzero prices, and offline-embed", () => {
     const catalog = Catalog.defaultCatalog()
-    expect(catalog.models.map((model) => [model.id, model.tier, model.provider])).toEqual([
-      ["offline-economy", "economy", "offline"],
-      ["offline-standard", "standard", "offline"],
-      ["offline-premium", "premium", "offline"]
+    expect(catalog.models.map((model) => [model.id, model.tier, model.provider, model.kind])).toEqual([
+      ["offline-economy", "economy", "offline", "chat"],
+      ["offline-standard", "standard", "offline", "chat"],
+      ["offline-premium", "premium", "offline", "chat"],
+      ["offline-embed", "economy", "offline", "embedding"]
     ])
     // Credits per million tokens: 1 and 2 credits per 1,000 tokens for the economy model, as ever.
-    expect(catalog.models.map((model) => model.pricing)).toEqual([
+    const chat = catalog.models.filter((model) => model.kind === "chat")
+    expect(chat.map((model) => model.pricing)).toEqual([
       { input: 1000, output: 2000 },
       { input: 2000, output: 4000 },
       { input: 4000, output: 8000 }
     ])
-    for (const model of catalog.models) {
+    expect(catalog.models[3]!.pricing.input).toBeGreaterThan(0)
+    for (const model of chat) {
       expect(model.context_window).toBe(32768)
       expect(model.max_output_tokens).toBe(1024)
     }
@@ -67,7 +70,9 @@ describe("Catalog", () => {
     expect(ids(both, "premium")).toEqual(["gpt-4.1", "claude-opus-4-1", "offline-premium"])
     const anthropic = Catalog.defaultCatalog({ anthropic: true })
     expect(ids(anthropic, "standard")).toEqual(["claude-sonnet-4-5", "offline-standard"])
-    for (const model of both.models) {
+    expect(ids(openai, "economy").length).toBe(2)
+    expect(openai.models.filter((model) => model.kind === "embedding").map((model) => model.id)).toEqual(["text-embedding-3-small", "offline-embed"])
+    for (const model of both.models.filter((model) => model.kind === "chat")) {
       expect(model.pricing.input).toBeGreaterThan(0)
       expect(model.pricing.output).toBeGreaterThan(0)
     }
@@ -198,8 +203,22 @@ describe("Catalog", () => {
       expect(off.forTier("standard").map((model) => model.id)).toEqual(["gpt-4o"])
 
       const bare = yield* CatalogPort.pipe(Effect.provide(fromEnv({})))
-      expect(bare.models.map((model) => model.provider)).toEqual(["offline", "offline", "offline"])
+      expect(bare.models.map((model) => model.provider)).toEqual(["offline", "offline", "offline", "offline"])
+      // An embedding model serves no tier.
       expect(bare.forTier("economy").map((model) => model.id)).toEqual(["offline-economy"])
+    }))
+
+  it.effect("takes a model's kind from a file (chat when absent), and refuses an embedding model on a provider that makes none", () =>
+    Effect.gen(function*() {
+      const embed = { id: "embed-small", tier: "economy", provider: "anthropic", kind: "embedding", price: { input_per_1k: 0.1, output_per_1k: 0 }, context_window: 8192, max_output_tokens: 1 }
+      const loaded = yield* Catalog.load(write({ models: [...valid.models, { ...embed, provider: "ollama" }] }))
+      expect(loaded.models.map((model) => model.kind)).toEqual(["chat", "chat", "embedding"])
+      const badKind = yield* Effect.flip(Catalog.load(write({ models: [{ ...embed, kind: "rerank" }] })))
+      expect(badKind.message).toContain("models[0].kind")
+
+      const path = write({ models: [valid.models[1], embed] })
+      const error = yield* Effect.flip(CatalogPort.pipe(Effect.provide(fromEnv({ HUDDLE_CATALOG: path, ANTHROPIC_API_KEY: "sk-ant" }))))
+      expect(error.message).toContain(`models[1]: "embed-small" is an embedding model, and its provider anthropic makes no embeddings`)
     }))
 
   it.effect("refuses a HUDDLE_OFFLINE_FALLBACK other than on or off, naming it", () =>

@@ -69,7 +69,7 @@ export interface RunServices {
 }
 
 /** What a settled call paid for, by model, tier and the source that paid. */
-const record = (metrics: Metrics.Service, reservation: Reservation, settled: Settled) => {
+export const record = (metrics: Metrics.Service, reservation: Reservation, settled: Settled) => {
   const { id: model, tier } = settled.model
   metrics.add(Instruments.tokens, { model, tier, direction: "input" }, promptTokensOf(settled.usage))
   metrics.add(Instruments.tokens, { model, tier, direction: "output" }, settled.usage.output_tokens)

@@ -23,10 +23,19 @@ export const ModelPricing = Schema.Struct({
 }).annotations({ identifier: "ModelPricing" })
 export type ModelPricing = typeof ModelPricing.Type
 
+/** What a catalog model answers (see `CatalogModel.kind`). */
+export const ModelKind = Schema.Literal("chat", "embedding")
+export type ModelKind = typeof ModelKind.Type
+
 export class CatalogModel extends Schema.Class<CatalogModel>("CatalogModel")({
   /** The id clients use (`offline-economy`, `gpt-4o-mini` …). */
   id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)),
   tier: ModelTier,
+  /**
+   * What it answers: `chat` (chat completions, tiers, councils) or `embedding` (`POST
+   * /v1/embeddings` only). Optional in catalog files: `chat`.
+   */
+  kind: Schema.optionalWith(ModelKind, { default: () => "chat" as const }),
   /** Which configured provider serves it: `offline`, `openai`, `anthropic`, or a named OpenAI-compatible server. */
   provider: ProviderName,
   /** The model name sent upstream; defaults to `id`. */
