@@ -29,8 +29,8 @@ export const ContentBlock = Schema.Struct({
   content: Schema.optional(Schema.Unknown),
   is_error: Schema.optional(Schema.Boolean),
   thinking: Schema.optional(Text),
-  signature: Schema.optional(Schema.String),
-  data: Schema.optional(Schema.String),
+  signature: Schema.optional(Line),
+  data: Schema.optional(Line),
   cache_control: Schema.optional(Schema.NullOr(JsonObject))
 }).annotations(preserve)
 export type ContentBlock = typeof ContentBlock.Type
