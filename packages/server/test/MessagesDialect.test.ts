@@ -15,7 +15,7 @@ const model = new CatalogModel({
   id: "claude-fake",
   tier: "standard",
   provider: "anthropic",
-  price: { input_per_1k: 1, output_per_1k: 2 },
+  pricing: { input: 1000, output: 2000 },
   context_window: 1000,
   max_output_tokens: 100
 })
