@@ -22,6 +22,7 @@ import { Spend } from "@huddle/domain/spend/Spend"
 import { Layer } from "effect"
 import { ApiKeysHttp } from "./accounts/ApiKeysHttp.js"
 import { AuthHttp } from "./accounts/AuthHttp.js"
+import { MessagesHttp } from "./anthropic/MessagesHttp.js"
 import { MeHttp } from "./accounts/MeHttp.js"
 import * as SignInThrottle from "./accounts/SignInThrottle.js"
 import { Api } from "./Api.js"
@@ -65,6 +66,7 @@ export const layer = (config: Pick<ServerConfig, "trustProxy" | "operatorToken">
       isolated(Intents, RequestScopes, RateLimiting.RateLimits, ...groupMiddleware)(RpcHttp),
       isolated(Completions, RequestScopes, ...groupMiddleware)(OpenAiHttp),
       isolated(Completions, RequestScopes, ...groupMiddleware)(ResponsesHttp),
+      isolated(Completions, RequestScopes, ...groupMiddleware)(MessagesHttp),
       isolated(Operator, Spend, OperatorAuthenticated)(OperatorHttp)
     ]),
     Layer.provide([

@@ -7,6 +7,7 @@
 import { CouncilRound } from "@huddle/domain/council/ConsensusReport"
 import { HuddleReply } from "@huddle/domain/huddle/Huddle"
 import { Schema } from "effect"
+import { MessageStreamEvent } from "./anthropic/MessageStreamEvents.js"
 import { CompletionUsage, FinishReason } from "./openai/OpenAiApi.js"
 import * as OpenAiErrors from "./openai/OpenAiErrors.js"
 import { OutputFunctionCall, OutputMessage, OutputText, ResponseObject } from "./openai/ResponsesApi.js"
@@ -111,4 +112,4 @@ export const HuddleStreamEvent = Schema.Union(
 })
 
 /** The streams, for the document's components. */
-export const schemas = [ChatCompletionStreamEvent, ResponseStreamEvent, HuddleStreamEvent] as const
+export const schemas = [ChatCompletionStreamEvent, ResponseStreamEvent, HuddleStreamEvent, MessageStreamEvent] as const

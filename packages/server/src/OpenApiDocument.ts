@@ -8,6 +8,9 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import type * as OpenApi from "@effect/platform/OpenApi"
 import { Context, Option } from "effect"
+import * as AnthropicErrors from "./anthropic/AnthropicErrors.js"
+import { MessageStreamEvent } from "./anthropic/MessageStreamEvents.js"
+import { ModelInfo, ModelInfoList } from "./anthropic/MessagesWire.js"
 import * as EventStreams from "./EventStreams.js"
 import * as OpenAiErrors from "./openai/OpenAiErrors.js"
 import * as JsonRpcWire from "./rpc/JsonRpcWire.js"
@@ -21,7 +24,14 @@ const identifierOf = (schema: { readonly ast: { readonly annotations: Record<sym
   schema.ast.annotations[Symbol.for("effect/annotation/Identifier")] as string
 
 /** The schemas the fixes refer to, for `HttpApi.AdditionalSchemas` (they must carry an identifier). */
-export const additionalSchemas = [...EventStreams.schemas, OpenAiErrors.ErrorBody, JsonRpcWire.ErrorResponse] as const
+export const additionalSchemas = [
+  ...EventStreams.schemas,
+  OpenAiErrors.ErrorBody,
+  AnthropicErrors.ErrorBody,
+  ModelInfoList,
+  ModelInfo,
+  JsonRpcWire.ErrorResponse
+] as const
 
 /**
  * The streamed alternatives of the JSON answers: the platform gives an endpoint one encoding per
@@ -31,7 +41,8 @@ const streams: ReadonlyArray<{ readonly group: string; readonly endpoint: string
   { group: "openai", endpoint: "createChatCompletion", events: identifierOf(EventStreams.ChatCompletionStreamEvent) },
   { group: "responses", endpoint: "createResponse", events: identifierOf(EventStreams.ResponseStreamEvent) },
   { group: "huddle", endpoint: "start", events: identifierOf(EventStreams.HuddleStreamEvent) },
-  { group: "huddle", endpoint: "message", events: identifierOf(EventStreams.HuddleStreamEvent) }
+  { group: "huddle", endpoint: "message", events: identifierOf(EventStreams.HuddleStreamEvent) },
+  { group: "anthropic", endpoint: "createMessage", events: identifierOf(MessageStreamEvent) }
 ]
 
 /**
@@ -89,11 +100,12 @@ export const transform = <Id extends string, Groups extends HttpApiGroup.HttpApi
   for (const { endpoint, group, method, path } of operations) {
     const op = operation(path, method)
     const dialect = Option.getOrElse(Context.getOption(group.annotations, ErrorTable.Dialect), () => "huddle" as const)
-    if (dialect === "openai") {
-      // The edge answers every failure on these paths in OpenAI's envelope (edge/ErrorTranslation.ts),
+    if (dialect === "openai" || dialect === "anthropic") {
+      // The edge answers every failure on these paths in the group's envelope (edge/ErrorTranslation.ts),
       // while the platform documents the error schemas declared, which are Huddle's envelope.
+      const body = ref(identifierOf(dialect === "openai" ? OpenAiErrors.ErrorBody : AnthropicErrors.ErrorBody))
       for (const [status, response] of Object.entries(op["responses"] as Record<string, any>)) {
-        if (isError(status)) response.content = { "application/json": { schema: ref(identifierOf(OpenAiErrors.ErrorBody)) } }
+        if (isError(status)) response.content = { "application/json": { schema: body } }
       }
     } else if (dialect === "json-rpc") {
       // A call failing in its method is a JSON-RPC error object, answered 200 to `jsonrpc: "2.0"`

@@ -85,7 +85,7 @@ describe("the OpenAPI document", () => {
     expect(all.length).toBeGreaterThanOrEqual(48)
     expect(all.filter(({ operation }) => !operation["summary"] || !operation["description"]).map(({ method, path }) => `${method} ${path}`))
       .toEqual([])
-    expect(document["tags"].length).toBe(13)
+    expect(document["tags"].length).toBe(14)
     expect(document["tags"].filter((tag: Json) => !tag["description"]).map((tag: Json) => tag["name"])).toEqual([])
   })
 
@@ -135,10 +135,12 @@ describe("the OpenAPI document", () => {
       "post /v1/chat/completions",
       "post /v1/huddle",
       "post /v1/huddle/sessions/{session_id}/messages",
+      "post /v1/messages",
       "post /v1/responses"
     ])
     const eventsOf = (path: string) => document["paths"][path]["post"]["responses"]["200"]["content"]["text/event-stream"]["schema"]
     expect(eventsOf("/v1/chat/completions")).toEqual(ref("ChatCompletionStreamEvent"))
+    expect(eventsOf("/v1/messages")).toEqual(ref("MessageStreamEvent"))
     expect(eventsOf("/v1/responses")).toEqual(ref("ResponseStreamEvent"))
     expect(eventsOf("/v1/huddle")).toEqual(ref("HuddleStreamEvent"))
     const eventNames = (identifier: string) =>

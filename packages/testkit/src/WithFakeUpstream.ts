@@ -34,8 +34,12 @@ export interface WithFakeUpstream {
 
 export const start = async (
   models: ReadonlyArray<ReturnType<typeof model>>,
-  options: Omit<TestServer.Options, "providers" | "catalog"> = {}
+  options: Omit<TestServer.Options, "providers" | "catalog"> & {
+    /** The catalog's aliases (`ModelCatalog.aliases`): globs naming a model or a tier. */
+    readonly aliases?: ReadonlyArray<{ readonly match: string; readonly target: string }>
+  } = {}
 ): Promise<WithFakeUpstream> => {
+  const { aliases, ...serverOptions } = options
   const fake = await FakeOpenAi.start({ apiKey: upstreamKey })
   const dir = mkdtempSync(join(tmpdir(), "huddle-catalog-"))
   const stopAll = async (server?: TestServer.TestServer) => {
@@ -47,10 +51,10 @@ export const start = async (
     }
   }
   try {
-    writeFileSync(join(dir, "catalog.json"), JSON.stringify({ models }))
+    writeFileSync(join(dir, "catalog.json"), JSON.stringify(aliases === undefined ? { models } : { models, aliases }))
     const server = await TestServer.start({
       starterCredits: 100_000,
-      ...options,
+      ...serverOptions,
       providers: { servers: [{ name: "fake", baseUrl: fake.baseUrl, apiKey: Redacted.make(upstreamKey) }] },
       catalog: { path: join(dir, "catalog.json") }
     })

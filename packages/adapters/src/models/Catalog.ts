@@ -16,7 +16,9 @@
  *       "context_window": 128000,
  *       "max_output_tokens": 16384
  *     }
- *   ]
+ *   ],
+ *   // optional: other names for a model or a tier, globs where `*` is any run of characters
+ *   "aliases": [{ "match": "claude-*sonnet*", "target": "standard" }]
  * }
  * ```
  *
@@ -27,7 +29,7 @@
  * repeated `id`.
  */
 import { readFile } from "node:fs/promises"
-import { CatalogModel, ModelCatalog } from "@huddle/domain/models/Model"
+import { CatalogModel, ModelAlias, ModelCatalog } from "@huddle/domain/models/Model"
 import { Catalog } from "@huddle/domain/models/Catalog"
 import { ModelProviders } from "@huddle/domain/models/ModelProviders"
 import type { ModelTier } from "@huddle/domain/settings/Preferences"
@@ -58,6 +60,11 @@ export const decode = (json: unknown, source: string): Effect.Effect<ModelCatalo
       return Effect.fail(new CatalogError({ source, message: `invalid model catalog ${source}: models[${index}].id: "${model.id}" appears twice` }))
     }
     seen.add(model.id)
+  }
+  for (const [index, alias] of (decoded.right.aliases ?? []).entries()) {
+    if (!seen.has(alias.target) && !(tiers as ReadonlyArray<string>).includes(alias.target)) {
+      return Effect.fail(new CatalogError({ source, message: `invalid model catalog ${source}: aliases[${index}].target: "${alias.target}" is neither a model of the catalog nor a tier` }))
+    }
   }
   return Effect.succeed(decoded.right)
 }
@@ -112,6 +119,16 @@ const offlineModels: Readonly<Record<ModelTier, CatalogModel>> = {
   premium: model("offline-premium", "premium", "offline", 4, 8, 32_768, 1024)
 }
 
+/**
+ * Claude's model names as tiers (DESIGN §8), so that Claude Code, which names its models
+ * (`claude-sonnet-4-5-20250929`, a small fast `claude-haiku-…`), works on a fresh checkout.
+ */
+export const claudeAliases: ReadonlyArray<ModelAlias> = [
+  new ModelAlias({ match: "claude-*haiku*", target: "economy" }),
+  new ModelAlias({ match: "claude-*sonnet*", target: "standard" }),
+  new ModelAlias({ match: "claude-*opus*", target: "premium" })
+]
+
 export interface Enabled {
   readonly openai?: boolean | undefined
   readonly anthropic?: boolean | undefined
@@ -129,7 +146,7 @@ export const defaultCatalog = (enabled: Enabled = {}): ModelCatalog => {
     offlineModels[tier]
   ])
   // Never empty: every tier has its offline model.
-  return new ModelCatalog({ models: Arr.isNonEmptyReadonlyArray(models) ? models : [offlineModels.economy] })
+  return new ModelCatalog({ models: Arr.isNonEmptyReadonlyArray(models) ? models : [offlineModels.economy], aliases: claudeAliases })
 }
 
 export interface Options extends Enabled {

@@ -217,11 +217,15 @@ const toolCallChunks = (request: ModelRequest, tool: ToolDefinition): ReadonlyAr
 }
 
 
-/** The answer up to (not including) its first stop sequence, as a real model stops there. */
-const untilStop = (text: string, stop: CallOptions["stop"]): string => {
+/** The answer up to (not including) its first stop sequence, as a real model stops there, and the sequence met. */
+const untilStop = (text: string, stop: CallOptions["stop"]): { readonly text: string; readonly met?: string | undefined } => {
   const stops = stop === undefined ? [] : typeof stop === "string" ? [stop] : stop
-  const at = Math.min(...stops.filter((s) => s.length > 0).map((s) => text.indexOf(s)).filter((i) => i >= 0))
-  return Number.isFinite(at) ? text.slice(0, at) : text
+  let met: { at: number; stop: string } | undefined
+  for (const s of stops) {
+    const at = s.length > 0 ? text.indexOf(s) : -1
+    if (at >= 0 && (met === undefined || at < met.at)) met = { at, stop: s }
+  }
+  return met === undefined ? { text } : { text: text.slice(0, met.at), met: met.stop }
 }
 
 export const chunksFor = (request: ModelRequest): ReadonlyArray<ModelChunk> => {
@@ -229,14 +233,14 @@ export const chunksFor = (request: ModelRequest): ReadonlyArray<ModelChunk> => {
   if (tool !== undefined) return toolCallChunks(request, tool)
   // Honour the output budget as a real model would: cut the text, and say so in `Finish`.
   const budget = Math.max(0, request.maxOutputTokens) * 4
-  const full = untilStop(formatted(request, budget), request.options?.stop)
+  const { met, text: full } = untilStop(formatted(request, budget), request.options?.stop)
   const truncated = full.length > budget
   const text = truncated ? full.slice(0, budget).trimEnd() : full
   const input = inputTokens(request)
   return [
     ...wordGroups(text, wordsPerDelta).map((group): ModelChunk => ({ _tag: "Delta", text: group })),
     { _tag: "Usage", usage: new Usage({ input_tokens: input, output_tokens: estimateTokens(text) }) },
-    { _tag: "Finish", reason: truncated ? "length" : "stop" }
+    truncated ? { _tag: "Finish", reason: "length" } : { _tag: "Finish", reason: "stop", stopSequence: met }
   ]
 }
 

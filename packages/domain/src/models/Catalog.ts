@@ -8,7 +8,16 @@ export interface Service {
   /** The models of a tier, in the order they are tried (see `tierModels`). */
   readonly forTier: (tier: ModelTier) => ReadonlyArray<CatalogModel>
   readonly find: (id: string) => Option.Option<CatalogModel>
+  /**
+   * What a model name that is no catalog id stands for, by the catalog's aliases: a model id or
+   * a tier (`undefined` when no alias matches). The one place aliases are resolved.
+   */
+  readonly aliasOf: (id: string) => string | undefined
 }
+
+/** A glob of an alias (`*`: any run of characters) as an anchored pattern. */
+export const globPattern = (glob: string): RegExp =>
+  new RegExp(`^${glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`)
 
 /** The provider of the offline models (`OfflineProvider`). */
 export const offlineProvider = "offline"
@@ -52,10 +61,12 @@ export class Catalog extends Context.Tag("@huddle/domain/Catalog")<Catalog, Serv
       }
       return models
     }
+    const aliases = (catalog.aliases ?? []).map((alias) => ({ pattern: globPattern(alias.match), target: alias.target }))
     return {
       models: catalog.models,
       forTier,
-      find: (id) => Option.fromNullable(byId.get(id))
+      find: (id) => Option.fromNullable(byId.get(id)),
+      aliasOf: (id) => byId.has(id) ? undefined : aliases.find((alias) => alias.pattern.test(id))?.target
     }
   }
 }

@@ -21,8 +21,20 @@ export class CatalogModel extends Schema.Class<CatalogModel>("CatalogModel")({
   max_output_tokens: Schema.Int.pipe(Schema.positive())
 }) {}
 
+/**
+ * Another name for a model or a tier: a model name a client sends (`claude-sonnet-4-5-20250929`)
+ * that matches `match`, a glob where `*` is any run of characters, is served as `target`, a
+ * catalog model id or a tier. An exact catalog id wins over every alias; the first alias that
+ * matches wins over the others.
+ */
+export class ModelAlias extends Schema.Class<ModelAlias>("ModelAlias")({
+  match: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  target: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128))
+}) {}
+
 export class ModelCatalog extends Schema.Class<ModelCatalog>("ModelCatalog")({
-  models: Schema.NonEmptyArray(CatalogModel)
+  models: Schema.NonEmptyArray(CatalogModel),
+  aliases: Schema.optional(Schema.Array(ModelAlias))
 }) {}
 
 export const ChatRole = Schema.Literal("system", "user", "assistant", "tool")

@@ -51,9 +51,14 @@ export const candidatesOf = (
         const models = catalog.forTier(tierRank[target.tier] > tierRank[allowed] ? allowed : target.tier)
         return models.length > 0 ? models : yield* modelNotFound(target.tier)
       }
-      case "Model":
+      case "Model": {
+        // An alias stands for a tier or a model (`Catalog.aliasOf`): resolved here, for every entry point.
+        const alias = catalog.aliasOf(target.id)
+        if (alias !== undefined) return yield* candidatesOf(catalog, isTier(alias) ? { _tag: "Tier", tier: alias } : { _tag: "Candidates", ids: [alias] }, ceiling)
+        return yield* candidatesOf(catalog, { _tag: "Candidates", ids: [target.id] }, ceiling)
+      }
       case "Candidates": {
-        const ids = target._tag === "Model" ? [target.id] : target.ids
+        const ids = target.ids
         const models: Array<CatalogModel> = []
         for (const id of ids) {
           const model = catalog.find(id)

@@ -19,6 +19,7 @@ import * as SqlFailure from "@huddle/adapters/sql/SqlFailure"
 import { InvalidRequest, NotFound } from "@huddle/domain/shared/Errors"
 import { Cause, Context, Effect, FiberRef, Layer, Option, Predicate, Schema } from "effect"
 import { Api } from "../Api.js"
+import * as AnthropicErrors from "../anthropic/AnthropicErrors.js"
 import * as OpenAiErrors from "../openai/OpenAiErrors.js"
 import { Internal, MethodNotAllowed, PayloadTooLarge, ServiceUnavailable } from "../shared/EdgeErrors.js"
 import * as Envelope from "../shared/Envelope.js"
@@ -187,8 +188,11 @@ const unservedAnswer = (method: string, path: string) => {
  */
 const methodNotAllowed = (method: string, path: string, allowed: ReadonlyArray<string>) => {
   const error = new MethodNotAllowed({ message: `${path} does not take ${method}; it takes ${allowed.join(", ")}` })
-  const response = dialectOf(path) === "openai"
+  const dialect = dialectOf(path)
+  const response = dialect === "openai"
     ? OpenAiErrors.response(error)
+    : dialect === "anthropic"
+    ? AnthropicErrors.response(error)
     : HttpServerResponse.unsafeJson(Schema.encodeSync(Envelope.MethodNotAllowed)(error), { status: table.MethodNotAllowed.status })
   return HttpServerResponse.setHeader(response, "allow", allowed.join(", "))
 }
@@ -344,10 +348,13 @@ const middleware = (options: { readonly maxBodyBytes: number }) =>
           Effect.tapError((error) => Effect.zipRight(retryAfterOnUnavailable(error), chargedOnUpstreamFailure(error)))
         )
         // The OpenAI-compatible group, and OpenAI's resources that Huddle does not serve, answer every
-        // failure in OpenAI's envelope (DESIGN §4), here and nowhere else; the others leave it to
-        // the contract's error schemas.
-        return dialectOf(pathOf(request.url)) === "openai"
+        // failure in OpenAI's envelope (DESIGN §4), the Messages API in Anthropic's (DESIGN §8), here
+        // and nowhere else; the others leave it to the contract's error schemas.
+        const dialect = dialectOf(pathOf(request.url))
+        return dialect === "openai"
           ? Effect.catchAll(answered, (error) => Effect.succeed(OpenAiErrors.response(error)))
+          : dialect === "anthropic"
+          ? Effect.catchAll(answered, (error) => Effect.succeed(AnthropicErrors.response(error)))
           : answered
       })
   )

@@ -103,7 +103,8 @@ export const middleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E,
       const answered = metrics.enabled ? measure(metrics, request, started, clock) : undefined
       return enter(requestId, clock).pipe(
         Effect.zipRight(HttpApp.appendPreResponseHandler((_request, response) =>
-          Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+          // `request-id` is Anthropic's name for it, which its SDKs read (`_request_id`).
+          Effect.succeed(HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "request-id": requestId }))
         )),
         Effect.zipRight(app),
         Effect.tap((response) => {

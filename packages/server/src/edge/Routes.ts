@@ -9,7 +9,7 @@ import * as FindMyWay from "find-my-way-ts"
 import { Api } from "../Api.js"
 
 /** The wire dialect of a route's answers: what its errors and streams look like. */
-export type Dialect = "huddle" | "openai" | "jsonrpc"
+export type Dialect = "huddle" | "openai" | "anthropic" | "jsonrpc"
 
 export interface Route {
   readonly name: string
@@ -17,7 +17,13 @@ export interface Route {
 }
 
 const dialectOf = (group: string): Dialect =>
-  group === "openai" || group === "responses" ? "openai" : group === "rpc" ? "jsonrpc" : "huddle"
+  group === "openai" || group === "responses"
+    ? "openai"
+    : group === "anthropic"
+    ? "anthropic"
+    : group === "rpc"
+    ? "jsonrpc"
+    : "huddle"
 
 /** Paths served beside the contract (the console, the reference, the OpenAPI document, metrics). */
 const served: ReadonlyArray<readonly [method: string, path: `/${string}`]> = [

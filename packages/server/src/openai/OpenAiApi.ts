@@ -221,7 +221,7 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
       .addSuccess(ModelList)
       .annotate(
         OpenApi.Description,
-        `The tier aliases, the councils that can be seated (\`council\`, \`council-<tier>\`) and the catalog models the caller's organization policy allows. ${openAiErrors}`
+        `The tier aliases, the councils that can be seated (\`council\`, \`council-<tier>\`) and the catalog models the caller's organization policy allows. A request with an \`anthropic-version\` header (Anthropic's SDKs, Claude Code) gets them in Anthropic's shape, \`{"data":[{"type":"model","id","display_name","created_at"}],"has_more":false,"first_id","last_id"}\` (schema \`AnthropicModelList\`). ${openAiErrors}`
       )
   )
   .add(
@@ -230,7 +230,7 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
       .setPath(Schema.Struct({ model: Line }))
       .setHeaders(OrgHeaders)
       .addSuccess(ModelObject)
-      .annotate(OpenApi.Description, `One model of the listing; any other is not found. ${openAiErrors}`)
+      .annotate(OpenApi.Description, `One model of the listing; any other is not found. With an \`anthropic-version\` header, in Anthropic's shape (schema \`AnthropicModelInfo\`). ${openAiErrors}`)
   )
   .addError(Envelope.NotFound)
   .addError(Envelope.InsufficientCredits)

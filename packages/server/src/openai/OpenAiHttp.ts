@@ -4,12 +4,15 @@
  */
 import { randomUUID } from "node:crypto"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { ChatMessage } from "@huddle/domain/models/Model"
 import { CurrentPrincipal } from "@huddle/domain/identity/Principal"
 import { Completions, type Listed, type Request } from "@huddle/domain/answers/Completions"
 import { type RequestScope, RequestScopes } from "@huddle/domain/request/RequestScope"
 import { Clock, Effect } from "effect"
 import { Api } from "../Api.js"
+import { asksAnthropic, modelInfo, modelList } from "../anthropic/AnthropicModels.js"
 import * as EventStream from "../shared/EventStream.js"
 import { orgAsked, type OrgHeaders } from "../shared/Headers.js"
 import { reportContext } from "../shared/reportContext.js"
@@ -74,6 +77,7 @@ export const OpenAiHttp = HttpApiBuilder.group(Api, "openai", (handlers) =>
     const scopes = yield* RequestScopes
     // The catalog has no dates of its own: its models are as old as this process.
     const listedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+    const listedIso = new Date(listedAt * 1000).toISOString()
 
     /** The request's scope; the response says which context it ran in. */
     const scopeOf = (headers: typeof OrgHeaders.Type) =>
@@ -94,14 +98,19 @@ export const OpenAiHttp = HttpApiBuilder.group(Api, "openai", (handlers) =>
             )
             : yield* OpenAiDialect.completion(events, id, created, payload.model)
         }))
+      // An Anthropic client (it sends `anthropic-version`) gets the same models in Anthropic's shape.
       .handle("listModels", ({ headers }) =>
         Effect.gen(function*() {
           const listed = completions.list(yield* scopeOf(headers))
-          return { object: "list" as const, data: listed.map(toModelObject(listedAt)) }
+          return asksAnthropic((yield* HttpServerRequest.HttpServerRequest).headers)
+            ? HttpServerResponse.unsafeJson(modelList(listed, listedIso))
+            : { object: "list" as const, data: listed.map(toModelObject(listedAt)) }
         }))
       .handle("retrieveModel", ({ headers, path }) =>
         Effect.gen(function*() {
           const found = yield* completions.find(yield* scopeOf(headers), path.model)
-          return toModelObject(listedAt)(found)
+          return asksAnthropic((yield* HttpServerRequest.HttpServerRequest).headers)
+            ? HttpServerResponse.unsafeJson(modelInfo(listedIso)(found))
+            : toModelObject(listedAt)(found)
         }))
   }))

@@ -2,7 +2,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Unauthorized } from "@huddle/domain/shared/Errors"
 import { Authentication } from "@huddle/domain/accounts/Authentication"
 import { Effect, Layer } from "effect"
-import { Authenticated, credentialOf } from "./Security.js"
+import { Authenticated, credentialOfHeaders } from "./Security.js"
 
 export const AuthenticatedLive = Layer.effect(
   Authenticated,
@@ -12,13 +12,13 @@ export const AuthenticatedLive = Layer.effect(
       // (`Basic  hk_…`, `Bearer:hk_…`): the header is read again with the one parser.
       bearer: () =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-          const credential = credentialOf(request.headers["authorization"])
+          const credential = credentialOfHeaders(request.headers)
           switch (credential._tag) {
             case "None":
               return auth.authenticate("")
             case "Malformed":
               return Effect.fail(
-                new Unauthorized({ message: "The Authorization header must be: Bearer <API key or session token>" })
+                new Unauthorized({ message: "The Authorization header must be: Bearer <API key or session token> (or send the API key as x-api-key)" })
               )
             case "Bearer":
               return auth.authenticate(credential.token)

@@ -6,6 +6,7 @@
  *   that has an error class);
  * - OpenAI's envelope (openai/OpenAiErrors.ts: `code` is the CODE, `type` OpenAI's word for the
  *   status);
+ * - Anthropic's envelope (anthropic/AnthropicErrors.ts: `error.type` Anthropic's word for the status);
  * - JSON-RPC error objects (rpc/RpcErrors.ts: `code` is the application code, `data.error` the
  *   CODE, the HTTP status of a single call the entry's status).
  *
@@ -25,7 +26,7 @@ import { Context } from "effect"
  * `json-rpc` answers its calls' errors in the handler; the failures before any call runs are the
  * Huddle envelope (docs/decisions/0008-json-rpc.md).
  */
-export class Dialect extends Context.Tag("@huddle/server/ErrorTable/Dialect")<Dialect, "huddle" | "openai" | "json-rpc">() {}
+export class Dialect extends Context.Tag("@huddle/server/ErrorTable/Dialect")<Dialect, "huddle" | "openai" | "anthropic" | "json-rpc">() {}
 
 export interface Entry {
   readonly status: number

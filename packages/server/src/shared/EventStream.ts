@@ -34,6 +34,8 @@ export interface Dialect<A> {
   readonly failure: (error: unknown) => Uint8Array
   /** Response headers said by the events held back (once, before the body starts). */
   readonly headers?: ((head: ReadonlyArray<A>) => Record<string, string>) | undefined
+  /** The dialect's own heartbeat frame (Anthropic's `ping`), instead of an SSE comment. */
+  readonly heartbeat?: Uint8Array | undefined
 }
 
 const headers = { "cache-control": "no-cache", "x-accel-buffering": "no" }
@@ -91,7 +93,7 @@ export const respond = <A, E>(
     // The events held back before the body began: what `dialect.headers` reads.
     let held: ReadonlyArray<A> = []
 
-    const beat = Effect.repeat(push(Chunk.of(heartbeat)), Schedule.spaced(every)).pipe(Effect.delay(every), Effect.forkIn(scope))
+    const beat = Effect.repeat(push(Chunk.of(dialect.heartbeat ?? heartbeat)), Schedule.spaced(every)).pipe(Effect.delay(every), Effect.forkIn(scope))
     /** The held events' frames, then the heartbeats; the handler answers 200 from here. */
     const begin = (): Effect.Effect<void> => {
       held = head!

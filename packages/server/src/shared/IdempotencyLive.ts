@@ -33,7 +33,7 @@ import { describeDefect } from "../edge/ErrorTranslation.js"
 import { IdempotencyInProgress, IdempotencyKeyReused } from "./EdgeErrors.js"
 import * as Idempotency from "./Idempotency.js"
 import * as Retention from "./Retention.js"
-import { credentialOf } from "./Security.js"
+import { credentialOfHeaders } from "./Security.js"
 
 export interface Options {
   /** How long a key's answer is kept and replayed. */
@@ -116,7 +116,7 @@ const readsAsText = (request: HttpServerRequest.HttpServerRequest): boolean => {
 
 /** The caller's secret, read as authentication read it. */
 const bearerSecret = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
-  const credential = credentialOf(request.headers["authorization"])
+  const credential = credentialOfHeaders(request.headers)
   return credential._tag === "Bearer" ? credential.token : undefined
 }
 

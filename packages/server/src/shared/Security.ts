@@ -4,7 +4,10 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { CurrentPrincipal } from "@huddle/domain/identity/Principal"
 import * as Envelope from "./Envelope.js"
 
-/** Bearer authentication (an API key `hk_…` or a web-session token `hs_…`) for `/v1` endpoints. */
+/**
+ * Bearer authentication (an API key `hk_…` or a web-session token `hs_…`) for `/v1` endpoints;
+ * Anthropic's clients send the key as `x-api-key` instead (`credentialOfHeaders`).
+ */
 export class Authenticated extends HttpApiMiddleware.Tag<Authenticated>()("Authenticated", {
   failure: Envelope.Unauthorized,
   provides: CurrentPrincipal,
@@ -36,4 +39,17 @@ export const credentialOf = (authorization: string | undefined): Credential => {
   if (authorization === undefined || authorization.trim() === "") return { _tag: "None" }
   const token = bearer.exec(authorization.trim())?.[1]
   return token === undefined ? { _tag: "Malformed" } : { _tag: "Bearer", token }
+}
+
+/**
+ * A request's credential: its `Authorization` header, or else its `x-api-key` (Anthropic's SDKs
+ * and Claude Code with `ANTHROPIC_API_KEY`), read as a bearer token.
+ */
+export const credentialOfHeaders = (headers: { readonly [name: string]: string | undefined }): Credential => {
+  const authorization = headers["authorization"]
+  const apiKey = headers["x-api-key"]?.trim()
+  if ((authorization === undefined || authorization.trim() === "") && apiKey !== undefined && apiKey !== "") {
+    return /\s/.test(apiKey) ? { _tag: "Malformed" } : { _tag: "Bearer", token: apiKey }
+  }
+  return credentialOf(authorization)
 }
