@@ -55,6 +55,8 @@ export interface Options {
   /** More command-line arguments (`--model`, `--allowedTools` …). */
   readonly args?: ReadonlyArray<string>
   readonly timeoutMs?: number
+  /** More environment variables (`CLAUDE_CODE_MAX_OUTPUT_TOKENS` …). */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 /** A temporary directory, removed by the returned function. */
@@ -78,7 +80,8 @@ export const run = async (prompt: string, options: Options): Promise<Run> => {
       ANTHROPIC_BASE_URL: options.baseUrl,
       ANTHROPIC_AUTH_TOKEN: options.token,
       // No telemetry, error reports, update checks or other traffic beyond the API calls.
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      ...options.env
     }
     const args = ["-p", prompt, "--output-format", "json", ...(options.args ?? [])]
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
