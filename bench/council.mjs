@@ -59,7 +59,7 @@ const models = Array.from({ length: seats }, (_, i) =>
     id: `seat-${i + 1}`,
     tier: "standard",
     provider: providerName,
-    price: { input_per_1k: 1, output_per_1k: 2 },
+    pricing: { input: 1000, output: 2000 },
     context_window: 32_000,
     max_output_tokens: 2048
   }))

@@ -9,18 +9,18 @@ import { usage } from "./answer.mjs"
 
 export const model = "bench-standard"
 
-/** Every model's price, in credits per 1,000 tokens. */
-export const price = { input_per_1k: 1, output_per_1k: 2 }
+/** Every model's prices, in credits per million tokens. */
+export const pricing = { input: 1000, output: 2000 }
 
-/** What one answer of the fake upstream costs (its usage at `price`, rounded up as Huddle does). */
-export const costPerAnswer = Math.ceil((usage.prompt_tokens * price.input_per_1k + usage.completion_tokens * price.output_per_1k) / 1000)
+/** What one answer of the fake upstream costs (its usage at `pricing`, rounded up once as Huddle does). */
+export const costPerAnswer = Math.ceil((usage.prompt_tokens * pricing.input + usage.completion_tokens * pricing.output) / 1_000_000)
 
 /**
  * One model per tier, all served by the fake upstream through the `openai` provider, and
  * `bench-paced` (standard), whose upstream streams its pieces apart (the chunk-gap probe).
  */
 export const writeCatalog = (dir) => {
-  const entry = (id, tier) => ({ id, tier, provider: "openai", upstream_model: `${id}-upstream`, price, context_window: 16_000, max_output_tokens: 1024 })
+  const entry = (id, tier) => ({ id, tier, provider: "openai", upstream_model: `${id}-upstream`, pricing, context_window: 16_000, max_output_tokens: 1024 })
   const path = join(dir, "catalog.json")
   writeFileSync(path, JSON.stringify({ models: [entry("bench-economy", "economy"), entry(model, "standard"), entry("bench-premium", "premium"), entry("bench-paced", "standard")] }, null, 2))
   return path

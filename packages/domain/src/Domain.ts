@@ -12,6 +12,7 @@ import { Layer } from "effect"
 import * as Accounts from "./accounts/Accounts.js"
 import * as Answers from "./answers/Answers.js"
 import * as Completions from "./answers/Completions.js"
+import * as Embeddings from "./answers/Embeddings.js"
 import * as ApiKeys from "./accounts/ApiKeys.js"
 import * as Authentication from "./accounts/Authentication.js"
 import * as Council from "./council/Council.js"
@@ -43,7 +44,7 @@ import * as Workspaces from "./workspaces/Workspaces.js"
  * core, the council, the one metered call and what they take (credits, the router, memories,
  * grounding, org settings).
  */
-export const answering = Layer.mergeAll(RequestScope.layer, Completions.layer, IntentPipeline.layer).pipe(
+export const answering = Layer.mergeAll(RequestScope.layer, Completions.layer, Embeddings.layer, IntentPipeline.layer).pipe(
   Layer.provideMerge(Answers.layer),
   Layer.provideMerge(Council.layer),
   Layer.provideMerge(MeteredCall.layer),

@@ -142,7 +142,7 @@ describe("a small balance lowers max_tokens instead of refusing", () => {
         id: `m-${input}-${output}-${cap}-${i}`,
         tier: "economy",
         provider: "scripted",
-        price: { input_per_1k: input, output_per_1k: output },
+        pricing: { input: input * 1000, output: output * 1000 },
         context_window: 100_000,
         max_output_tokens: cap
       })

@@ -12,7 +12,7 @@ import * as Metrics from "@huddle/domain/observability/Metrics"
 import { Effect, Layer, Logger, Option, Stream } from "effect"
 
 const entry = (id: string, provider: string) =>
-  new CatalogModel({ id, tier: "standard", provider, price: { input_per_1k: 1, output_per_1k: 1 }, context_window: 1000, max_output_tokens: 100 })
+  new CatalogModel({ id, tier: "standard", provider, pricing: { input: 1000, output: 1000 }, context_window: 1000, max_output_tokens: 100 })
 
 const offline = entry("offline-standard", "offline")
 const gpt = entry("gpt-4o", "openai")

@@ -54,8 +54,8 @@ describe("the one metered model call", () => {
     expect(importersOf("Credits", "Credits")).toEqual(["Domain.ts", "MeteredCall.ts"])
   })
 
-  it("hands the Credits service only to its own parts: its reservations and its run", () => {
-    expect(typeImportersOf("Service", "Credits")).toEqual(["CallReservation.ts", "MeteredRun.ts"])
+  it("hands the Credits service only to its own parts: its reservations, its run and its whole (unstreamed) call", () => {
+    expect(typeImportersOf("Service", "Credits")).toEqual(["CallReservation.ts", "MeteredRun.ts", "WholeCall.ts"])
   })
 
   it("finds what it looks for: the files scanned include the metered call and its callers", () => {

@@ -11,7 +11,7 @@ const model = new CatalogModel({
   id: "endless",
   tier: "standard",
   provider: "endless",
-  price: { input_per_1k: 1, output_per_1k: 1 },
+  pricing: { input: 1000, output: 1000 },
   context_window: 1000,
   max_output_tokens: 100
 })

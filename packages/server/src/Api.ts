@@ -15,6 +15,7 @@ import { MeApi } from "./accounts/MeApi.js"
 import { HealthApi } from "./health/HealthApi.js"
 import { HuddleApi } from "./huddle/HuddleApi.js"
 import { MemoriesApi } from "./memories/MemoriesApi.js"
+import { EmbeddingsApi } from "./openai/EmbeddingsApi.js"
 import { OpenAiApi } from "./openai/OpenAiApi.js"
 import { ResponsesApi } from "./openai/ResponsesApi.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
@@ -59,7 +60,7 @@ const description = `Team AI workspace: organizations, credits, memories, worksp
 
 **Errors.** Every error is answered with its HTTP status and the envelope \`{"error":"UNAUTHORIZED","message":"Missing bearer credentials"}\` (\`error\` is a CODE such as \`INVALID_REQUEST\`, \`NOT_FOUND\`, \`INSUFFICIENT_CREDITS\`, \`RATE_LIMITED\`, \`INTERNAL\`), with three exceptions that speak their clients' dialect:
 
-- the OpenAI-compatible endpoints (\`/v1/chat/completions\`, \`/v1/responses\`, \`/v1/models\`) answer in OpenAI's envelope, \`{"error":{"message":"Missing bearer credentials","type":"authentication_error","param":null,"code":"UNAUTHORIZED"}}\` — \`code\` holds the same CODE — so that OpenAI SDKs raise their own error classes;
+- the OpenAI-compatible endpoints (\`/v1/chat/completions\`, \`/v1/responses\`, \`/v1/embeddings\`, \`/v1/models\`) answer in OpenAI's envelope, \`{"error":{"message":"Missing bearer credentials","type":"authentication_error","param":null,"code":"UNAUTHORIZED"}}\` — \`code\` holds the same CODE — so that OpenAI SDKs raise their own error classes;
 - Anthropic's Messages API (\`/v1/messages\`, \`/v1/messages/count_tokens\`) answers in Anthropic's envelope, \`{"type":"error","error":{"type":"authentication_error","message":"Missing bearer credentials"}}\`, so that Anthropic's SDKs and Claude Code raise their own error classes;
 - \`POST /v1/rpc\` answers with JSON-RPC 2.0 error objects, \`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":{"error":"NOT_FOUND","message":"No method \\"nope\\"; rpc.discover lists them"}},"id":1}\` — \`data\` is the envelope — except for failures before any call runs (401, 413, 429), which are the plain envelope.
 
@@ -84,6 +85,7 @@ const contract = HttpApi.make("huddle")
   // Its request schemas refuse unknown top-level fields and keep nested ones as sent, for an
   // Anthropic upstream (see anthropic/MessagesWire.ts).
   .add(MessagesApi.prefix("/v1"))
+  .add(refuseUnknownFields(EmbeddingsApi).prefix("/v1"))
   .add(refuseUnknownFields(OperatorApi).prefix("/v1"))
   // Errors any endpoint can answer with, raised at the edge.
   .addError(Envelope.InvalidRequest)

@@ -13,6 +13,7 @@ import { Huddles } from "@huddle/domain/huddle/Huddles"
 import { Intents } from "@huddle/domain/huddle/Intents"
 import { Memories } from "@huddle/domain/memories/Memories"
 import { Completions } from "@huddle/domain/answers/Completions"
+import { Embeddings } from "@huddle/domain/answers/Embeddings"
 import { Router } from "@huddle/domain/models/Router"
 import { Operator } from "@huddle/domain/operator/Operator"
 import { OrgSettings } from "@huddle/domain/orgs/OrgSettings"
@@ -30,6 +31,7 @@ import { isolated } from "./edge/RequestContext.js"
 import { HealthHttp } from "./health/HealthHttp.js"
 import { HuddleHttp } from "./huddle/HuddleHttp.js"
 import { MemoriesHttp } from "./memories/MemoriesHttp.js"
+import { EmbeddingsHttp } from "./openai/EmbeddingsHttp.js"
 import { OpenAiHttp } from "./openai/OpenAiHttp.js"
 import { ResponsesHttp } from "./openai/ResponsesHttp.js"
 import { OperatorAuthenticated } from "./operator/OperatorApi.js"
@@ -67,6 +69,7 @@ export const layer = (config: Pick<ServerConfig, "trustProxy" | "operatorToken">
       isolated(Completions, RequestScopes, ...groupMiddleware)(OpenAiHttp),
       isolated(Completions, RequestScopes, ...groupMiddleware)(ResponsesHttp),
       isolated(Completions, RequestScopes, ...groupMiddleware)(MessagesHttp),
+      isolated(Embeddings, RequestScopes, ...groupMiddleware)(EmbeddingsHttp),
       isolated(Operator, Spend, OperatorAuthenticated)(OperatorHttp)
     ]),
     Layer.provide([

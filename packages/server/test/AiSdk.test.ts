@@ -14,7 +14,7 @@ import { z } from "zod"
 import { anthropicSuite, claudeCharge, offlineEconomyCharge } from "./anthropicSuite.js"
 import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
-// Priced as WithFakeUpstream.price: one credit per input token, two per output token.
+// Priced as WithFakeUpstream.pricing: one credit per input token, two per output token.
 const catalog = [WithFakeUpstream.model("fake-economy", "economy", { upstream_model: "economy-v1", max_output_tokens: 500 })]
 const charge = (usage: { prompt_tokens: number; completion_tokens: number }) => usage.prompt_tokens + 2 * usage.completion_tokens
 

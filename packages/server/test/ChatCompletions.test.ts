@@ -8,7 +8,7 @@ import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
-// Priced as WithFakeUpstream.price: one credit per input token, two per output token.
+// Priced as WithFakeUpstream.pricing: one credit per input token, two per output token.
 const model = (id: string, tier: string, upstream_model?: string) =>
   WithFakeUpstream.model(id, tier, { ...(upstream_model === undefined ? {} : { upstream_model }), max_output_tokens: 500 })
 const catalog = {

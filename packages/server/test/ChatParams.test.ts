@@ -16,7 +16,7 @@ const entry = (id: string, tier: string, provider: string) => ({
   id,
   tier,
   provider,
-  price: { input_per_1k: 1000, output_per_1k: 2000 },
+  pricing: { input: 1_000_000, output: 2_000_000 },
   context_window: 16_000,
   max_output_tokens: 200
 })

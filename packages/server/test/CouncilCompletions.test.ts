@@ -10,7 +10,7 @@ import { beforeEach, describe, expect, it } from "vitest"
 import { answerCouncil, consensusText, dissent, position, roundOfRequest, usagePerCall } from "./councilUpstream.js"
 import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
-// Priced as WithFakeUpstream.price: one credit per input token, two per output token.
+// Priced as WithFakeUpstream.pricing: one credit per input token, two per output token.
 const catalog = [
   WithFakeUpstream.model("fake-economy-a", "economy", { upstream_model: "econ-a" }),
   WithFakeUpstream.model("fake-economy-b", "economy", { upstream_model: "econ-b" }),

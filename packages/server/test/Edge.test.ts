@@ -183,7 +183,8 @@ describe("the HTTP edge", () => {
     const org = await Orgs.createOrg(server, user)
     const withBody = contractEndpoints({ orgId: org.id, userId: user.id })
       .filter((endpoint) =>
-        Option.isSome(endpoint.payload) && endpoint.group !== "openai" && endpoint.group !== "rpc" && endpoint.group !== "responses"
+        Option.isSome(endpoint.payload) && endpoint.group !== "openai" && endpoint.group !== "rpc" && endpoint.group !== "responses" &&
+        endpoint.group !== "embeddings" && endpoint.group !== "anthropic"
       )
     expect(withBody.length).toBeGreaterThanOrEqual(14)
     for (const endpoint of withBody) {
@@ -206,6 +207,21 @@ describe("the HTTP edge", () => {
     })
     expect(responses.status).toBe(400)
     expect(responses.body.error).toMatchObject({ type: "invalid_request_error", message: expect.stringMatching(/^unexpected_field: is unexpected/) })
+    const embeddings = await server.request("POST", "/v1/embeddings", { token: user.session, body: { model: "offline-embed", input: "hi", unexpected_field: 1 } })
+    expect(embeddings.status).toBe(400)
+    expect(embeddings.body.error).toMatchObject({ type: "invalid_request_error", param: "unexpected_field" })
+    // The Messages API refuses it as Anthropic's does, in Anthropic's envelope.
+    for (const path of ["/v1/messages", "/v1/messages/count_tokens"]) {
+      const messages = await server.request("POST", path, {
+        token: user.session,
+        body: { model: "economy", ...(path === "/v1/messages" ? { max_tokens: 10 } : {}), messages: [{ role: "user", content: "hi" }], unexpected_field: 1 }
+      })
+      expect(messages.status, path).toBe(400)
+      expect(messages.body, path).toEqual({
+        type: "error",
+        error: { type: "invalid_request_error", message: expect.stringMatching(/unexpected_field: is unexpected/) }
+      })
+    }
   })
 
   it("refuses a cursor it did not produce on every list, with 400 naming it", async () => {

@@ -12,7 +12,8 @@
  * nothing (URL normalisation, header validation) is cleaned up on the way.
  *
  * For every response: never a 5xx; an error is always in the path's envelope (OpenAI's on
- * /v1/chat/completions and /v1/models, JSON-RPC or ours on /v1/rpc, ours elsewhere). And state
+ * /v1/chat/completions and /v1/models, Anthropic's on /v1/messages, JSON-RPC or ours on /v1/rpc,
+ * ours elsewhere). And state
  * is snapshotted before and after each batch (the user's balance and profile, API keys,
  * memories, huddle sessions, audit logs; the org's credits, members, policies, preferences):
  * when no mutating request of the batch succeeded, nothing may have changed.
@@ -551,6 +552,15 @@ const isOpenAi = (body: unknown) =>
   isObject(body) && isObject(body.error) && typeof body.error.message === "string" && typeof body.error.type === "string" &&
   typeof body.error.code === "string" && codeShape.test(body.error.code)
 
+/** Anthropic's envelope, with one of its error types. */
+const anthropicTypes = new Set([
+  "invalid_request_error", "authentication_error", "billing_error", "permission_error", "not_found_error",
+  "request_too_large", "rate_limit_error", "api_error", "overloaded_error"
+])
+const isAnthropic = (body: unknown) =>
+  isObject(body) && body.type === "error" && isObject(body.error) && typeof body.error.message === "string" &&
+  typeof body.error.type === "string" && anthropicTypes.has(body.error.type)
+
 const isJsonRpcResponse = (body: unknown) =>
   isObject(body) && body.jsonrpc === "2.0" && "id" in body &&
   (isObject(body.error) ? typeof body.error.code === "number" && typeof body.error.message === "string" : "result" in body)
@@ -588,6 +598,8 @@ const checkAnswer = (sent: Sent, received: Received) => {
   const brokenHttp = isOurs(body) && received.status === 400 && isObject(body) && body.message === "The request is not valid HTTP"
   if (dialectOf(path) === "openai" && !brokenHttp) {
     expect(isOpenAi(body), `OpenAI envelope: ${what}`).toBe(true)
+  } else if (dialectOf(path) === "anthropic" && !brokenHttp) {
+    expect(isAnthropic(body), `Anthropic envelope: ${what}`).toBe(true)
   } else if (path === "/v1/rpc") {
     expect(isOurs(body) || isJsonRpcResponse(body), `envelope or JSON-RPC: ${what}`).toBe(true)
   } else {

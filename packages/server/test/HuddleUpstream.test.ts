@@ -6,7 +6,7 @@ import { Accounts, FakeOpenAi, SseClient, type TestServer, WithFakeUpstream } fr
 import { beforeEach, describe, expect, it } from "vitest"
 import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
-// Priced as WithFakeUpstream.price: one credit per input token, two per output token.
+// Priced as WithFakeUpstream.pricing: one credit per input token, two per output token.
 const models = [
   WithFakeUpstream.model("fake-primary", "standard", { upstream_model: "primary-v1" }),
   WithFakeUpstream.model("fake-secondary", "standard", { upstream_model: "secondary-v1" }),

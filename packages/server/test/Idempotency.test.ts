@@ -17,7 +17,7 @@ import OpenAI from "openai"
 import { beforeEach, describe, expect, it } from "vitest"
 import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
-// Priced as WithFakeUpstream.price: one credit per input token, two per output token.
+// Priced as WithFakeUpstream.pricing: one credit per input token, two per output token.
 const models = [
   WithFakeUpstream.model("fake-standard", "standard", { upstream_model: "standard-v1" }),
   WithFakeUpstream.model("fake-economy", "economy"),

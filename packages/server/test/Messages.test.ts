@@ -243,4 +243,15 @@ describe("the Messages API through @anthropic-ai/sdk", () => {
     const streamed = await stream.finalMessage()
     expect(reported).toMatchObject({ text: textOf(streamed) })
   })
+
+  it("replays a retry with the same Idempotency-Key, charged once", async () => {
+    const before = await balanceOf(user)
+    const params = { model: "economy", max_tokens: 100, messages: [{ role: "user" as const, content: "Once only" }] }
+    const options = { headers: { "Idempotency-Key": `msg-${Date.now()}` } }
+    const first = await client.messages.create(params, options).withResponse()
+    const second = await client.messages.create(params, options).withResponse()
+    expect(second.data).toEqual(first.data)
+    expect(second.response.headers.get("idempotent-replayed")).toBe("true")
+    expect(await balanceOf(user)).toBe(before - Number(first.response.headers.get("huddle-credits-charged")))
+  })
 })

@@ -197,8 +197,8 @@ describe("multi mode against a model upstream", () => {
     const critiques = disconnects.filter((d) => roundOfRequest(fake.requests[d.request]!) === "critique")
     expect(critiques).toHaveLength(3)
     // The three proposals were answered and charged; the cut critiques produced nothing and cost nothing.
-    const { price } = WithFakeUpstream
-    const proposal = Math.ceil((usagePerCall.prompt_tokens * price.input_per_1k + usagePerCall.completion_tokens * price.output_per_1k) / 1000)
+    // One credit per input token and two per output token (WithFakeUpstream.pricing).
+    const proposal = usagePerCall.prompt_tokens + 2 * usagePerCall.completion_tokens
     let spent = -1
     for (let i = 0; i < 30; i++) {
       spent = before - (await balance(user.session))

@@ -119,15 +119,15 @@ describe("OpenAI's edges", () => {
       expect(error).toBeInstanceOf(OpenAI.NotFoundError)
       expect(error).toMatchObject({ status: 404, code: "unknown_url", type: "invalid_request_error", param: null })
       expect((error as Error).message).toBe(
-        "404 Huddle does not serve GET /v1/responses/resp_123; of OpenAI's API it serves POST /v1/chat/completions, GET /v1/models, GET /v1/models/{model}, POST /v1/responses"
+        "404 Huddle does not serve GET /v1/responses/resp_123; of OpenAI's API it serves POST /v1/chat/completions, GET /v1/models, GET /v1/models/{model}, POST /v1/responses, POST /v1/embeddings"
       )
     })
 
     it("answers other OpenAI resources with what it serves instead", async () => {
-      const embeddings = await client.embeddings.create({ model: "economy", input: "x" }).catch((e: unknown) => e)
-      expect(embeddings).toBeInstanceOf(OpenAI.NotFoundError)
-      expect((embeddings as Error).message).toBe(
-        "404 Huddle does not serve POST /v1/embeddings; of OpenAI's API it serves POST /v1/chat/completions, GET /v1/models, GET /v1/models/{model}, POST /v1/responses"
+      const moderations = await client.moderations.create({ input: "x" }).catch((e: unknown) => e)
+      expect(moderations).toBeInstanceOf(OpenAI.NotFoundError)
+      expect((moderations as Error).message).toBe(
+        "404 Huddle does not serve POST /v1/moderations; of OpenAI's API it serves POST /v1/chat/completions, GET /v1/models, GET /v1/models/{model}, POST /v1/responses, POST /v1/embeddings"
       )
       for (const [method, path] of [["GET", "/v1/files"], ["POST", "/v1/audio/speech"], ["GET", "/v1/fine_tuning/jobs"], ["GET", "/v1/chat/completions/chatcmpl-1"]] as const) {
         const res = await server.request(method, path, { token: apiKey })

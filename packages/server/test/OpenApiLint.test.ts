@@ -85,7 +85,7 @@ describe("the OpenAPI document", () => {
     expect(all.length).toBeGreaterThanOrEqual(48)
     expect(all.filter(({ operation }) => !operation["summary"] || !operation["description"]).map(({ method, path }) => `${method} ${path}`))
       .toEqual([])
-    expect(document["tags"].length).toBe(14)
+    expect(document["tags"].length).toBe(15)
     expect(document["tags"].filter((tag: Json) => !tag["description"]).map((tag: Json) => tag["name"])).toEqual([])
   })
 
@@ -106,7 +106,7 @@ describe("the OpenAPI document", () => {
 
   it("documents OpenAI's envelope for every error of the OpenAI paths, and Huddle's elsewhere", () => {
     const openAi = ref("OpenAiError")
-    for (const [path, method] of [["/v1/chat/completions", "post"], ["/v1/models/{model}", "get"], ["/v1/responses", "post"]] as const) {
+    for (const [path, method] of [["/v1/chat/completions", "post"], ["/v1/models/{model}", "get"], ["/v1/responses", "post"], ["/v1/embeddings", "post"]] as const) {
       const operation = document["paths"][path][method]
       const statuses = errorStatuses(operation)
       expect(statuses, path).toEqual(expect.arrayContaining(["400", "401", "402", "404", "429", "500"]))

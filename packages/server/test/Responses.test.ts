@@ -9,7 +9,7 @@ import OpenAI from "openai"
 import { beforeEach, describe, expect, it } from "vitest"
 import { fakeUpstreamSuite } from "./fakeUpstreamSuite.js"
 
-// Priced as WithFakeUpstream.price: one credit per input token, two per output token.
+// Priced as WithFakeUpstream.pricing: one credit per input token, two per output token.
 const catalog = [WithFakeUpstream.model("fake-economy", "economy", { upstream_model: "economy-v1", max_output_tokens: 500 })]
 
 /** The upstream calls `get_weather` for Paris, in pieces. */

@@ -11,22 +11,23 @@ import { FakeAnthropic, TestServer } from "@huddle/testkit"
 import { Redacted } from "effect"
 import { afterAll, beforeAll } from "vitest"
 
-const entry = (id: string, tier: string, provider: string, input: number, output: number) => ({
+const entry = (id: string, tier: string, provider: string, pricing: { readonly [rate: string]: number }) => ({
   id,
   tier,
   provider,
-  price: { input_per_1k: input, output_per_1k: output },
+  pricing,
   context_window: 32_768,
   max_output_tokens: 1024
 })
 
 // The default catalog's offline models, and claude-fake at one credit per input token and two per
-// output token, so that charges are exact.
+// output token (credits per million tokens), so that charges are exact; its cache is read at a
+// tenth of a credit a token and written at 1.25, Anthropic's ratios.
 const catalog = {
   models: [
-    entry("offline-economy", "economy", "offline", 1, 2),
-    entry("claude-fake", "standard", "anthropic", 1000, 2000),
-    entry("offline-premium", "premium", "offline", 4, 8)
+    entry("offline-economy", "economy", "offline", { input: 1000, output: 2000 }),
+    entry("claude-fake", "standard", "anthropic", { input: 1_000_000, output: 2_000_000, cache_read: 100_000, cache_write: 1_250_000 }),
+    entry("offline-premium", "premium", "offline", { input: 4000, output: 8000 })
   ]
 }
 

@@ -24,6 +24,9 @@ export type { Disconnect, RecordedRequest } from "./FakeUpstream.js"
 export interface Usage {
   readonly input_tokens: number
   readonly output_tokens: number
+  /** Prompt tokens written to and read from Anthropic's prompt cache (sent in `message_start`). */
+  readonly cache_creation_input_tokens?: number
+  readonly cache_read_input_tokens?: number
 }
 
 /** A scripted answer; every field is optional. */
@@ -179,7 +182,7 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
   return FakeAnswers.sendStream(script, exchange, {
     head: event(
       "message_start",
-      `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${usage.input_tokens},"output_tokens":1}}}`
+      `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":${JSON.stringify({ ...usage, output_tokens: 1 })}}}`
     ) +
       thinking.map(thinkingEvents).join("") +
       (withText ? event("content_block_start", `{"type":"content_block_start","index":${textIndex},"content_block":{"type":"text","text":""}}`) : "") +

@@ -17,6 +17,11 @@
  * `stream_options.include_usage`) a chunk with `choices: []` and the usage. With
  * `usagePlacement: "last-content-chunk"` the last piece carries `finish_reason` and the usage
  * instead, as vLLM and llama.cpp do.
+ *
+ * `POST …/embeddings` takes the same queue: an `Answer` is answered with one vector per input
+ * (`dimensions` long, default 8, made from the input's characters so that the same input gets
+ * the same vector), as floats or base64 (`encoding_format`), and `usage.prompt_tokens` (the
+ * script's `usage.prompt_tokens`, else the estimate); a `Reply` is sent as it is.
  */
 import type { Effect, Scope } from "effect"
 import * as FakeAnswers from "./FakeAnswers.js"
@@ -28,6 +33,8 @@ export type { Disconnect, RecordedRequest } from "./FakeUpstream.js"
 export interface Usage {
   readonly prompt_tokens: number
   readonly completion_tokens: number
+  /** How many of `prompt_tokens` OpenAI read from its prompt cache. */
+  readonly prompt_tokens_details?: { readonly cached_tokens: number }
 }
 
 /** A scripted answer; every field is optional. */
@@ -73,6 +80,12 @@ export const rateLimited = (retryAfter?: string): FakeAnswers.Reply =>
 export const serverError = (status = 500): FakeAnswers.Reply => error(status, "server_error", "The server had an error while processing your request.")
 
 export const badRequest = (message = "Invalid request"): FakeAnswers.Reply => error(400, "invalid_request_error", message)
+
+/** A 400 naming the request field it refuses (`param`), as OpenAI's are. */
+export const badParam = (param: string, message: string): FakeAnswers.Reply => ({
+  status: 400,
+  body: { error: { message, type: "invalid_request_error", param, code: null } }
+})
 
 /** A streamed reply of exactly these `chat.completion.chunk` objects, then `data: [DONE]`. */
 export const sseReply = (chunks: ReadonlyArray<unknown>): FakeAnswers.Reply => ({
@@ -138,7 +151,8 @@ const prepare = (script: Answer): Prepared => {
 }
 
 const usageJson = (usage: Usage) =>
-  `{"prompt_tokens":${usage.prompt_tokens},"completion_tokens":${usage.completion_tokens},"total_tokens":${usage.prompt_tokens + usage.completion_tokens}}`
+  `{"prompt_tokens":${usage.prompt_tokens},"completion_tokens":${usage.completion_tokens},"total_tokens":${usage.prompt_tokens + usage.completion_tokens}` +
+  (usage.prompt_tokens_details === undefined ? "}" : `,"prompt_tokens_details":${JSON.stringify(usage.prompt_tokens_details)}}`)
 
 interface ChatBody {
   readonly model?: unknown
@@ -192,15 +206,50 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
   })
 }
 
+interface EmbeddingBody {
+  readonly model?: unknown
+  readonly input?: unknown
+  readonly dimensions?: unknown
+  readonly encoding_format?: unknown
+}
+
+/** A deterministic vector of `size` for an input: its characters (or token ids) folded in. */
+const fakeVector = (input: unknown, size: number): Array<number> => {
+  const vector = new Array<number>(size).fill(0)
+  const text = typeof input === "string" ? input : JSON.stringify(input)
+  for (let i = 0; i < text.length; i++) vector[i % size]! += text.charCodeAt(i) / 1000
+  return vector.map((x) => Math.fround(x))
+}
+
+const embeddings = (script: Answer, request: FakeUpstream.RecordedRequest, exchange: FakeUpstream.Exchange): void => {
+  const body = (typeof request.body === "object" && request.body !== null ? request.body : {}) as EmbeddingBody
+  const inputs: ReadonlyArray<unknown> = typeof body.input === "string" || (Array.isArray(body.input) && typeof body.input[0] === "number")
+    ? [body.input]
+    : Array.isArray(body.input) ? body.input : []
+  const size = typeof body.dimensions === "number" ? body.dimensions : 8
+  const base64 = body.encoding_format === "base64"
+  const data = inputs.map((input, index) => {
+    const vector = fakeVector(input, size)
+    const bytes = Buffer.alloc(size * 4)
+    vector.forEach((x, i) => bytes.writeFloatLE(x, i * 4))
+    return { object: "embedding", index, embedding: base64 ? bytes.toString("base64") : vector }
+  })
+  const prompt = script.usage?.prompt_tokens ??
+    inputs.reduce<number>((sum, input) => sum + (typeof input === "string" ? FakeUpstream.estimateTokens(input) : Array.isArray(input) ? input.length : 0), 0)
+  exchange.res.writeHead(200, { "content-type": "application/json" })
+  exchange.res.end(JSON.stringify({ object: "list", data, model: body.model, usage: { prompt_tokens: prompt, total_tokens: prompt } }))
+}
+
 export const start = async (options: Options = {}): Promise<FakeOpenAi> => {
   const server = await FakeUpstream.startProvider<Answer>(options, {
     emptyScript: {},
-    route: (method, path) => method === "POST" && path.endsWith("/chat/completions"),
+    route: (method, path) => method === "POST" && (path.endsWith("/chat/completions") || path.endsWith("/embeddings")),
     unauthorized: (apiKey, request) => {
       const sent = request.headers.authorization ?? ""
       return sent === `Bearer ${apiKey}` ? undefined : error(401, "invalid_request_error", `Incorrect API key provided: ${sent.replace(/^Bearer /, "")}.`)
     },
-    answer
+    answer: async (script, request, exchange) =>
+      request.path.endsWith("/embeddings") ? embeddings(script, request, exchange) : answer(script, request, exchange)
   })
   return Object.assign(server, { baseUrl: `${server.url}/v1` })
 }

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import type { CatalogModel } from "@huddle/domain/models/Model"
 import { Redacted } from "effect"
 import * as FakeOpenAi from "./FakeOpenAi.js"
 import * as TestServer from "./TestServer.js"
@@ -12,16 +13,21 @@ import * as TestServer from "./TestServer.js"
 /** The key Huddle sends upstream; tests check it never leaks. */
 export const upstreamKey = "sk-upstream-secret"
 
-/** One credit per input token and two per output token, so that charges are easy to check. */
-export const price = { input_per_1k: 1000, output_per_1k: 2000 }
+/** One credit per input token and two per output token (credits per million tokens), so that charges are easy to check. */
+export const pricing = { input: 1_000_000, output: 2_000_000 }
 
 /** A catalog entry served by the fake upstream (provider `fake`). */
-export const model = (id: string, tier: string, options: { readonly upstream_model?: string; readonly max_output_tokens?: number } = {}) => ({
+export const model = (
+  id: string,
+  tier: string,
+  options: { readonly upstream_model?: string; readonly max_output_tokens?: number; readonly pricing?: CatalogModel["pricing"]; readonly kind?: "chat" | "embedding" } = {}
+) => ({
   id,
   tier,
   provider: "fake",
+  ...(options.kind === undefined ? {} : { kind: options.kind }),
   ...(options.upstream_model === undefined ? {} : { upstream_model: options.upstream_model }),
-  price,
+  pricing: options.pricing ?? pricing,
   context_window: 16_000,
   max_output_tokens: options.max_output_tokens ?? 200
 })

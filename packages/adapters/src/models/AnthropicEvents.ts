@@ -84,11 +84,32 @@ const isTokenCounts = (u: unknown): boolean =>
   isRecord(u) && isOptionalCount(u.input_tokens) && isOptionalCount(u.output_tokens) &&
   isOptionalCount(u.cache_creation_input_tokens) && isOptionalCount(u.cache_read_input_tokens)
 
-/** Cached prompt tokens are input too (we send no `cache_control`, so they are normally zero). */
-const inputOf = (usage: typeof TokenCounts.Type): number | undefined =>
-  usage.input_tokens == null
-    ? undefined
-    : usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0)
+/** A call's prompt tokens as reported so far: uncached, and read from or written to Anthropic's cache. */
+interface PromptCounts {
+  readonly input_tokens?: number | undefined
+  readonly cache_read_tokens?: number | undefined
+  readonly cache_write_tokens?: number | undefined
+}
+
+/** An event's prompt counts over the earlier ones (`message_delta`'s are cumulative; a count it leaves out stays). */
+const inputOf = (usage: typeof TokenCounts.Type, earlier: PromptCounts | undefined): PromptCounts => ({
+  input_tokens: usage.input_tokens ?? earlier?.input_tokens,
+  cache_read_tokens: usage.cache_read_input_tokens ?? earlier?.cache_read_tokens,
+  cache_write_tokens: usage.cache_creation_input_tokens ?? earlier?.cache_write_tokens
+})
+
+/** The call's `Usage`, when anything was reported; cache counts only when there were some. */
+const usageOf = (input: PromptCounts | undefined, output: number | undefined): Usage | undefined => {
+  const { cache_read_tokens: read, cache_write_tokens: written, input_tokens } = input ?? {}
+  if (input_tokens === undefined && read === undefined && written === undefined && output === undefined) return undefined
+  // Counts the event checks have already accepted: not validated again.
+  return new Usage({
+    input_tokens: input_tokens ?? 0,
+    output_tokens: output ?? 0,
+    ...(read ? { cache_read_tokens: read } : {}),
+    ...(written ? { cache_write_tokens: written } : {})
+  }, true)
+}
 
 /** The error types of https://docs.anthropic.com/en/api/errors, as failure reasons. */
 const errorReason = (type: string): ProviderFailure["reason"] => {
@@ -204,7 +225,7 @@ export const interpreter = (call: UpstreamFailures.Call, structuredTool: string 
   let done = false
   let finish: string | undefined
   let stopSequence: string | undefined
-  let input: number | undefined
+  let input: PromptCounts | undefined
   let output: number | undefined
   const blocks = contentBlocks(structuredTool)
   return {
@@ -218,7 +239,7 @@ export const interpreter = (call: UpstreamFailures.Call, structuredTool: string 
         case "message_start": {
           const usage = event.message?.usage
           if (usage) {
-            input = inputOf(usage) ?? input
+            input = inputOf(usage, input)
             output = usage.output_tokens ?? output
           }
           break
@@ -236,7 +257,7 @@ export const interpreter = (call: UpstreamFailures.Call, structuredTool: string 
           if (event.delta?.stop_reason) finish = event.delta.stop_reason
           if (event.delta?.stop_sequence) stopSequence = event.delta.stop_sequence
           if (event.usage) {
-            input = inputOf(event.usage) ?? input
+            input = inputOf(event.usage, input)
             output = event.usage.output_tokens ?? output
           }
           break
@@ -260,10 +281,8 @@ export const interpreter = (call: UpstreamFailures.Call, structuredTool: string 
       if (!done && finish === undefined) {
         return UpstreamFailures.failure(call, "connection", "the stream ended before the answer was complete")
       }
-      if (input !== undefined || output !== undefined) {
-        // Counts the event checks have already accepted: not validated again.
-        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: input ?? 0, output_tokens: output ?? 0 }, true) })
-      }
+      const usage = usageOf(input, output)
+      if (usage !== undefined) out.push({ _tag: "Usage", usage })
       // The forced structured-answer tool is the answer, not a call the client should make.
       const reason = structuredTool !== undefined && finish === "tool_use" ? "end_turn" : finish ?? "end_turn"
       out.push(stopSequence === undefined ? { _tag: "Finish", reason } : { _tag: "Finish", reason, stopSequence })

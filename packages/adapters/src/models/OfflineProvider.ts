@@ -41,6 +41,7 @@ import { Stream } from "effect"
 import { exampleOf } from "./JsonSchemaExample.js"
 import { fnv1a } from "./Fnv1a.js"
 import * as OfflineCouncil from "./OfflineCouncil.js"
+import * as OfflineEmbeddings from "./OfflineEmbeddings.js"
 
 export const name = "offline"
 
@@ -247,5 +248,6 @@ export const chunksFor = (request: ModelRequest): ReadonlyArray<ModelChunk> => {
 export const make: Provider = {
   name,
   kind: "offline",
-  stream: (request) => Stream.suspend(() => Stream.fromIterable(chunksFor(request)))
+  stream: (request) => Stream.suspend(() => Stream.fromIterable(chunksFor(request))),
+  embed: OfflineEmbeddings.embed
 }

@@ -17,13 +17,15 @@
  * `max_tokens` rather than `max_completion_tokens`: every compatible server understands it.
  * The request's pass-through parameters (`CallOptions`: sampling, `stop`, `seed`, tools,
  * `response_format`, `user` …) and the messages' tool calls are sent as they are; the tool-call
- * pieces of `delta.tool_calls` come back as `ToolCallDelta`s.
+ * pieces of `delta.tool_calls` come back as `ToolCallDelta`s. Embeddings go to the server's
+ * `/embeddings` (`OpenAiEmbeddings`).
  */
 import { type ChatMessage, type ModelChunk, type ModelRequest, Usage } from "@huddle/domain/models/Model"
 import { opened, type Provider, ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import type { Pull } from "@huddle/domain/shared/Streams"
 import { Duration, Effect, Either, Redacted, Schema, type Scope } from "effect"
 import type { Dispatcher } from "undici"
+import * as OpenAiEmbeddings from "./OpenAiEmbeddings.js"
 import * as Upstream from "./Upstream.js"
 import type { Interpreter } from "./UpstreamExchange.js"
 import * as UpstreamFailures from "./UpstreamFailures.js"
@@ -60,7 +62,12 @@ export const ChatCompletionChunk = Schema.Struct({
     }))),
     finish_reason: Schema.optional(Schema.NullOr(Schema.String))
   })))),
-  usage: Schema.optional(Schema.NullOr(Schema.Struct({ prompt_tokens: Count, completion_tokens: Count }))),
+  usage: Schema.optional(Schema.NullOr(Schema.Struct({
+    prompt_tokens: Count,
+    completion_tokens: Count,
+    // OpenAI's prompt caching: how many of the prompt tokens were read from its cache.
+    prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ cached_tokens: Schema.optional(Schema.NullOr(Count)) })))
+  }))),
   // OpenRouter and vLLM report a failure that happens mid-stream as a chunk with `error`.
   error: Schema.optional(Schema.Unknown)
 })
@@ -95,12 +102,26 @@ export const isChatCompletionChunk = (u: unknown): u is CompletionChunk => {
       }
     }
   }
-  return usage === undefined || usage === null || (isRecord(usage) && isCount(usage.prompt_tokens) && isCount(usage.completion_tokens))
+  return usage === undefined || usage === null || (isRecord(usage) && isCount(usage.prompt_tokens) && isCount(usage.completion_tokens) &&
+    (usage.prompt_tokens_details === undefined || usage.prompt_tokens_details === null ||
+      (isRecord(usage.prompt_tokens_details) && isNullableCount(usage.prompt_tokens_details.cached_tokens))))
 }
 
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } => typeof u === "object" && u !== null && !Array.isArray(u)
 const isCount = (u: unknown): boolean => typeof u === "number" && Number.isSafeInteger(u) && u >= 0
 const isNullableString = (u: unknown): boolean => u === undefined || u === null || typeof u === "string"
+const isNullableCount = (u: unknown): boolean => u === undefined || u === null || isCount(u)
+
+/** The prompt's cached tokens are read from the cache; the rest are the uncached input (`Usage`). */
+const usageOf = (usage: NonNullable<CompletionChunk["usage"]>): Usage => {
+  const cached = Math.min(usage.prompt_tokens_details?.cached_tokens ?? 0, usage.prompt_tokens)
+  // Counts the chunk check has already accepted: not validated again.
+  return new Usage({
+    input_tokens: usage.prompt_tokens - cached,
+    output_tokens: usage.completion_tokens,
+    ...(cached > 0 ? { cache_read_tokens: cached } : {})
+  }, true)
+}
 
 /** The chunk in an event's JSON, or the failure it is. */
 const chunkOf = (call: UpstreamFailures.Call, json: unknown): CompletionChunk | ProviderFailure => {
@@ -114,7 +135,7 @@ const interpreter = (call: UpstreamFailures.Call): Interpreter => {
   let events = 0
   let done = false
   let finish: string | undefined
-  let usage: { readonly prompt_tokens: number; readonly completion_tokens: number } | undefined
+  let usage: CompletionChunk["usage"]
   return {
     event: ({ data }, out) => {
       events++
@@ -156,10 +177,7 @@ const interpreter = (call: UpstreamFailures.Call): Interpreter => {
       if (!done && finish === undefined) {
         return UpstreamFailures.failure(call, "connection", "the stream ended before the answer was complete")
       }
-      if (usage) {
-        // Counts the chunk check has already accepted: not validated again.
-        out.push({ _tag: "Usage", usage: new Usage({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens }, true) })
-      }
+      if (usage) out.push({ _tag: "Usage", usage: usageOf(usage) })
       // [DONE] without a finish_reason (some older local servers): the model did stop.
       out.push({ _tag: "Finish", reason: finish ?? "stop" })
       return undefined
@@ -209,5 +227,14 @@ export const make = (options: Options): Effect.Effect<Provider> =>
       )
     }
 
-    return opened({ name: options.name, kind: "openai-compatible", open })
+    const embeddings = new URL(`${options.baseUrl.replace(/\/+$/, "")}/embeddings`)
+    const embed = OpenAiEmbeddings.embed({
+      provider: options.name,
+      url: embeddings,
+      headers: { ...headers, accept: "application/json" },
+      secret: apiKey,
+      timeout,
+      dispatcher
+    })
+    return { ...opened({ name: options.name, kind: "openai-compatible", open }), embed }
   })

@@ -18,7 +18,7 @@ const model = new CatalogModel({
   tier: "standard",
   provider: "anthropic",
   upstream_model: "claude-upstream-name",
-  price: { input_per_1k: 3, output_per_1k: 15 },
+  pricing: { input: 3000, output: 15_000 },
   context_window: 200_000,
   max_output_tokens: 1024
 })

@@ -13,7 +13,7 @@ const model = new CatalogModel({
   tier: "standard",
   provider: "anthropic",
   upstream_model: "claude-upstream-name",
-  price: { input_per_1k: 3, output_per_1k: 15 },
+  pricing: { input: 3000, output: 15_000 },
   context_window: 200_000,
   max_output_tokens: 1024
 })
@@ -75,6 +75,17 @@ describe("AnthropicProvider", () => {
       expect(textOf(chunks)).toBe(answer)
       expect(chunks[4]).toMatchObject({ _tag: "Usage", usage: { input_tokens: 42, output_tokens: 11 } })
       expect(chunks[5]).toEqual({ _tag: "Finish", reason: "end_turn" })
+    }))
+
+  it.scopedLive("reports cache reads and writes apart from the uncached input", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup()
+      fake.enqueue({ answer: "cached", usage: { input_tokens: 9, output_tokens: 3, cache_creation_input_tokens: 120, cache_read_input_tokens: 2048 } })
+      const chunks = yield* collect(provider)
+      expect(chunks.find((chunk) => chunk._tag === "Usage")).toEqual({
+        _tag: "Usage",
+        usage: { input_tokens: 9, output_tokens: 3, cache_read_tokens: 2048, cache_write_tokens: 120 }
+      })
     }))
 
   it.scopedLive("sends system messages as the top-level system field, with the key and version headers", () =>

@@ -65,7 +65,15 @@ describe("the hand-written event checks", () => {
       id: fc.string({ maxLength: 5 }),
       object: fc.constant("chat.completion.chunk"),
       choices: maybe(fc.oneof(fc.constant(null), fc.array(choice, { maxLength: 3 }))),
-      usage: maybe(fc.oneof(fc.constant(null), fc.record({ prompt_tokens: count, completion_tokens: count, total_tokens: count }, { requiredKeys: [] }))),
+      usage: maybe(fc.oneof(
+        fc.constant(null),
+        fc.record({
+          prompt_tokens: count,
+          completion_tokens: count,
+          total_tokens: count,
+          prompt_tokens_details: rarely(fc.oneof(fc.constant(null), fc.record({ cached_tokens: maybe(fc.oneof(fc.constant(null), fc.nat(100))) }, { requiredKeys: [] })))
+        }, { requiredKeys: [] })
+      )),
       error: wild
     })
     agree(chunk, isChatCompletionChunk, ChatCompletionChunk)

@@ -8,7 +8,7 @@ const model = new CatalogModel({
   id: "offline-standard",
   tier: "standard",
   provider: "offline",
-  price: { input_per_1k: 2, output_per_1k: 4 },
+  pricing: { input: 2000, output: 4000 },
   context_window: 32768,
   max_output_tokens: 1024
 })

@@ -14,7 +14,7 @@ const model = new CatalogModel({
   tier: "economy",
   provider: "openai",
   upstream_model: "gpt-upstream-name",
-  price: { input_per_1k: 1, output_per_1k: 2 },
+  pricing: { input: 1000, output: 2000 },
   context_window: 8192,
   max_output_tokens: 512
 })
@@ -121,6 +121,22 @@ describe("OpenAiCompatibleProvider", () => {
         max_tokens: 64,
         temperature: 0.3
       })
+    }))
+
+  it.scopedLive("reports the prompt's cached tokens as cache reads, the rest as uncached input", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup()
+      fake.enqueue(
+        { answer: "cached", usage: { prompt_tokens: 1000, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 768 } } },
+        { answer: "none cached", usage: { prompt_tokens: 30, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 0 } } }
+      )
+      const cached = yield* collect(provider)
+      expect(cached.find((chunk) => chunk._tag === "Usage")).toEqual({
+        _tag: "Usage",
+        usage: { input_tokens: 232, output_tokens: 4, cache_read_tokens: 768 }
+      })
+      const uncached = yield* collect(provider)
+      expect(uncached.find((chunk) => chunk._tag === "Usage")).toEqual({ _tag: "Usage", usage: { input_tokens: 30, output_tokens: 4 } })
     }))
 
   it.scopedLive("reads usage in each placement, and emits no Usage when there is none", () =>

@@ -8,7 +8,7 @@ import * as FakeOpenAi from "@huddle/testkit/FakeOpenAi"
 import { Chunk, ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
 
 const modelOf = (id: string, provider: string) =>
-  new CatalogModel({ id, tier: "economy", provider, price: { input_per_1k: 1, output_per_1k: 1 }, context_window: 4096, max_output_tokens: 256 })
+  new CatalogModel({ id, tier: "economy", provider, pricing: { input: 1000, output: 1000 }, context_window: 4096, max_output_tokens: 256 })
 
 const ask = (provider: string, id: string) =>
   Effect.gen(function*() {

@@ -26,7 +26,7 @@ import { Chunk, Context, Effect, Layer, Stream } from "effect"
 import type { Opened } from "../shared/Streams.js"
 import { wordGroups } from "../shared/Words.js"
 import { type InsufficientCredits, InvalidRequest, type NotFound, type PolicyViolation, type Unauthorized, type UpstreamUnavailable } from "../shared/Errors.js"
-import type { CallOptions, ChatMessage, Usage } from "../models/Model.js"
+import type { CallOptions, ChatMessage, ModelPricing, Usage } from "../models/Model.js"
 import type { ModelTier } from "../settings/Preferences.js"
 import { Catalog } from "../models/Catalog.js"
 import { type CallEvent, isOutput as isCallOutput, isTier, modelNotFound, type Settled, targetOf, tiers } from "../models/MeteredCall.js"
@@ -104,6 +104,11 @@ export interface Listed {
   readonly id: string
   readonly owned_by: string
   readonly tier: ModelTier
+  /**
+   * A catalog model's prices. Tiers and councils have none of their own (decision 0050): a tier's
+   * call may be answered by any of its models, and a council's is many calls.
+   */
+  readonly pricing?: ModelPricing | undefined
 }
 
 export interface Service {
@@ -204,7 +209,7 @@ export const make = Effect.gen(function*() {
         .map((tier): Listed => ({ id: `${councilPrefix}-${tier}`, owned_by: "huddle", tier })),
       ...catalog.models
         .filter((model) => tierAllowed(policies, model.tier) && !isTier(model.id) && councilTierOf(model.id) === undefined)
-        .map((model): Listed => ({ id: model.id, owned_by: model.provider, tier: model.tier }))
+        .map((model): Listed => ({ id: model.id, owned_by: model.provider, tier: model.tier, pricing: model.pricing }))
     ]
   }
 

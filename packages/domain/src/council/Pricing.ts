@@ -5,9 +5,9 @@
  */
 import { Effect, Option } from "effect"
 import { InvalidRequest } from "../shared/Errors.js"
-import { type CatalogModel, type ChatMessage, costOf } from "../models/Model.js"
+import type { CatalogModel, ChatMessage } from "../models/Model.js"
 import type * as ModelProviders from "../models/ModelProviders.js"
-import { estimateInput, inputMargin } from "../models/Quote.js"
+import { estimateInput, worstCallOf } from "../models/Quote.js"
 import { minSeats, seatsFrom } from "./Panel.js"
 import type { CouncilPlan, Service, Settings } from "./Council.js"
 
@@ -16,9 +16,6 @@ export const positionTokens = 60
 
 /** Tokens of council instruction added to a round's prompt, on top of the conversation. */
 const instructionTokens = 400
-
-const worstCall = (model: CatalogModel, input: number, output: number) =>
-  costOf(model, { input_tokens: Math.ceil(input * inputMargin), output_tokens: output })
 
 /** The worst case of a run of `seats` over `messages` (see `Council.priced`). */
 export const priced = (
@@ -61,11 +58,11 @@ export const priced = (
     const worstCase = seats.reduce((total, model, i) => {
       const cap = caps[i]!
       return total +
-        (i === 0 ? 0 : 2 * worstCall(model, positionIn, cap.position)) +
-        2 * worstCall(model, proposalIn, cap.proposals) +
-        2 * worstCall(model, critiqueIn, cap.critique) +
-        2 * worstCall(model, synthesisIn, cap.synthesis) +
-        2 * worstCall(model, ratificationIn, cap.ratification)
+        (i === 0 ? 0 : 2 * worstCallOf(model, positionIn, cap.position)) +
+        2 * worstCallOf(model, proposalIn, cap.proposals) +
+        2 * worstCallOf(model, critiqueIn, cap.critique) +
+        2 * worstCallOf(model, synthesisIn, cap.synthesis) +
+        2 * worstCallOf(model, ratificationIn, cap.ratification)
     }, 0)
     return { seats, estimatedInput: base, worstCase: Math.max(1, worstCase), outputTokens: caps }
   })

@@ -3,7 +3,7 @@
  * the seat however it ends, asked once more when its answer cannot be read.
  */
 import { Effect, Scope, Stream } from "effect"
-import type { ChatMessage } from "../models/Model.js"
+import { type ChatMessage, promptTokensOf } from "../models/Model.js"
 import * as Protocol from "./Protocol.js"
 import type { Outcome, RunContext, Seat } from "./RunContext.js"
 
@@ -37,7 +37,7 @@ const call = (run: RunContext, seat: Seat, round: Protocol.PromptRound, messages
       if (event._tag === "Delta") text += event.text
     })).pipe(
       Effect.ensuring(Effect.map(held === undefined ? running.settle : running.price, (settled) => {
-        seat.input += settled.usage.input_tokens
+        seat.input += promptTokensOf(settled.usage)
         seat.output += settled.usage.output_tokens
         seat.credits += settled.charged
       }))

@@ -13,7 +13,7 @@ export class LedgerEntry extends Schema.Class<LedgerEntry>("LedgerEntry")({
   balance_after: Schema.Int,
   created_at: Schema.DateTimeUtc,
   input_tokens: Schema.NullOr(Schema.Int).annotations({
-    description: "On a settle row of a model call: the input tokens it was charged for (as the model reported them, else estimated); otherwise null"
+    description: "On a settle row of a model call: the prompt tokens it was charged for, those read from or written to a provider's cache included (as the model reported them, else estimated); otherwise null"
   }),
   output_tokens: Schema.NullOr(Schema.Int).annotations({
     description: "On a settle row of a model call: the output tokens it was charged for; otherwise null"

@@ -5,7 +5,7 @@ import type { ModelTier } from "../settings/Preferences.js"
 /** The deployment's model catalog: the single source for routing and for model listings. */
 export interface Service {
   readonly models: ReadonlyArray<CatalogModel>
-  /** The models of a tier, in the order they are tried (see `tierModels`). */
+  /** The chat models of a tier, in the order they are tried (see `tierModels`); embedding models serve no tier. */
   readonly forTier: (tier: ModelTier) => ReadonlyArray<CatalogModel>
   readonly find: (id: string) => Option.Option<CatalogModel>
   /**
@@ -55,7 +55,7 @@ export class Catalog extends Context.Tag("@huddle/domain/Catalog")<Catalog, Serv
     const forTier = (tier: ModelTier) => {
       let models = byTier.get(tier)
       if (models === undefined) {
-        const listed = catalog.models.filter((model) => model.tier === tier)
+        const listed = catalog.models.filter((model) => model.tier === tier && model.kind === "chat")
         models = routing === undefined ? listed : tierModels(listed, routing)
         byTier.set(tier, models)
       }

@@ -30,8 +30,8 @@
  *
  * This module is the service and its entry point; its parts are files of their own, re-exported
  * here: `Target` (which models), `Quote` (the worst case), `CallReservation` (the credits held),
- * `CallProgress` (what a running call consumed), `CallEvent` (what it tells) and `MeteredRun`
- * (the run of one call). Only this module takes the `Credits` service, and hands it to its parts.
+ * `CallProgress` (what a running call consumed), `CallEvent` (what it tells), `MeteredRun`
+ * (the run of one call) and `WholeCall` (a call answered whole, not streamed: an embedding). Only this module takes the `Credits` service, and hands it to its parts.
  */
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { InvalidRequest, NotFound, PolicyViolation } from "../shared/Errors.js"
@@ -47,6 +47,7 @@ import { candidatesOf, fittingOf, type Target } from "./Target.js"
 import { type Quote, quoteOf } from "./Quote.js"
 import { type Budget, budgetOf, type Payer, type RunError } from "./CallReservation.js"
 import { type Call, type Metered, runOf } from "./MeteredRun.js"
+import { type Answered, type Whole, wholeOf } from "./WholeCall.js"
 
 // The metered call's parts, each in its file, are this module's too: callers import them from here.
 export { isTier, modelNotFound, type Target, targetOf, tiers } from "./Target.js"
@@ -55,6 +56,7 @@ export { type Answering, type CallEvent, isOutput, type Lowered, offlineFallback
 export { type Budget, type Payer, type RunError } from "./CallReservation.js"
 export { consumedOf } from "./CallProgress.js"
 export { type Call, type Metered } from "./MeteredRun.js"
+export { type Answered, inputUsage, type Whole } from "./WholeCall.js"
 
 export interface Service {
   /**
@@ -88,6 +90,11 @@ export interface Service {
    * when it cannot be covered); what is left when the scope closes is released.
    */
   readonly budget: (payer: Payer, purpose: string, worstCase: number) => Effect.Effect<Budget, RunError, Scope.Scope>
+  /**
+   * A call answered whole (an embedding): its worst case at the estimated input reserved (402
+   * before the call), then settled once to the usage it reports, or released when it fails.
+   */
+  readonly whole: <A, E>(whole: Whole<A, E>) => Effect.Effect<Answered<A>, E | RunError>
 }
 
 export class MeteredCall extends Context.Tag("@huddle/domain/MeteredCall")<MeteredCall, Service>() {}
@@ -103,9 +110,10 @@ export const make = Effect.gen(function*() {
   const fitting: Service["fitting"] = (models, options) => fittingOf(providers, models, options)
   const run: Service["run"] = (call) => runOf({ router, credits, metrics }, call)
   const budget: Service["budget"] = (payer, purpose, worstCase) => budgetOf(credits, payer, purpose, worstCase)
+  const whole: Service["whole"] = (call) => wholeOf({ credits, metrics })(call).pipe(Effect.withSpan("MeteredCall.whole"))
 
   // The computations (candidates, fitting, quote) are not worth a span each; the calls are.
-  return MeteredCall.of({ candidates, fitting, quote: quoteOf, ...traced("MeteredCall", { run, budget }) })
+  return MeteredCall.of({ candidates, fitting, quote: quoteOf, whole, ...traced("MeteredCall", { run, budget }) })
 })
 
 export const layer = Layer.effect(MeteredCall, make)

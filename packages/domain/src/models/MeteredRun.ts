@@ -5,7 +5,7 @@
  */
 import { Chunk, Effect, Option, Scope, Stream } from "effect"
 import { UpstreamUnavailable } from "../shared/Errors.js"
-import type { CallOptions, CatalogModel, ChatMessage } from "./Model.js"
+import { type CallOptions, type CatalogModel, type ChatMessage, promptTokensOf } from "./Model.js"
 import { chargeOf, type Reservation, type Service as Credits } from "../credits/Credits.js"
 import type { Service as Router } from "./Router.js"
 import type { Opened, Pull } from "../shared/Streams.js"
@@ -69,9 +69,9 @@ export interface RunServices {
 }
 
 /** What a settled call paid for, by model, tier and the source that paid. */
-const record = (metrics: Metrics.Service, reservation: Reservation, settled: Settled) => {
+export const record = (metrics: Metrics.Service, reservation: Reservation, settled: Settled) => {
   const { id: model, tier } = settled.model
-  metrics.add(Instruments.tokens, { model, tier, direction: "input" }, settled.usage.input_tokens)
+  metrics.add(Instruments.tokens, { model, tier, direction: "input" }, promptTokensOf(settled.usage))
   metrics.add(Instruments.tokens, { model, tier, direction: "output" }, settled.usage.output_tokens)
   metrics.add(Instruments.creditsCharged, { model, tier, source: reservation.source }, settled.charged)
 }
@@ -93,7 +93,7 @@ const closeWith = (
     progress.settled = settled
     return charge && settled.consumed
       ? Effect.map(
-        services.credits.settle(reservation, cost, { inputTokens: settled.usage.input_tokens, outputTokens: settled.usage.output_tokens }),
+        services.credits.settle(reservation, cost, { inputTokens: promptTokensOf(settled.usage), outputTokens: settled.usage.output_tokens }),
         (charged) => {
           progress.settled = { ...settled, charged }
           record(services.metrics, reservation, progress.settled)

@@ -7,16 +7,40 @@ import { ModelTier } from "../settings/Preferences.js"
 
 export const ProviderName = Schema.String.pipe(Schema.minLength(1))
 
+/** Credits per million tokens: a whole number, so that a charge is exact before its one rounding. */
+const Rate = Schema.NonNegativeInt
+
+/**
+ * A model's prices in credits per million tokens (DESIGN §8, Prices): uncached input, output, and
+ * prompt tokens read from or written to the provider's cache (each at `input` when absent).
+ */
+export const ModelPricing = Schema.Struct({
+  // Described on the fields, not their type: a type's description would replace its checks' messages.
+  input: Schema.propertySignature(Rate).annotations({ description: "Credits per million uncached input tokens" }),
+  output: Schema.propertySignature(Rate).annotations({ description: "Credits per million output tokens" }),
+  cache_read: Schema.optional(Rate).annotations({ description: "Credits per million prompt tokens read from the provider's cache (default: input)" }),
+  cache_write: Schema.optional(Rate).annotations({ description: "Credits per million prompt tokens written to the provider's cache (default: input)" })
+}).annotations({ identifier: "ModelPricing" })
+export type ModelPricing = typeof ModelPricing.Type
+
+/** What a catalog model answers (see `CatalogModel.kind`). */
+export const ModelKind = Schema.Literal("chat", "embedding")
+export type ModelKind = typeof ModelKind.Type
+
 export class CatalogModel extends Schema.Class<CatalogModel>("CatalogModel")({
   /** The id clients use (`offline-economy`, `gpt-4o-mini` …). */
   id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)),
   tier: ModelTier,
+  /**
+   * What it answers: `chat` (chat completions, tiers, councils) or `embedding` (`POST
+   * /v1/embeddings` only). Optional in catalog files: `chat`.
+   */
+  kind: Schema.optionalWith(ModelKind, { default: () => "chat" as const }),
   /** Which configured provider serves it: `offline`, `openai`, `anthropic`, or a named OpenAI-compatible server. */
   provider: ProviderName,
   /** The model name sent upstream; defaults to `id`. */
   upstream_model: Schema.optional(Schema.String),
-  /** Credits per 1,000 input and output tokens (integers or fractions; charges round up). */
-  price: Schema.Struct({ input_per_1k: Schema.NonNegative, output_per_1k: Schema.NonNegative }),
+  pricing: ModelPricing,
   context_window: Schema.Int.pipe(Schema.positive()),
   max_output_tokens: Schema.Int.pipe(Schema.positive())
 }) {}
@@ -230,6 +254,27 @@ export const isOutput = (chunk: { readonly _tag: string }): boolean =>
 /** Rough token count for budgeting before a call (about four characters a token). */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
 
-/** The charge for a usage, rounded up to whole credits. */
-export const costOf = (model: CatalogModel, usage: { readonly input_tokens: number; readonly output_tokens: number }): number =>
-  Math.ceil((usage.input_tokens * model.price.input_per_1k + usage.output_tokens * model.price.output_per_1k) / 1000)
+/** A call's tokens as priced: `Usage`, the cache counts zero when absent. */
+export interface PricedUsage {
+  readonly input_tokens: number
+  readonly output_tokens: number
+  readonly cache_read_tokens?: number | undefined
+  readonly cache_write_tokens?: number | undefined
+}
+
+/** The charge for a usage: its tokens times the model's rates, rounded up to whole credits once. */
+export const costOf = (model: { readonly pricing: ModelPricing }, usage: PricedUsage): number => {
+  const { pricing } = model
+  const perMillion = usage.input_tokens * pricing.input + usage.output_tokens * pricing.output +
+    (usage.cache_read_tokens ?? 0) * (pricing.cache_read ?? pricing.input) +
+    (usage.cache_write_tokens ?? 0) * (pricing.cache_write ?? pricing.input)
+  return Math.ceil(perMillion / 1_000_000)
+}
+
+/** The dearest a prompt token can be charged: cached or not (a cache write may cost more than input). */
+export const promptRateOf = ({ pricing }: { readonly pricing: ModelPricing }): number =>
+  Math.max(pricing.input, pricing.cache_read ?? pricing.input, pricing.cache_write ?? pricing.input)
+
+/** Every prompt token of a usage, cached or not. */
+export const promptTokensOf = (usage: PricedUsage): number =>
+  usage.input_tokens + (usage.cache_read_tokens ?? 0) + (usage.cache_write_tokens ?? 0)

@@ -4,6 +4,7 @@
  */
 import { Context, Data, type Duration, type Effect, type Option, type Scope, Stream } from "effect"
 import type { Pull } from "../shared/Streams.js"
+import type { Embedded, EmbeddingRefused, EmbeddingRequest } from "./Embedding.js"
 import type { ModelChunk, ModelRequest } from "./Model.js"
 import type { ProviderKind } from "./ProviderSupport.js"
 
@@ -34,6 +35,12 @@ export interface Provider {
    * `request.deadline` (the router does not race its pulls against it).
    */
   readonly open?: ((request: ModelRequest) => Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope>) | undefined
+  /**
+   * Embeds the request's inputs with one of its `embedding` models, whole (not streamed);
+   * absent on a provider that makes no embeddings (Anthropic's), whose catalog may then name
+   * no embedding model. Interrupting it aborts the upstream request.
+   */
+  readonly embed?: ((request: EmbeddingRequest) => Effect.Effect<Embedded, ProviderFailure | EmbeddingRefused>) | undefined
 }
 
 /** A provider whose call is a pull (`open`), with its `stream` made of that pull. */

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { InvalidRequest } from "../shared/Errors.js"
-import { type CallOptions, type CatalogModel, type ChatMessage, costOf, estimateTokens } from "./Model.js"
+import { type CallOptions, type CatalogModel, type ChatMessage, costOf, estimateTokens, promptRateOf } from "./Model.js"
 
 /** What a call may cost at most, and what that was worked out from. */
 export interface Quote {
@@ -58,17 +58,20 @@ export const estimateInput = (messages: ReadonlyArray<ChatMessage>, options: Cal
   return tokens
 }
 
+/**
+ * The most one call to `model` can be charged for `estimatedInput` with headroom and
+ * `outputTokens`: every prompt token at the dearest of its input and cache rates, since the
+ * provider decides how much of the prompt it reads from or writes to its cache.
+ */
+export const worstCallOf = (model: CatalogModel, estimatedInput: number, outputTokens: number): number =>
+  costOf(
+    { pricing: { input: promptRateOf(model), output: model.pricing.output } },
+    { input_tokens: Math.ceil(estimatedInput * inputMargin), output_tokens: outputTokens }
+  )
+
 /** The reservation a call to any of `candidates` needs: the dearest of them at its worst. */
 export const worstCaseOf = (candidates: ReadonlyArray<CatalogModel>, estimatedInput: number, maxOutputTokens: number): number =>
-  Math.max(
-    1,
-    ...candidates.map((model) =>
-      costOf(model, {
-        input_tokens: Math.ceil(estimatedInput * inputMargin),
-        output_tokens: Math.min(maxOutputTokens, model.max_output_tokens)
-      })
-    )
-  )
+  Math.max(1, ...candidates.map((model) => worstCallOf(model, estimatedInput, Math.min(maxOutputTokens, model.max_output_tokens))))
 
 /**
  * `quote` with the most output tokens, at or above its floor, whose worst case `spendable` covers;

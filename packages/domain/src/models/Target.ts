@@ -20,6 +20,8 @@ export type Target =
   | { readonly _tag: "Model"; readonly id: string }
   /** Models already chosen (a stored plan), in the order to try them; checked against the ceiling. */
   | { readonly _tag: "Candidates"; readonly ids: ReadonlyArray<string> }
+  /** An embedding model by id (`POST /v1/embeddings`); refused when it is a chat model, or above the ceiling. */
+  | { readonly _tag: "Embedding"; readonly id: string }
 
 export const tiers: ReadonlyArray<ModelTier> = ModelTier.literals
 
@@ -31,6 +33,23 @@ export const targetOf = (id: string): Target => isTier(id) ? { _tag: "Tier", tie
 /** The one answer to a model nobody can call, in OpenAI's words so that clients recognise it. */
 export const modelNotFound = (id: string) =>
   new NotFound({ message: `The model \`${id}\` does not exist or you do not have access to it.`, field: "model" })
+
+/** An embedding model named for a chat call: it answers `POST /v1/embeddings` only. */
+const notChat = (model: CatalogModel) =>
+  new NotFound({
+    message: `The model \`${model.id}\` is an embedding model: it answers POST /v1/embeddings, not chat`,
+    field: "model"
+  })
+
+/** A chat model (or a tier) named for embeddings: the answer says which models make them. */
+const notEmbedding = (model: CatalogModel, catalog: Catalog) => {
+  const embedding = catalog.models.filter((m) => m.kind === "embedding").map((m) => m.id)
+  return new NotFound({
+    message: `The model \`${model.id}\` is a chat model; embeddings need an embedding model` +
+      (embedding.length === 0 ? " and this deployment has none" : ` (${embedding.join(", ")})`),
+    field: "model"
+  })
+}
 
 const aboveCeiling = (allowed: ModelTier, model: CatalogModel) =>
   new PolicyViolation({
@@ -51,6 +70,13 @@ export const candidatesOf = (
         const models = catalog.forTier(tierRank[target.tier] > tierRank[allowed] ? allowed : target.tier)
         return models.length > 0 ? models : yield* modelNotFound(target.tier)
       }
+      case "Embedding": {
+        const model = catalog.find(target.id)
+        if (Option.isNone(model)) return yield* modelNotFound(target.id)
+        if (model.value.kind !== "embedding") return yield* notEmbedding(model.value, catalog)
+        if (tierRank[model.value.tier] > tierRank[allowed]) return yield* aboveCeiling(allowed, model.value)
+        return [model.value]
+      }
       case "Model": {
         // An alias stands for a tier or a model (`Catalog.aliasOf`): resolved here, for every entry point.
         const alias = catalog.aliasOf(target.id)
@@ -63,6 +89,7 @@ export const candidatesOf = (
         for (const id of ids) {
           const model = catalog.find(id)
           if (Option.isNone(model)) return yield* modelNotFound(id)
+          if (model.value.kind !== "chat") return yield* notChat(model.value)
           if (tierRank[model.value.tier] > tierRank[allowed]) return yield* aboveCeiling(allowed, model.value)
           models.push(model.value)
         }

@@ -50,6 +50,8 @@ export class MessagesApi extends HttpApiGroup.make("anthropic")
   .add(
     HttpApiEndpoint.post("countMessageTokens", "/messages/count_tokens")
       .annotate(OpenApi.Summary, "Count a message's tokens")
+      // A count changes nothing and charges nothing: a retry simply counts again.
+      .annotate(Idempotency.Keyed, false)
       .annotate(RateLimit.Class, "read")
       .setPayload(CountTokens)
       .setUrlParams(BetaParam)

@@ -29,8 +29,8 @@ export const ContentBlock = Schema.Struct({
   content: Schema.optional(Schema.Unknown),
   is_error: Schema.optional(Schema.Boolean),
   thinking: Schema.optional(Text),
-  signature: Schema.optional(Schema.String),
-  data: Schema.optional(Schema.String),
+  signature: Schema.optional(Line),
+  data: Schema.optional(Line),
   cache_control: Schema.optional(Schema.NullOr(JsonObject))
 }).annotations(preserve)
 export type ContentBlock = typeof ContentBlock.Type
@@ -112,7 +112,11 @@ const conversation = {
   cache_control: Schema.optional(Schema.NullOr(JsonObject)),
   compaction: anthropicOnly,
   thread: anthropicOnly,
-  diagnostics: anthropicOnly
+  diagnostics: anthropicOnly,
+  speed: Schema.optional(Schema.NullOr(Schema.Literal("standard", "fast").pipe(
+    Schema.filter((speed) => speed === "standard" || "`speed: \"fast\"` is not supported: models are priced at the standard speed")
+  ))),
+  billing_policy: refusedField("`billing_policy` is not supported: Huddle's credits pay for every call"),
 }
 
 /**
@@ -131,10 +135,6 @@ export const CreateMessage = Schema.Struct({
   service_tier: Schema.optional(Schema.Literal("auto", "standard_only")),
   container: anthropicOnly,
   inference_geo: anthropicOnly,
-  speed: Schema.optional(Schema.NullOr(Schema.Literal("standard", "fast").pipe(
-    Schema.filter((speed) => speed === "standard" || "`speed: \"fast\"` is not supported: models are priced at the standard speed")
-  ))),
-  billing_policy: refusedField("`billing_policy` is not supported: Huddle's credits pay for every call"),
   fallback_credit_token: refusedField("`fallback_credit_token` is not supported: Huddle's credits pay for every call"),
   fallbacks: refusedField("`fallbacks` is not supported: the catalog's tiers choose the fallback models")
 }).annotations({ ...strict, identifier: "CreateMessage" })

@@ -9,6 +9,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { ConsensusReport } from "@huddle/domain/council/ConsensusReport"
+import { ModelPricing } from "@huddle/domain/models/Model"
 import { Line, Text } from "@huddle/domain/shared/WireString"
 import { Schema } from "effect"
 import * as Envelope from "../shared/Envelope.js"
@@ -158,7 +159,10 @@ export const FinishReason = Schema.Literal("stop", "length", "tool_calls", "cont
 export const CompletionUsage = Schema.Struct({
   prompt_tokens: Schema.Int,
   completion_tokens: Schema.Int,
-  total_tokens: Schema.Int
+  total_tokens: Schema.Int,
+  prompt_tokens_details: Schema.optional(Schema.Struct({
+    cached_tokens: Schema.Int.annotations({ description: "Prompt tokens the provider read from its cache (charged at the model's `cache_read` rate)" })
+  }))
 })
 
 export const ChatCompletion = Schema.Struct({
@@ -188,7 +192,10 @@ export const ModelObject = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("model"),
   created: Schema.Int,
-  owned_by: Schema.String
+  owned_by: Schema.String,
+  pricing: Schema.optional(ModelPricing).annotations({
+    description: "A catalog model's prices in credits per million tokens (none for a tier or a council, which may be answered by several models)"
+  })
 }).annotations({ identifier: "Model" })
 
 export const ModelList = Schema.Struct({

@@ -21,7 +21,7 @@ import {
   offlineFallbackHeader,
   offlineFallbackValue
 } from "../shared/Headers.js"
-import { type FailedModel } from "@huddle/domain/models/Model"
+import { type FailedModel, promptTokensOf } from "@huddle/domain/models/Model"
 import { offlineFallbackOf } from "@huddle/domain/models/MeteredCall"
 import type { Dialect } from "../shared/EventStream.js"
 import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
@@ -50,10 +50,12 @@ export const finishReason = (reason: string): Finish => {
 /** The report on the wire. */
 export const consensusOf = Schema.encodeSync(ConsensusReport)
 
+/** Prompt tokens count the cached ones too, as OpenAI's do; those read from the cache are also in `prompt_tokens_details`. */
 const usageOf = (spent: Settled | Concluded) => ({
-  prompt_tokens: spent.usage.input_tokens,
+  prompt_tokens: promptTokensOf(spent.usage),
   completion_tokens: spent.usage.output_tokens,
-  total_tokens: spent.usage.input_tokens + spent.usage.output_tokens,
+  total_tokens: promptTokensOf(spent.usage) + spent.usage.output_tokens,
+  ...(spent.usage.cache_read_tokens ? { prompt_tokens_details: { cached_tokens: spent.usage.cache_read_tokens } } : {}),
   ...loweredUsage(spent._tag === "Settled" ? spent.lowered : undefined)
 })
 

@@ -68,7 +68,8 @@ const toModelObject = (created: number) => (model: Listed): typeof ModelObject.T
   id: model.id,
   object: "model",
   created,
-  owned_by: model.owned_by
+  owned_by: model.owned_by,
+  ...(model.pricing === undefined ? {} : { pricing: model.pricing })
 })
 
 export const OpenAiHttp = HttpApiBuilder.group(Api, "openai", (handlers) =>

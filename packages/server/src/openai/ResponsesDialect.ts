@@ -23,7 +23,7 @@ import {
   offlineFallbackHeader,
   offlineFallbackValue
 } from "../shared/Headers.js"
-import type { FailedModel } from "@huddle/domain/models/Model"
+import { type FailedModel, promptTokensOf } from "@huddle/domain/models/Model"
 import { offlineFallbackOf } from "@huddle/domain/models/MeteredCall"
 import type { Lowered } from "@huddle/domain/models/MeteredCall"
 import { forEachPull, type Opened } from "@huddle/domain/shared/Streams"
@@ -43,11 +43,11 @@ export interface Meta {
 }
 
 const usageOf = ({ usage }: Settled | Concluded, lowered: Lowered | undefined) => ({
-  input_tokens: usage.input_tokens,
-  input_tokens_details: { cached_tokens: 0 },
+  input_tokens: promptTokensOf(usage),
+  input_tokens_details: { cached_tokens: usage.cache_read_tokens ?? 0 },
   output_tokens: usage.output_tokens,
   output_tokens_details: { reasoning_tokens: 0 },
-  total_tokens: usage.input_tokens + usage.output_tokens,
+  total_tokens: promptTokensOf(usage) + usage.output_tokens,
   ...loweredUsage(lowered)
 })
 

@@ -98,11 +98,11 @@ export const participant = (model: string, accuracy: number): Participant => ({
   discernment: Math.min(1, Math.round((accuracy + 0.1) * 100) / 100)
 })
 
-/** Prices of a mid-range model (credits per 1k tokens, as the default catalog's standard tier). */
-export const price = { input_per_1k: 3, output_per_1k: 15 } as const
+/** Prices of a mid-range model (credits per million tokens, as the default catalog's Anthropic standard tier). */
+export const pricing = { input: 3000, output: 15_000 } as const
 
 export const catalogModel = (p: Participant): CatalogModel =>
-  new CatalogModel({ id: p.model, tier: "standard", provider: providerName, price, context_window: 200_000, max_output_tokens: 4096 })
+  new CatalogModel({ id: p.model, tier: "standard", provider: providerName, pricing, context_window: 200_000, max_output_tokens: 4096 })
 
 const draw = (seed: number, ...names: ReadonlyArray<string | number>): number => keyed(seed, ...names).next()
 

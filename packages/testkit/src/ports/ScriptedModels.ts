@@ -120,16 +120,17 @@ export const layer: Layer.Layer<ModelProviders | ScriptedModels> = Layer.effectC
   return Context.make(ModelProviders, providers).pipe(Context.add(ScriptedModels, script))
 }))
 
-const model = (id: string, tier: CatalogModel["tier"], input_per_1k: number, output_per_1k: number) =>
-  new CatalogModel({ id, tier, provider: providerName, price: { input_per_1k, output_per_1k }, context_window: 8000, max_output_tokens: 500 })
+/** Prices in credits per million tokens. */
+const model = (id: string, tier: CatalogModel["tier"], input: number, output: number) =>
+  new CatalogModel({ id, tier, provider: providerName, pricing: { input, output }, context_window: 8000, max_output_tokens: 500 })
 
-const seat = (letter: string, input_per_1k: number, output_per_1k: number) =>
+const seat = (letter: string, input: number, output: number) =>
   new CatalogModel({
     id: `panel-${letter}`,
     tier: "standard",
     provider: providerName,
     upstream_model: `vendor-${letter}-large-2`,
-    price: { input_per_1k, output_per_1k },
+    pricing: { input, output },
     context_window: 16000,
     max_output_tokens: 500
   })
@@ -139,14 +140,14 @@ const seat = (letter: string, input_per_1k: number, output_per_1k: number) =>
  * (`Council.plan({ models: panel })`). They are in no catalog tier, so that tier lookups in other
  * tests still see the catalog's models only.
  */
-export const panel: ReadonlyArray<CatalogModel> = [seat("a", 10, 20), seat("b", 20, 40), seat("c", 30, 60), seat("d", 40, 80)]
+export const panel: ReadonlyArray<CatalogModel> = [seat("a", 10_000, 20_000), seat("b", 20_000, 40_000), seat("c", 30_000, 60_000), seat("d", 40_000, 80_000)]
 
 /** Two economy models (the second dearer, tried second), one standard, one premium: all scripted. */
 export const models = {
-  economy: model("eco-a", "economy", 10, 20),
-  economyDear: model("eco-b", "economy", 30, 60),
-  standard: model("std-a", "standard", 50, 100),
-  premium: model("prem-a", "premium", 150, 300)
+  economy: model("eco-a", "economy", 10_000, 20_000),
+  economyDear: model("eco-b", "economy", 30_000, 60_000),
+  standard: model("std-a", "standard", 50_000, 100_000),
+  premium: model("prem-a", "premium", 150_000, 300_000)
 } as const
 
 export const catalog: Layer.Layer<Catalog> = Layer.succeed(
