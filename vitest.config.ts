@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config"
-import { alone, browserSuites, maxWorkers, processSuites, resolve, test } from "./vitest.shared.js"
+import { alone, browserSuites, clientSuites, maxWorkers, processSuites, resolve, test } from "./vitest.shared.js"
 
 export default defineConfig({
   resolve,
@@ -9,7 +9,7 @@ export default defineConfig({
     projects: [
       {
         resolve,
-        test: { ...test, name: "suites", include: ["packages/*/test/**/*.test.ts"], exclude: [...processSuites, ...browserSuites] }
+        test: { ...test, name: "suites", include: ["packages/*/test/**/*.test.ts"], exclude: [...processSuites, ...browserSuites, ...clientSuites] }
       },
       {
         resolve,

@@ -38,3 +38,10 @@ export const processSuites = ["packages/*/test/**/Process*.test.ts"]
 
 /** The web console's suites in a real browser (`npm run test:browser`): not part of `npm test`. */
 export const browserSuites = ["packages/*/test/**/*.browser.test.ts"]
+
+/**
+ * Suites that drive heavyweight clients from the test-only package `test-clients/` (Claude Code's
+ * native binary): `npm run test:clients`, not part of `npm test`. They skip, saying why, when
+ * that package is not installed.
+ */
+export const clientSuites = ["packages/*/test/**/*.clients.test.ts"]

@@ -8,6 +8,8 @@
  * const fake = await FakeAnthropic.start()
  * fake.enqueue({ answer: "Hello there", usage: { input_tokens: 12, output_tokens: 3 } })
  * fake.enqueue({ toolUses: [{ name: "get_weather", input: { city: "Paris" } }] }) // stop_reason "tool_use"
+ * fake.enqueue({ thinking: [{ thinking: "Let me see.", signature: "sig" }], answer: "Paris" })
+ * fake.enqueue({ answer: "one two", stopSequence: "three" }) // stop_reason "stop_sequence"
  * // point a client at fake.url (the API base, without /v1)
  * await fake.stop()
  * ```
@@ -47,7 +49,19 @@ export interface Answer extends FakeAnswers.AnswerFaults {
    * The default stop reason becomes `"tool_use"`.
    */
   readonly toolUses?: ReadonlyArray<ToolUse>
+  /**
+   * Thinking blocks before the text: a `thinking` block streams its text as `thinking_delta`
+   * pieces of about `pieceLength` characters (default 8), then its `signature_delta`; a
+   * `redacted_thinking` block comes whole in its `content_block_start`.
+   */
+  readonly thinking?: ReadonlyArray<Thinking>
+  /** The stop sequence the answer met; the default stop reason becomes `"stop_sequence"`. */
+  readonly stopSequence?: string
 }
+
+export type Thinking =
+  | { readonly thinking: string; readonly signature: string; readonly pieceLength?: number }
+  | { readonly redacted: string }
 
 export interface ToolUse {
   /** Default `toolu_fake<n>`. */
@@ -108,6 +122,23 @@ const toolUseEvents = (use: ToolUse & { readonly id: string }, index: number): s
     event("content_block_stop", JSON.stringify({ type: "content_block_stop", index }))
 }
 
+const thinkingEvents = (block: Thinking, index: number): string => {
+  const start = (content_block: object) => event("content_block_start", JSON.stringify({ type: "content_block_start", index, content_block }))
+  const delta = (d: object) => event("content_block_delta", JSON.stringify({ type: "content_block_delta", index, delta: d }))
+  const stop = event("content_block_stop", JSON.stringify({ type: "content_block_stop", index }))
+  if ("redacted" in block) return start({ type: "redacted_thinking", data: block.redacted }) + stop
+  const size = Math.max(1, block.pieceLength ?? 8)
+  const pieces: Array<string> = []
+  for (let at = 0; at < block.thinking.length; at += size) pieces.push(block.thinking.slice(at, at + size))
+  return start({ type: "thinking", thinking: "", signature: "" }) +
+    pieces.map((thinking) => delta({ type: "thinking_delta", thinking })).join("") +
+    delta({ type: "signature_delta", signature: block.signature }) +
+    stop
+}
+
+const thinkingContent = (block: Thinking) =>
+  "redacted" in block ? { type: "redacted_thinking", data: block.redacted } : { type: "thinking", thinking: block.thinking, signature: block.signature }
+
 const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exchange: FakeUpstream.Exchange): Promise<void> => {
   const body = (typeof request.body === "object" && request.body !== null ? request.body : {}) as MessagesBody
   const modelName = typeof body.model === "string" ? body.model : "fake-model"
@@ -116,8 +147,12 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
   const withText = toolUses.length === 0 || script.answer !== undefined
   const pieces = withText ? FakeUpstream.splitAnswer(script.answer ?? defaultAnswer, script.chunks) : []
   const usage = script.usage ?? { input_tokens: FakeUpstream.promptTokensOf(request.body), output_tokens: pieces.length }
-  const stopReasonName = script.stopReason ?? (toolUses.length > 0 ? "tool_use" : "end_turn")
+  const stopReasonName = script.stopReason ?? (script.stopSequence !== undefined ? "stop_sequence" : toolUses.length > 0 ? "tool_use" : "end_turn")
   const stopReason = JSON.stringify(stopReasonName)
+  const stopSequence = JSON.stringify(script.stopSequence ?? null)
+  const thinking = script.thinking ?? []
+  // Thinking blocks come first; the text block, then the tool uses, follow them.
+  const textIndex = thinking.length
   const id = `msg_fake${++sequence}`
 
   if (!(await FakeAnswers.awaitFirstByte(script, exchange))) return
@@ -132,11 +167,12 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
           role: "assistant",
           model: modelName,
           content: [
+            ...thinking.map(thinkingContent),
             ...(withText ? [{ type: "text", text: pieces.join("") }] : []),
             ...toolUses.map((use) => ({ type: "tool_use", id: use.id, name: use.name, input: use.input }))
           ],
           stop_reason: stopReasonName,
-          stop_sequence: null,
+          stop_sequence: script.stopSequence ?? null,
           usage
         })
     })
@@ -148,14 +184,19 @@ const answer = async (script: Answer, request: FakeUpstream.RecordedRequest, exc
       "message_start",
       `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":${JSON.stringify({ ...usage, output_tokens: 1 })}}}`
     ) +
-      (withText ? event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`) : "") +
+      thinking.map(thinkingEvents).join("") +
+      (withText ? event("content_block_start", `{"type":"content_block_start","index":${textIndex},"content_block":{"type":"text","text":""}}`) : "") +
       event("ping", `{"type": "ping"}`),
     pieces: pieces.length,
-    piece: (i) => event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(pieces[i])}}}`),
+    piece: (i) =>
+      event("content_block_delta", `{"type":"content_block_delta","index":${textIndex},"delta":{"type":"text_delta","text":${JSON.stringify(pieces[i])}}}`),
     tail: () =>
-      (withText ? event("content_block_stop", `{"type":"content_block_stop","index":0}`) : "") +
-      toolUses.map((use, i) => toolUseEvents(use, (withText ? 1 : 0) + i)).join("") +
-      event("message_delta", `{"type":"message_delta","delta":{"stop_reason":${stopReason},"stop_sequence":null},"usage":{"output_tokens":${usage.output_tokens}}}`) +
+      (withText ? event("content_block_stop", `{"type":"content_block_stop","index":${textIndex}}`) : "") +
+      toolUses.map((use, i) => toolUseEvents(use, textIndex + (withText ? 1 : 0) + i)).join("") +
+      event(
+        "message_delta",
+        `{"type":"message_delta","delta":{"stop_reason":${stopReason},"stop_sequence":${stopSequence}},"usage":{"output_tokens":${usage.output_tokens}}}`
+      ) +
       (script.omitMessageStop ? "" : event("message_stop", `{"type":"message_stop"}`)),
     malformed: `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated\n\n`,
     cut: errorAfter && {

@@ -15,7 +15,10 @@ import { isReply, type Reply, sendReply } from "./FakeAnswers.js"
 
 export interface RecordedRequest {
   readonly method: string
+  /** Without the query. */
   readonly path: string
+  /** The path with its query (`/v1/messages?beta=true`). */
+  readonly url: string
   readonly headers: IncomingHttpHeaders
   /** The parsed JSON body, or the raw text when it was not JSON (`undefined` when empty). */
   readonly body: unknown
@@ -247,8 +250,9 @@ export const start = <S extends object>(
       wake?.()
     })
     const text = await readBody(req)
-    const path = (req.url ?? "/").split("?")[0]!
-    const request: RecordedRequest = { method: req.method ?? "GET", path, headers: req.headers, body: parseBody(text) }
+    const url = req.url ?? "/"
+    const path = url.split("?")[0]!
+    const request: RecordedRequest = { method: req.method ?? "GET", path, url, headers: req.headers, body: parseBody(text) }
     if (record) {
       requests.push(request)
       notify()

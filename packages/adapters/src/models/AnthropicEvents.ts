@@ -1,10 +1,11 @@
 /**
  * Anthropic's Messages stream read: each server-sent event checked (a written-out check for the hot
- * path, the schema for anything it does not accept), then turned into the model's chunks — text
- * and tool-call deltas as they come, one `Usage` and the `Finish` at the end. An `error` event
+ * path, the schema for anything it does not accept), then turned into the model's chunks — text,
+ * tool-call and thinking deltas (with their signatures) as they come, one `Usage` and the `Finish`
+ * (Anthropic's own stop reason, and the stop sequence met) at the end. An `error` event
  * mid-stream fails the stream like the equivalent HTTP status would.
  */
-import { Usage } from "@huddle/domain/models/Model"
+import { type ModelChunk, Usage } from "@huddle/domain/models/Model"
 import { ProviderFailure } from "@huddle/domain/models/ModelProviders"
 import { Either, Schema } from "effect"
 import type { Interpreter } from "./UpstreamExchange.js"
@@ -27,13 +28,21 @@ export const MessagesEvent = Schema.Struct({
   content_block: Schema.optional(Schema.Struct({
     type: Schema.String,
     id: Schema.optional(Schema.String),
-    name: Schema.optional(Schema.String)
+    name: Schema.optional(Schema.String),
+    /** A `thinking` block's opening text and signature (normally empty: they stream as deltas). */
+    thinking: Schema.optional(Schema.String),
+    signature: Schema.optional(Schema.String),
+    /** A `redacted_thinking` block's encrypted content. */
+    data: Schema.optional(Schema.String)
   })),
   delta: Schema.optional(Schema.Struct({
     type: Schema.optional(Schema.String),
     text: Schema.optional(Schema.String),
     partial_json: Schema.optional(Schema.String),
-    stop_reason: Schema.optional(Schema.NullOr(Schema.String))
+    thinking: Schema.optional(Schema.String),
+    signature: Schema.optional(Schema.String),
+    stop_reason: Schema.optional(Schema.NullOr(Schema.String)),
+    stop_sequence: Schema.optional(Schema.NullOr(Schema.String))
   })),
   usage: Schema.optional(TokenCounts),
   error: Schema.optional(Schema.Struct({ type: Schema.String, message: Schema.optional(Schema.String) }))
@@ -55,10 +64,12 @@ export const isMessagesEvent = (u: unknown): u is Event => {
   if (message !== undefined && !(isRecord(message) && (message.usage === undefined || isTokenCounts(message.usage)))) return false
   if (block !== undefined) {
     if (!isRecord(block) || typeof block.type !== "string" || !isOptionalString(block.id) || !isOptionalString(block.name)) return false
+    if (!isOptionalString(block.thinking) || !isOptionalString(block.signature) || !isOptionalString(block.data)) return false
   }
   if (delta !== undefined) {
     if (!isRecord(delta) || !isOptionalString(delta.type) || !isOptionalString(delta.text) || !isOptionalString(delta.partial_json)) return false
-    if (delta.stop_reason !== undefined && delta.stop_reason !== null && typeof delta.stop_reason !== "string") return false
+    if (!isOptionalString(delta.thinking) || !isOptionalString(delta.signature)) return false
+    if (!isOptionalNullableString(delta.stop_reason) || !isOptionalNullableString(delta.stop_sequence)) return false
   }
   if (usage !== undefined && !isTokenCounts(usage)) return false
   return error === undefined || (isRecord(error) && typeof error.type === "string" && isOptionalString(error.message))
@@ -66,6 +77,7 @@ export const isMessagesEvent = (u: unknown): u is Event => {
 
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } => typeof u === "object" && u !== null && !Array.isArray(u)
 const isOptionalString = (u: unknown): boolean => u === undefined || typeof u === "string"
+const isOptionalNullableString = (u: unknown): boolean => u === undefined || u === null || typeof u === "string"
 const isOptionalCount = (u: unknown): boolean =>
   u === undefined || u === null || (typeof u === "number" && Number.isSafeInteger(u) && u >= 0)
 const isTokenCounts = (u: unknown): boolean =>
@@ -128,8 +140,80 @@ const eventOf = (call: UpstreamFailures.Call, json: unknown): Event | ProviderFa
 
 /** A `tool_use` block of the answer: a tool call, or (`index` undefined) the structured answer. */
 interface ToolBlock {
+  readonly kind: "tool"
   readonly index: number | undefined
   sent: boolean
+}
+
+/** A `thinking` block of the answer: `index` counts the answer's thinking blocks. */
+interface ThinkingBlock {
+  readonly kind: "thinking"
+  readonly index: number
+}
+
+/**
+ * The answer's content blocks by their index in the stream: the chunks each block's start and
+ * deltas make (text, tool calls, thinking), numbering tool calls and thinking blocks from 0.
+ */
+const contentBlocks = (structuredTool: string | undefined) => {
+  const blocks = new Map<number, ToolBlock | ThinkingBlock>()
+  let calls = 0
+  let thoughts = 0
+  return {
+    start: (event: Event, out: Array<ModelChunk>): void => {
+      const block = event.content_block
+      if (block === undefined || event.index === undefined) return
+      if (block.type === "thinking" || block.type === "redacted_thinking") {
+        const index = thoughts++
+        blocks.set(event.index, { kind: "thinking", index })
+        out.push(
+          block.type === "redacted_thinking"
+            ? { _tag: "ThinkingDelta", index, redacted: block.data ?? "" }
+            : { _tag: "ThinkingDelta", index, thinking: block.thinking ?? "", ...(block.signature ? { signature: block.signature } : {}) }
+        )
+        return
+      }
+      if (block.type !== "tool_use") return
+      if (structuredTool !== undefined && block.name === structuredTool) {
+        blocks.set(event.index, { kind: "tool", index: undefined, sent: false })
+      } else {
+        const index = calls++
+        blocks.set(event.index, { kind: "tool", index, sent: false })
+        out.push({ _tag: "ToolCallDelta", index, id: block.id, name: block.name, arguments: "" })
+      }
+    },
+    delta: (event: Event, out: Array<ModelChunk>): void => {
+      const delta = event.delta
+      const block = event.index === undefined ? undefined : blocks.get(event.index)
+      switch (delta?.type) {
+        case "input_json_delta": {
+          const piece = delta.partial_json
+          if (block?.kind !== "tool" || !piece) return
+          block.sent = true
+          out.push(block.index === undefined ? { _tag: "Delta", text: piece } : { _tag: "ToolCallDelta", index: block.index, arguments: piece })
+          return
+        }
+        case "thinking_delta":
+          if (block?.kind === "thinking" && delta.thinking) out.push({ _tag: "ThinkingDelta", index: block.index, thinking: delta.thinking })
+          return
+        case "signature_delta":
+          if (block?.kind === "thinking" && delta.signature) out.push({ _tag: "ThinkingDelta", index: block.index, signature: delta.signature })
+          return
+        case "text_delta":
+          // Under a forced structured answer, any text beside it would break the JSON.
+          if (delta.text && structuredTool === undefined) out.push({ _tag: "Delta", text: delta.text })
+          return
+      }
+    },
+    stop: (event: Event, out: Array<ModelChunk>): void => {
+      const block = event.index === undefined ? undefined : blocks.get(event.index)
+      // A tool without parameters may stream no input at all: its arguments are still an object.
+      if (block?.kind === "tool" && !block.sent) {
+        block.sent = true
+        out.push(block.index === undefined ? { _tag: "Delta", text: "{}" } : { _tag: "ToolCallDelta", index: block.index, arguments: "{}" })
+      }
+    }
+  }
 }
 
 /**
@@ -140,10 +224,10 @@ export const interpreter = (call: UpstreamFailures.Call, structuredTool: string 
   let events = 0
   let done = false
   let finish: string | undefined
+  let stopSequence: string | undefined
   let input: PromptCounts | undefined
   let output: number | undefined
-  const blocks = new Map<number, ToolBlock>()
-  let calls = 0
+  const blocks = contentBlocks(structuredTool)
   return {
     event: ({ data, event: name }, out) => {
       events++
@@ -160,43 +244,18 @@ export const interpreter = (call: UpstreamFailures.Call, structuredTool: string 
           }
           break
         }
-        case "content_block_start": {
-          const block = event.content_block
-          if (block?.type !== "tool_use" || event.index === undefined) break
-          if (structuredTool !== undefined && block.name === structuredTool) {
-            blocks.set(event.index, { index: undefined, sent: false })
-          } else {
-            const index = calls++
-            blocks.set(event.index, { index, sent: false })
-            out.push({ _tag: "ToolCallDelta", index, id: block.id, name: block.name, arguments: "" })
-          }
+        case "content_block_start":
+          blocks.start(event, out)
           break
-        }
-        case "content_block_delta": {
-          if (event.delta?.type === "input_json_delta") {
-            const block = event.index === undefined ? undefined : blocks.get(event.index)
-            const piece = event.delta.partial_json
-            if (block === undefined || !piece) break
-            block.sent = true
-            out.push(block.index === undefined ? { _tag: "Delta", text: piece } : { _tag: "ToolCallDelta", index: block.index, arguments: piece })
-            break
-          }
-          // Under a forced structured answer, any text beside it would break the JSON.
-          const text = event.delta?.type === "text_delta" && structuredTool === undefined ? event.delta.text : undefined
-          if (text) out.push({ _tag: "Delta", text })
+        case "content_block_delta":
+          blocks.delta(event, out)
           break
-        }
-        case "content_block_stop": {
-          const block = event.index === undefined ? undefined : blocks.get(event.index)
-          // A tool without parameters may stream no input at all: its arguments are still an object.
-          if (block !== undefined && !block.sent) {
-            block.sent = true
-            out.push(block.index === undefined ? { _tag: "Delta", text: "{}" } : { _tag: "ToolCallDelta", index: block.index, arguments: "{}" })
-          }
+        case "content_block_stop":
+          blocks.stop(event, out)
           break
-        }
         case "message_delta": {
           if (event.delta?.stop_reason) finish = event.delta.stop_reason
+          if (event.delta?.stop_sequence) stopSequence = event.delta.stop_sequence
           if (event.usage) {
             input = inputOf(event.usage, input)
             output = event.usage.output_tokens ?? output
@@ -226,7 +285,7 @@ export const interpreter = (call: UpstreamFailures.Call, structuredTool: string 
       if (usage !== undefined) out.push({ _tag: "Usage", usage })
       // The forced structured-answer tool is the answer, not a call the client should make.
       const reason = structuredTool !== undefined && finish === "tool_use" ? "end_turn" : finish ?? "end_turn"
-      out.push({ _tag: "Finish", reason })
+      out.push(stopSequence === undefined ? { _tag: "Finish", reason } : { _tag: "Finish", reason, stopSequence })
       return undefined
     }
   }

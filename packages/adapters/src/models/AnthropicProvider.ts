@@ -27,6 +27,11 @@
  * event mid-stream fails the stream like the equivalent HTTP status would. No retries here: the
  * domain's router owns them.
  *
+ * A Messages API request (`options.anthropic`) is not translated: it goes on as the client sent
+ * it, with its `anthropic-version` and `anthropic-beta` headers (`AnthropicPassThrough`).
+ * Thinking blocks stream back as `ThinkingDelta`s (with their signatures), the stop sequence met
+ * as `Finish.stopSequence`, and the stop reason as Anthropic gave it.
+ *
  * The request's mapping is `AnthropicWire`; the stream's reading, `AnthropicEvents`.
  */
 import type { ModelChunk, ModelRequest } from "@huddle/domain/models/Model"
@@ -35,6 +40,7 @@ import type { Pull } from "@huddle/domain/shared/Streams"
 import { Duration, Effect, Redacted, type Scope } from "effect"
 import type { Dispatcher } from "undici"
 import { interpreter } from "./AnthropicEvents.js"
+import * as AnthropicPassThrough from "./AnthropicPassThrough.js"
 import { requestOf } from "./AnthropicWire.js"
 import * as Upstream from "./Upstream.js"
 import * as UpstreamFailures from "./UpstreamFailures.js"
@@ -69,11 +75,15 @@ export const make = (options: Options): Effect.Effect<Provider> =>
 
     const open = (request: ModelRequest): Effect.Effect<Pull<ModelChunk, ProviderFailure>, never, Scope.Scope> => {
       const call: UpstreamFailures.Call = { provider: name, model: request.model.id, secret: options.apiKey, timeout, deadline: request.deadline }
-      const { body, structuredTool } = requestOf(request)
+      const native = request.options?.anthropic
+      const { body, structuredTool } = native === undefined
+        ? requestOf(request)
+        : { body: AnthropicPassThrough.bodyOf(request, native), structuredTool: undefined }
+      const sent = native === undefined ? headers : { ...headers, ...AnthropicPassThrough.headersOf(native, apiVersion) }
       return Upstream.modelPull(
         dispatcher,
         call,
-        { origin: base.origin, path: base.pathname + base.search, headers, body: JSON.stringify(body) },
+        { origin: base.origin, path: base.pathname + base.search, headers: sent, body: JSON.stringify(body) },
         () => interpreter(call, structuredTool)
       )
     }

@@ -91,15 +91,21 @@ describe("the hand-written event checks", () => {
       type: maybe(fc.constantFrom("message_start", "content_block_delta", "message_delta", "message_stop", "error", "ping")),
       message: optionalRecord({ id: fc.string({ maxLength: 3 }), usage: tokenCounts }),
       delta: optionalRecord({
-        type: maybe(fc.constantFrom("text_delta", "input_json_delta")),
+        type: maybe(fc.constantFrom("text_delta", "input_json_delta", "thinking_delta", "signature_delta")),
         text: maybe(fc.string({ maxLength: 3 })),
         partial_json: rarely(fc.string({ maxLength: 3 })),
-        stop_reason: maybe(fc.oneof(fc.constant(null), fc.string({ maxLength: 3 })))
+        thinking: rarely(fc.string({ maxLength: 3 })),
+        signature: rarely(fc.string({ maxLength: 3 })),
+        stop_reason: maybe(fc.oneof(fc.constant(null), fc.string({ maxLength: 3 }))),
+        stop_sequence: rarely(fc.oneof(fc.constant(null), fc.string({ maxLength: 3 })))
       }),
       content_block: rarely(fc.record({
-        type: rarely(fc.constantFrom("text", "tool_use")),
+        type: rarely(fc.constantFrom("text", "tool_use", "thinking", "redacted_thinking")),
         id: rarely(fc.string({ maxLength: 3 })),
         name: rarely(fc.string({ maxLength: 3 })),
+        thinking: rarely(fc.string({ maxLength: 3 })),
+        signature: rarely(fc.string({ maxLength: 3 })),
+        data: rarely(fc.string({ maxLength: 3 })),
         input: fc.constant({})
       }, { requiredKeys: [] })),
       usage: tokenCounts,

@@ -97,9 +97,20 @@ const assistantTurn = (blocks: ReadonlyArray<ContentBlock>, path: string, findin
   return { role: "assistant", content: texts.join("\n"), ...(calls.length > 0 ? { tool_calls: calls } : {}) }
 }
 
+/** A system turn between the others: its text blocks, as one system message where it stands. */
+const systemTurn = (blocks: ReadonlyArray<ContentBlock>, path: string, findings: Findings): ReadonlyArray<ChatMessage> => {
+  const texts: Array<string> = []
+  blocks.forEach((block, j) => {
+    if (block.type === "text") texts.push(block.text ?? "")
+    else findings.add(`${path}[${j}]`, `a ${block.type} block in a system turn is not translated for other providers`)
+  })
+  return texts.length === 0 ? [] : [{ role: "system", content: texts.join("\n") }]
+}
+
 const turnOf = (message: MessageParam, i: number, findings: Findings): ReadonlyArray<ChatMessage> => {
   if (typeof message.content === "string") return [{ role: message.role, content: message.content }]
   const path = `messages[${i}].content`
+  if (message.role === "system") return systemTurn(message.content, path, findings)
   return message.role === "user" ? userTurn(message.content, path, findings) : [assistantTurn(message.content, path, findings)]
 }
 

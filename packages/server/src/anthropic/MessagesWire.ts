@@ -36,7 +36,8 @@ export const ContentBlock = Schema.Struct({
 export type ContentBlock = typeof ContentBlock.Type
 
 export const MessageParam = Schema.Struct({
-  role: Schema.Literal("user", "assistant"),
+  /** `system`: an instruction between turns, as Claude Code sends its environment (beta `per-turn-control-2026-07-01`). */
+  role: Schema.Literal("user", "assistant", "system"),
   content: Schema.Union(Text, Schema.Array(ContentBlock))
 }).annotations(preserve)
 export type MessageParam = typeof MessageParam.Type
