@@ -91,4 +91,17 @@ describe("EventStream", () => {
       const numbers = text.split("\n\n").filter((frame) => frame.length > 0).map((frame) => Number(frame.slice("data: ".length).split(" ")[0]))
       expect(numbers).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1))
     }).pipe(Effect.scoped, Effect.provideService(SseSettings, { heartbeat: Duration.seconds(30) })))
+
+  it.live("begins an answer whose first chunk alone is more than Node's buffer holds, and sends all of it", () =>
+    Effect.gen(function*() {
+      // The offline model emits its whole answer in one chunk: 64 frames of 1 KB, four times the
+      // Readable's 16 KB mark, so pushing them says "wait" before the response has been returned.
+      const padding = "x".repeat(1024)
+      const first = Array.from({ length: 64 }, (_, i): Event => ({ output: true, text: `${i + 1} ${padding}` }))
+      const events: Stream.Stream<Event> = Stream.fromChunk(Chunk.unsafeFromArray(first))
+      const response = yield* EventStream.respond(Stream.toPull(events), dialect).pipe(Effect.timeout("2 seconds"))
+      const text = yield* Effect.promise(() => textOf(bodyOf(response)))
+      const numbers = text.split("\n\n").filter((frame) => frame.length > 0).map((frame) => Number(frame.slice("data: ".length).split(" ")[0]))
+      expect(numbers).toEqual(Array.from({ length: 64 }, (_, i) => i + 1))
+    }).pipe(Effect.scoped, Effect.provideService(SseSettings, { heartbeat: Duration.seconds(30) })))
 })

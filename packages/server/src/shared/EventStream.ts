@@ -70,15 +70,16 @@ export const respond = <A, E>(
         done(error)
       }
     })
+    /** Pushes the frames now; false when the run must wait for Node to read (the latch is closed then). */
+    const pushNow = (frames: Chunk.Chunk<Uint8Array>): boolean => {
+      if (ended) return true
+      let more = true
+      for (const frame of frames) more = body.push(frame)
+      if (!more) readable.unsafeClose()
+      return more
+    }
     const push = (frames: Chunk.Chunk<Uint8Array>): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (ended) return Effect.void
-        let more = true
-        for (const frame of frames) more = body.push(frame)
-        if (more) return Effect.void
-        readable.unsafeClose()
-        return readable.await
-      })
+      Effect.suspend(() => (pushNow(frames) ? Effect.void : readable.await))
     const end = (last?: Uint8Array) =>
       Effect.sync(() => {
         if (ended) return
@@ -94,15 +95,21 @@ export const respond = <A, E>(
     let held: ReadonlyArray<A> = []
 
     const beat = Effect.repeat(push(Chunk.of(dialect.heartbeat ?? heartbeat)), Schedule.spaced(every)).pipe(Effect.delay(every), Effect.forkIn(scope))
-    /** The held events' frames, then the heartbeats; the handler answers 200 from here. */
-    const begin = (): Effect.Effect<void> => {
-      held = head!
-      head = undefined
-      return push(dialect.frames(Chunk.unsafeFromArray(held))).pipe(
-        Effect.zipRight(beat),
-        Effect.zipRight(Deferred.succeed(begun, undefined))
-      )
-    }
+    /**
+     * The held events' frames, then the heartbeats; the handler answers 200 from here. The body
+     * is handed to Node only once `begun` is done, so the run waits for Node to read (when the
+     * first frames fill its buffer) only after that, never before.
+     */
+    const begin = (): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        held = head!
+        head = undefined
+        const more = pushNow(dialect.frames(Chunk.unsafeFromArray(held)))
+        return beat.pipe(
+          Effect.zipRight(Deferred.succeed(begun, undefined)),
+          Effect.zipRight(more ? Effect.void : readable.await)
+        )
+      })
 
     const run = forEachPull(events, (chunk): Effect.Effect<unknown> => {
       if (head === undefined) return push(dialect.frames(chunk))
