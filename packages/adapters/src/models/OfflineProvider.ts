@@ -5,7 +5,8 @@
  * It answers from the messages it is given: a text that starts with `[offline]` (and, standing in
  * for configured models that failed, `ModelRequest.failed`, names them and why), restates the
  * last user message, and lists what the system messages hold, one line each (remembered facts,
- * instructions, code excerpts). It streams that text in word groups, then `Usage` (estimated
+ * instructions, code excerpts; of a client's long system prompt, its first lines and how many
+ * more). It streams that text in word groups, then `Usage` (estimated
  * with `estimateTokens`: every message content in, the text out), then `Finish`. The same
  * request always gets the same chunks. It applies `stop` (the text ends before the first stop
  * sequence) and `maxOutputTokens`; sampling options cannot change a deterministic answer.
@@ -68,14 +69,30 @@ const groundingLines = (content: string): ReadonlyArray<string> =>
     return line.startsWith("untested: ") || line.startsWith("Test coverage computed") ? [line] : []
   })
 
-/** One line per non-empty line of the system messages, without its list marker. */
-const contextLines = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<string> =>
-  messages
-    .filter((message) => message.role === "system")
-    .flatMap((message) => message.content.startsWith(groundingMarker) ? groundingLines(message.content) : message.content.split(/\r?\n/))
+/** The most lines of a client's system message restated; a longer one is summed up after them. */
+const maxClientLines = 12
+
+const cleanLines = (content: string): ReadonlyArray<string> =>
+  content.split(/\r?\n/)
     .map((line) => line.trim().replace(/^(?:[-*•]|\d+[.)])\s+/, ""))
     .filter((line) => line.length > 0)
     .map((line) => shorten(line.replace(/\s+/g, " "), maxLine))
+
+/**
+ * One line per non-empty line of the system messages, without its list marker. What Huddle put
+ * there (memories, instructions, excerpts) is restated whole; a client's own long system prompt
+ * (Claude Code's runs to hundreds of lines) only its first lines and how many more there are, so
+ * that the answer ends within the output cap rather than being cut.
+ */
+const contextLines = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<string> =>
+  messages
+    .filter((message) => message.role === "system")
+    .flatMap((message) => {
+      if (message.content.startsWith(groundingMarker)) return groundingLines(message.content)
+      const lines = cleanLines(message.content)
+      if (message.source === "huddle" || lines.length <= maxClientLines) return lines
+      return [...lines.slice(0, maxClientLines), `… and ${lines.length - maxClientLines} more lines of instructions`]
+    })
 
 const lastUserIndex = (messages: ReadonlyArray<ChatMessage>): number => {
   for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === "user") return i

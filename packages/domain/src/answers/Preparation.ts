@@ -173,8 +173,8 @@ export const prepare = (ports: Ports) => (request: AnswerRequest): Effect.Effect
     return {
       ...common,
       messages: [
-        { role: "system", content: system },
-        ...(grounded === undefined ? [] : [{ role: "system" as const, content: grounded.instructions }]),
+        { role: "system", content: system, source: "huddle" },
+        ...(grounded === undefined ? [] : [{ role: "system" as const, content: grounded.instructions, source: "huddle" as const }]),
         ...history,
         { role: "user", content: framing.input }
       ],
