@@ -6,9 +6,10 @@
  * A text's features are its lower-cased words (weight 1) and the character trigrams of each
  * word padded with spaces (weight 1/2, so that `embedding` and `embeddings` share most of
  * theirs); token ids are features of their own (`#<id>`, and each pair of neighbours). Each
- * feature is hashed (FNV-1a) to one of 256 dimensions with a sign from another bit of its hash
- * (the hashing trick), and the sum is scaled to length 1. `dimensions` below 256 keeps the first
- * ones and scales them to length 1 again; above 256 is refused. Usage is `estimateTokens` of the
+ * feature is hashed (FNV-1a) to one of the vector's dimensions (256, or fewer when `dimensions`
+ * asks) with a sign from another bit of its hash (the hashing trick), and the sum is scaled to
+ * length 1: every feature counts at any size (keeping the first of 256 would leave a short vector
+ * a handful of features, often one). Above 256 is refused. Usage is `estimateTokens` of the
  * texts (token ids count one each).
  */
 import { type Embedded, type EmbeddingInput, EmbeddingRefused, type EmbeddingRequest, estimateInputTokens } from "@huddle/domain/models/Embedding"
@@ -47,7 +48,7 @@ const normalised = (vector: Array<number>, fallback: string): Array<number> => {
   let norm = 0
   for (const x of vector) norm += x * x
   if (norm === 0) {
-    // Every feature fell outside the dimensions kept: one dimension of its own, still of length 1.
+    // The features cancelled out: one dimension of its own, still of length 1.
     vector[fnv1a(fallback) % vector.length] = 1
     return vector
   }
@@ -57,12 +58,12 @@ const normalised = (vector: Array<number>, fallback: string): Array<number> => {
 
 /** One input's vector of `size` dimensions (at most `dimensions`), of length 1. */
 export const vectorOf = (input: EmbeddingInput, size: number = dimensions): ReadonlyArray<number> => {
-  const full = new Array<number>(dimensions).fill(0)
+  const vector = new Array<number>(size).fill(0)
   for (const [feature, weight] of featuresOf(input)) {
     const hash = fnv1a(feature)
-    full[hash % dimensions]! += (hash & 0x80000000) === 0 ? weight : -weight
+    vector[hash % size]! += (hash & 0x80000000) === 0 ? weight : -weight
   }
-  return normalised(full.slice(0, size), typeof input === "string" ? input : input.join(","))
+  return normalised(vector, typeof input === "string" ? input : input.join(","))
 }
 
 export const embed = (request: EmbeddingRequest): Effect.Effect<Embedded, EmbeddingRefused> => {

@@ -21,6 +21,12 @@ describe("the offline embedding model", () => {
     expect(OfflineEmbeddings.vectorOf(typeof input === "string" ? `${input}` : [...input], size)).toEqual(first)
   })
 
+  it("a short vector still holds every feature of the text, not only those hashed into its first dimensions", () => {
+    const short = OfflineEmbeddings.vectorOf("deploys on thursday", 8)
+    expect(short.filter((x) => x !== 0).length).toBeGreaterThanOrEqual(3)
+    expect(norm(short)).toBeCloseTo(1, 9)
+  })
+
   it.prop("a text is closer to itself and to a near-duplicate than to an unrelated text", [sentence, sentence, word], ([text, unrelated, extra]) => {
     FastCheck.pre(new Set(text.split(" ")).size >= 3 && text.split(" ").every((w) => !unrelated.split(" ").includes(w)))
     const self = OfflineEmbeddings.vectorOf(text)
