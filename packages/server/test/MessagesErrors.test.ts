@@ -34,7 +34,9 @@ describe("Messages API errors through @anthropic-ai/sdk", () => {
     expect(apiError.status).toBe(status)
     expect(apiError.error).toMatchObject({ type: "error", error: { type, message: expect.any(String) } })
     expect(apiError.type).toBe(type)
-    expect(apiError.requestID).toBeTruthy()
+    // The SDK reads `request-id`: errors carry it too, the same id as Huddle's `x-request-id`.
+    expect(apiError.requestID).toMatch(/^[0-9a-f-]{36}$/)
+    expect(apiError.requestID).toBe(apiError.headers?.get("x-request-id"))
     return apiError
   }
 
